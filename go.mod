@@ -1,0 +1,3 @@
+module github.com/cudago/cudago
+
+go 1.26.8
