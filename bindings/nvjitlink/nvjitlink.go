@@ -1,0 +1,78 @@
+// Package nvjitlink binds nvJitLink, NVIDIA's JIT linker of LTO-IR, PTX,
+// CUBIN, fatbins and object files into a CUBIN or PTX.
+//
+// Every function of nvJitLink.h is here, generated from the header (see
+// funcs_gen.go): nvJitLinkCreate is Create, output parameters are results
+// and the error comes last. The versioned symbols each library exports
+// (__nvJitLinkCreate_13_0, __nvJitLinkCreate_12_4, ...) are tried newest
+// first, so one binary works with nvJitLink 12 and 13. A failed link returns
+// an *Error whose Log holds the linker's error log.
+package nvjitlink
+
+//go:generate go run ../../internal/bindgen -lib nvjitlink
+
+import (
+	"bytes"
+
+	"github.com/cudago/cudago/internal/dl"
+)
+
+// Error is a failed nvJitLink call; errors.Is(err, ErrorPtxCompile) matches by code.
+type Error = dl.Error[Result]
+
+// MissingFunctionError is returned by a function the loaded library lacks.
+type MissingFunctionError = dl.MissingFunctionError
+
+func check(i int, r Result) error {
+	if r == Success {
+		return nil
+	}
+	// nvJitLink has no error-string call: the name says what happened.
+	return &Error{Lib: "nvJitLink", Func: procs.Proc(i).Name, Code: r}
+}
+
+func withLog(err error, log string) error {
+	if e, ok := err.(*Error); ok {
+		e.Log = log
+	}
+	return err
+}
+
+func linkErrorLog(h Handle) string {
+	log, _ := ErrorLog(h)
+	return log
+}
+
+func text(size func(Handle) (uint64, error), get func(Handle, *byte) error, h Handle) (string, error) {
+	n, err := size(h)
+	if err != nil || n == 0 {
+		return "", err
+	}
+	buf := make([]byte, n)
+	if err := get(h, &buf[0]); err != nil {
+		return "", err
+	}
+	return string(bytes.TrimRight(buf, "\x00")), nil
+}
+
+// ErrorLog returns the linker's error log.
+func ErrorLog(h Handle) (string, error) { return text(GetErrorLogSize, GetErrorLog, h) }
+
+// InfoLog returns the linker's information log.
+func InfoLog(h Handle) (string, error) { return text(GetInfoLogSize, GetInfoLog, h) }
+
+// LinkedPTX returns the linked PTX (when linking with -ptx).
+func LinkedPTX(h Handle) (string, error) { return text(GetLinkedPtxSize, GetLinkedPtx, h) }
+
+// LinkedCubin returns the linked CUBIN.
+func LinkedCubin(h Handle) ([]byte, error) {
+	n, err := GetLinkedCubinSize(h)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	buf := make([]byte, n)
+	if err := GetLinkedCubin(h, dl.BytePointer(buf)); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}

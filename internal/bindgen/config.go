@@ -1,0 +1,175 @@
+package main
+
+import (
+	"sort"
+	"strings"
+)
+
+// header is one C header of a library at one CUDA version.
+type header struct {
+	version string // folder under the headers dir: "12.4", "13.0"; for extra: the version that added it
+	file    string
+	extra   bool // in internal/bindgen/extra: declarations newer than (or beside) the shared headers
+}
+
+// libConfig says how one library's header becomes one Go package.
+type libConfig struct {
+	name    string // Go package name and -lib value
+	pathLib string // pathfinder.Lib constant name
+	// primary is the header the package is generated from; others only add
+	// symbol names (older versions) and functions missing from the primary.
+	primary header
+	others  []header
+	// includes are extra header folders (relative to the headers dir) for
+	// headers the primary includes but does not own (cuda.h for cufile).
+	includes []string
+	// owned reports whether a declaration from this file belongs to the
+	// package (the others are foreign and map to plain Go types).
+	ownedFiles []string
+	funcPrefix []string // C function prefixes to strip: "cu"
+	typePrefix []string // C type prefixes to strip, longest first
+	constPref  []string // C constant prefixes to strip, longest first
+	resultType string   // C typedef of the status every function returns
+	procAddr   bool     // resolve through cuGetProcAddress (the driver)
+	// symbolCandidates returns the symbols to try, in order, for a function
+	// declared as decl (the name after the preprocessor) in a header version.
+	symbolCandidates func(decl string) (goName string, syms []string)
+	// logFuncs maps a C function to a Go expression that fetches the
+	// compiler or linker log after it failed (with the handle argument).
+	logFuncs map[string]string
+	rename   map[string]string // C name -> Go name, for clashes
+	skip     map[string]bool   // C names not to generate
+}
+
+func libNames() string {
+	var n []string
+	for k := range configs {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return strings.Join(n, ", ")
+}
+
+// versioned strips a trailing _vN (the driver's ABI revisions): cuMemAlloc_v2.
+func versioned(name string) string {
+	i := strings.LastIndex(name, "_v")
+	if i < 0 {
+		return name
+	}
+	for _, r := range name[i+2:] {
+		if r < '0' || r > '9' {
+			return name
+		}
+	}
+	if i+2 == len(name) {
+		return name
+	}
+	return name[:i]
+}
+
+var configs = map[string]*libConfig{
+	"driver": {
+		name: "driver", pathLib: "Driver",
+		primary:    header{"13.0", "cuda.h", false},
+		others:     []header{{"12.4", "cuda.h", false}, {"13.0", "cuda_extra.h", true}},
+		ownedFiles: []string{"cuda.h", "cuda_extra.h"},
+		funcPrefix: []string{"cu"},
+		typePrefix: []string{"CUDA_", "CU_", "CU", "cu"},
+		constPref:  []string{"CUDA_", "CU_"},
+		resultType: "CUresult",
+		procAddr:   true,
+		symbolCandidates: func(decl string) (string, []string) {
+			return versioned(decl), []string{decl}
+		},
+		// cuGetProcAddress is how every other entry point is found; the
+		// package resolves it itself and exposes the versioned call.
+		rename: map[string]string{"CUmem_advise": "MemAdvice", "CUmem_advise_enum": "MemAdvice"},
+	},
+	"nvrtc": {
+		name: "nvrtc", pathLib: "NVRTC",
+		primary:    header{"13.0", "nvrtc.h", false},
+		others:     []header{{"12.4", "nvrtc.h", false}},
+		ownedFiles: []string{"nvrtc.h"},
+		funcPrefix: []string{"nvrtc"},
+		typePrefix: []string{"nvrtc"},
+		constPref:  []string{"NVRTC_"},
+		resultType: "nvrtcResult",
+		symbolCandidates: func(decl string) (string, []string) {
+			return decl, []string{decl}
+		},
+		logFuncs: map[string]string{"nvrtcCompileProgram": "programLog"},
+	},
+	"nvjitlink": {
+		name: "nvjitlink", pathLib: "NVJitLink",
+		primary:    header{"13.0", "nvJitLink.h", false},
+		others:     []header{{"12.4", "nvJitLink.h", false}},
+		ownedFiles: []string{"nvJitLink.h"},
+		funcPrefix: []string{"nvJitLink"},
+		typePrefix: []string{"nvJitLink"},
+		constPref:  []string{"NVJITLINK_"},
+		resultType: "nvJitLinkResult",
+		// The header maps nvJitLinkCreate to __nvJitLinkCreate_13_0 through an
+		// inline wrapper; each library exports its own versioned symbols.
+		symbolCandidates: func(decl string) (string, []string) {
+			if !strings.HasPrefix(decl, "__nvJitLink") {
+				return decl, []string{decl}
+			}
+			base := strings.TrimPrefix(decl, "__")
+			i := strings.LastIndex(base, "_")
+			j := strings.LastIndex(base[:i], "_")
+			base = base[:j]
+			syms := []string{"__" + base + "_13_0"}
+			for minor := 9; minor >= 0; minor-- {
+				syms = append(syms, "__"+base+"_12_"+string(rune('0'+minor)))
+			}
+			return base, append(syms, base)
+		},
+		logFuncs: map[string]string{
+			"nvJitLinkComplete": "linkErrorLog",
+			"nvJitLinkAddData":  "linkErrorLog",
+			"nvJitLinkAddFile":  "linkErrorLog",
+		},
+	},
+	"nvfatbin": {
+		name: "nvfatbin", pathLib: "NVFatbin",
+		primary:    header{"13.0", "nvFatbin.h", false},
+		others:     []header{{"12.4", "nvFatbin.h", false}, {"13.1", "nvFatbin_13.1.h", true}},
+		ownedFiles: []string{"nvFatbin.h", "nvFatbin_13.1.h"},
+		funcPrefix: []string{"nvFatbin"},
+		typePrefix: []string{"nvFatbin"},
+		constPref:  []string{"NVFATBIN_"},
+		resultType: "nvFatbinResult",
+		symbolCandidates: func(decl string) (string, []string) {
+			return decl, []string{decl}
+		},
+	},
+	"nvvm": {
+		name: "nvvm", pathLib: "NVVM",
+		primary:    header{"12.4", "nvvm.h", false},
+		ownedFiles: []string{"nvvm.h"},
+		funcPrefix: []string{"nvvm"},
+		typePrefix: []string{"nvvm"},
+		constPref:  []string{"NVVM_"},
+		resultType: "nvvmResult",
+		symbolCandidates: func(decl string) (string, []string) {
+			return decl, []string{decl}
+		},
+		logFuncs: map[string]string{
+			"nvvmCompileProgram": "programLog",
+			"nvvmVerifyProgram":  "programLog",
+		},
+	},
+	"cufile": {
+		name: "cufile", pathLib: "CuFile",
+		primary:    header{"13.0", "cufile.h", false},
+		ownedFiles: []string{"cufile.h"},
+		funcPrefix: []string{"cuFile"},
+		typePrefix: []string{"CUfile", "CUFile", "cuFile", "CU_FILE_", "CUFILE_"},
+		constPref:  []string{"CU_FILE_", "CUFILE_"},
+		resultType: "CUfileError_t",
+		symbolCandidates: func(decl string) (string, []string) {
+			return decl, []string{decl}
+		},
+		rename: map[string]string{"CUfileError_t": "Status", "CUfileError": "Status"},
+	},
+}

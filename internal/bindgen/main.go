@@ -1,0 +1,67 @@
+// Command bindgen generates cudago's low-level bindings from NVIDIA's C
+// headers. It parses the headers with a real C front end (modernc.org/cc/v4),
+// never with regular expressions, and writes for one library:
+//
+//   - types.go: enums (typed constants with String), structs and unions with
+//     the C layout, handles, aliases and the header's integer macros;
+//   - funcs.go: one Go function per C function, output parameters turned into
+//     results and the error last;
+//   - shims.h / shims.c: the C declarations and call shims cgo needs, so no
+//     CUDA header is needed to build;
+//   - layout_gen_test.go: sizes and field offsets that a test checks against
+//     the C compiler.
+//
+// Usage (from a bindings package directory, through go generate):
+//
+//	go run ../../internal/bindgen -lib driver -headers ../../../shared/cuda-headers
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+func main() {
+	lib := flag.String("lib", "", "library to generate: "+libNames())
+	headers := flag.String("headers", "", "folder holding the 12.4/ and 13.0/ header folders (default: ../shared/cuda-headers beside the repository)")
+	out := flag.String("out", ".", "output folder (the bindings package)")
+	flag.Parse()
+	cfg, ok := configs[*lib]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "bindgen: unknown -lib %q (want one of %s)\n", *lib, libNames())
+		os.Exit(2)
+	}
+	dir := *headers
+	if dir == "" {
+		var err error
+		if dir, err = findHeaders(); err != nil {
+			fmt.Fprintln(os.Stderr, "bindgen:", err)
+			os.Exit(1)
+		}
+	}
+	if err := generate(cfg, dir, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "bindgen:", err)
+		os.Exit(1)
+	}
+}
+
+// findHeaders walks up from the working directory to the repository root and
+// returns the shared/cuda-headers folder that lies beside it.
+func findHeaders() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		for _, c := range []string{filepath.Join(d, "shared", "cuda-headers"), filepath.Join(d, "..", "shared", "cuda-headers")} {
+			if _, err := os.Stat(filepath.Join(c, "13.0", "cuda.h")); err == nil {
+				return filepath.Abs(c)
+			}
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no shared/cuda-headers found above %s; pass -headers", wd)
+		}
+	}
+}

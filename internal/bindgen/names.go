@@ -1,0 +1,242 @@
+package main
+
+import (
+	gotoken "go/token"
+	"regexp"
+	"strings"
+	"unicode"
+
+	"modernc.org/token"
+)
+
+func stripPrefix(name string, prefixes []string) string {
+	for _, p := range prefixes {
+		if strings.HasPrefix(name, p) && len(name) > len(p) {
+			return name[len(p):]
+		}
+	}
+	return name
+}
+
+// exportName turns a C name into an exported Go name: ALL_CAPS_WORDS become
+// CamelCase (MEMORYTYPE_HOST -> MemorytypeHost, ARRAY3D -> Array3D), and
+// camelCase keeps its shape with the first letter raised.
+func exportName(s string) string {
+	s = strings.TrimLeft(s, "_")
+	if s == "" {
+		return "X"
+	}
+	out := ""
+	if strings.ToUpper(s) == s {
+		for _, w := range strings.Split(s, "_") {
+			if w == "" {
+				continue
+			}
+			b := []rune(strings.ToLower(w))
+			b[0] = unicode.ToUpper(b[0])
+			for i := 1; i < len(b); i++ {
+				if unicode.IsDigit(b[i-1]) && i+1 < len(b) && unicode.IsLetter(b[i]) && !unicode.IsLetter(b[i+1]) {
+					b[i] = unicode.ToUpper(b[i])
+				} else if unicode.IsDigit(b[i-1]) && i+1 == len(b) {
+					b[i] = unicode.ToUpper(b[i])
+				}
+			}
+			out += string(b)
+		}
+	} else {
+		parts := strings.Split(s, "_")
+		for i, w := range parts {
+			if w == "" {
+				continue
+			}
+			r := []rune(w)
+			r[0] = unicode.ToUpper(r[0])
+			if i > 0 && out != "" && len(parts) > 1 {
+				// keep a separator where two words would run together
+				// (cuDevice_attribute -> DeviceAttribute)
+			}
+			out += string(r)
+		}
+	}
+	if out == "" || unicode.IsDigit([]rune(out)[0]) {
+		out = "X" + out
+	}
+	return out
+}
+
+var goKeywords = map[string]bool{}
+
+func init() {
+	for _, k := range []string{"break", "case", "chan", "const", "continue", "default", "defer", "else",
+		"fallthrough", "for", "func", "go", "goto", "if", "import", "interface", "map", "package",
+		"range", "return", "select", "struct", "switch", "type", "var",
+		// predeclared identifiers and names the generated code uses
+		"string", "len", "cap", "error", "err", "fn", "unsafe", "C", "r", "copy", "new", "make", "append", "close", "nil", "true", "false", "int", "uint"} {
+		goKeywords[k] = true
+	}
+}
+
+// goIdent makes a C parameter name a safe Go identifier.
+func goIdent(s string) string {
+	if strings.Contains(s, "_") {
+		parts := strings.Split(strings.Trim(s, "_"), "_")
+		for i := 1; i < len(parts); i++ {
+			if parts[i] != "" {
+				parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+			}
+		}
+		s = strings.Join(parts, "")
+	}
+	if len(s) > 1 && unicode.IsUpper(rune(s[0])) && unicode.IsLower(rune(s[1])) {
+		s = strings.ToLower(s[:1]) + s[1:]
+	} else if strings.ToUpper(s) == s {
+		s = strings.ToLower(s)
+	}
+	if goKeywords[s] || gotoken.Lookup(s).IsKeyword() {
+		return s + "_"
+	}
+	return s
+}
+
+// ---- doc comments ----
+
+// docAbove returns the comment block that ends right above a declaration,
+// cleaned of comment markers and Doxygen commands.
+func docAbove(u *unit, pos token.Position) string {
+	lines := u.lines(pos.Filename)
+	i := pos.Line - 2 // the line above, 0-based
+	for i >= 0 && strings.TrimSpace(lines[i]) == "" {
+		i--
+	}
+	if i < 0 || !strings.HasSuffix(strings.TrimSpace(lines[i]), "*/") {
+		return ""
+	}
+	end := i
+	for i >= 0 && !strings.Contains(lines[i], "/*") {
+		i--
+	}
+	if i < 0 {
+		return ""
+	}
+	return cleanDoc(lines[i : end+1])
+}
+
+// docBelow returns the comment block that follows a declaration (nvJitLink
+// documents its inline wrappers, which come after the exported symbol).
+func docBelow(u *unit, pos token.Position) string {
+	lines := u.lines(pos.Filename)
+	i := pos.Line - 1
+	for i < len(lines) && !strings.Contains(lines[i], ";") {
+		i++
+	}
+	i++
+	for i < len(lines) && strings.TrimSpace(lines[i]) == "" {
+		i++
+	}
+	if i >= len(lines) || !strings.HasPrefix(strings.TrimSpace(lines[i]), "/**") {
+		return ""
+	}
+	start := i
+	for i < len(lines) && !strings.Contains(lines[i], "*/") {
+		i++
+	}
+	if i >= len(lines) {
+		return ""
+	}
+	return cleanDoc(lines[start : i+1])
+}
+
+// docOfLine returns a trailing /**< ... */ or // comment on the line of pos,
+// or a block comment right above it.
+func docOfLine(u *unit, pos token.Position) string {
+	lines := u.lines(pos.Filename)
+	if pos.Line < 1 || pos.Line > len(lines) {
+		return ""
+	}
+	l := lines[pos.Line-1]
+	if i := strings.Index(l, "/**<"); i >= 0 {
+		c := l[i+4:]
+		if j := strings.Index(c, "*/"); j >= 0 {
+			c = c[:j]
+		}
+		return cleanInline(c)
+	}
+	if i := strings.Index(l, "//"); i >= 0 {
+		return cleanInline(strings.TrimLeft(l[i+2:], "/<!"))
+	}
+	return docAbove(u, pos)
+}
+
+var (
+	reDoxyRef   = regexp.MustCompile(`(?:::|#)(\w+)`)
+	reDoxyCmd   = regexp.MustCompile(`[\\@](p|c|e|a|b|ref)\s+`)
+	reDoxyParam = regexp.MustCompile(`[\\@]param\s*(\[[a-z, ]+\])?\s*(\w+)\s*-?\s*`)
+	reDoxyDrop  = regexp.MustCompile(`[\\@](brief|details|ingroup\s+\w+|endcond|cond\s*\w*|note_\w+|notefnerr|note_init_rt|note_callback|link|endlink|hideinitializer)\b`)
+)
+
+func cleanInline(s string) string {
+	return strings.TrimSpace(cleanText(s))
+}
+
+func cleanText(s string) string {
+	s = reDoxyParam.ReplaceAllString(s, "  - $2 $1: ")
+	s = reDoxyDrop.ReplaceAllString(s, "")
+	s = reDoxyCmd.ReplaceAllString(s, "")
+	s = reDoxyRef.ReplaceAllString(s, "$1")
+	s = strings.NewReplacer(`\return`, "Returns:", `\returns`, "Returns:", `\retval`, "", `\sa`, "See also:", `\see`, "See also:", `\note`, "Note:", `\deprecated`, "Deprecated:", `@return`, "Returns:", "\t", "    ").Replace(s)
+	return s
+}
+
+func cleanDoc(block []string) string {
+	var out []string
+	for _, l := range block {
+		l = strings.TrimRight(l, " \t\r")
+		l = strings.TrimSpace(l)
+		l = strings.TrimPrefix(l, "/**")
+		l = strings.TrimPrefix(l, "/*!")
+		l = strings.TrimPrefix(l, "/*")
+		l = strings.TrimSuffix(l, "*/")
+		l = strings.TrimPrefix(l, "*")
+		l = strings.TrimSpace(l)
+		out = append(out, cleanText(l))
+	}
+	for len(out) > 0 && strings.TrimSpace(out[0]) == "" {
+		out = out[1:]
+	}
+	for len(out) > 0 && strings.TrimSpace(out[len(out)-1]) == "" {
+		out = out[:len(out)-1]
+	}
+	return strings.Join(out, "\n")
+}
+
+// parseParamDocs maps parameter names to the text that documents them, from
+// the raw (cleaned) doc: lines "  - name [out]: text".
+func parseParamDocs(doc string) map[string]string {
+	m := map[string]string{}
+	for _, l := range strings.Split(doc, "\n") {
+		t := strings.TrimSpace(l)
+		if !strings.HasPrefix(t, "- ") {
+			continue
+		}
+		t = t[2:]
+		i := strings.IndexAny(t, " :")
+		if i < 0 {
+			continue
+		}
+		name := t[:i]
+		rest := strings.TrimSpace(t[i:])
+		rest = strings.TrimPrefix(rest, ":")
+		rest = strings.TrimSpace(rest)
+		if strings.HasPrefix(rest, "[") {
+			// "[out]: text" keeps the direction in front
+			j := strings.Index(rest, "]")
+			dir := rest[:j+1]
+			rest = dir + " " + strings.TrimSpace(strings.TrimPrefix(rest[j+1:], ":"))
+		}
+		rest = strings.TrimSpace(strings.TrimPrefix(rest, "-"))
+		if _, ok := m[name]; !ok {
+			m[name] = rest
+		}
+	}
+	return m
+}

@@ -1,0 +1,262 @@
+// Package dl holds what every generated bindings package shares: the table
+// of lazily resolved entry points, the typed error, and C string helpers.
+package dl
+
+/*
+#include <stdlib.h>
+#include <string.h>
+*/
+import "C"
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/cudago/cudago/pathfinder"
+)
+
+// Proc describes one entry point of a library.
+type Proc struct {
+	Name    string   // the C API name: cuMemAlloc, nvrtcCompileProgram
+	Symbols []string // symbols to try with dlsym, in order
+	Since   string   // first CUDA version whose header declares it: "12.4"
+	Version int      // cuGetProcAddress version (driver only), e.g. 3020
+}
+
+// Resolver finds the address of p in lib.
+type Resolver func(lib *pathfinder.Library, p *Proc) (unsafe.Pointer, error)
+
+// Table resolves a library's entry points on first use, once each; a
+// failure is remembered and returned on every later call.
+type Table struct {
+	lib     pathfinder.Lib
+	resolve Resolver
+	procs   []Proc
+	ptrs    []unsafe.Pointer // read and written atomically
+	mu      sync.Mutex
+	errs    []error
+}
+
+// NewTable returns a table for lib's procs.
+func NewTable(lib pathfinder.Lib, r Resolver, procs []Proc) *Table {
+	return &Table{lib: lib, resolve: r, procs: procs, ptrs: make([]unsafe.Pointer, len(procs)), errs: make([]error, len(procs))}
+}
+
+// Get returns the address of entry point i, resolving it on first use.
+func (t *Table) Get(i int) (unsafe.Pointer, error) {
+	if p := atomic.LoadPointer(&t.ptrs[i]); p != nil {
+		return p, nil
+	}
+	return t.slow(i)
+}
+
+func (t *Table) slow(i int) (unsafe.Pointer, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p := atomic.LoadPointer(&t.ptrs[i]); p != nil {
+		return p, nil
+	}
+	if t.errs[i] != nil {
+		return nil, t.errs[i]
+	}
+	lib, err := pathfinder.Load(t.lib)
+	if err != nil {
+		// Not cached: a library may be found later (after the user sets a
+		// path), and Load caches its own result anyway.
+		return nil, fmt.Errorf("%s: %w", t.procs[i].Name, err)
+	}
+	p, err := t.resolve(lib, &t.procs[i])
+	if err != nil {
+		t.errs[i] = err
+		return nil, err
+	}
+	atomic.StorePointer(&t.ptrs[i], p)
+	return p, nil
+}
+
+// Proc returns entry point i's description.
+func (t *Table) Proc(i int) *Proc { return &t.procs[i] }
+
+// Len is the number of entry points.
+func (t *Table) Len() int { return len(t.procs) }
+
+// Index returns the index of the entry point with C name name, or -1.
+func (t *Table) Index(name string) int {
+	for i := range t.procs {
+		if t.procs[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// MissingFunctionError says that the loaded library lacks an entry point,
+// and which version of it is needed.
+type MissingFunctionError struct {
+	Func    string // C name
+	Lib     string // path of the library that was searched
+	Have    string // version of that library, if known
+	Need    string // version that first has the function, if known
+	Symbols []string
+}
+
+func (e *MissingFunctionError) Error() string {
+	s := fmt.Sprintf("%s is not available in %s", e.Func, e.Lib)
+	if e.Have != "" {
+		s += " (version " + e.Have + ")"
+	}
+	if e.Need != "" {
+		s += ": it needs version " + e.Need + " or newer"
+	}
+	return s
+}
+
+// Dlsym is the Resolver for libraries whose symbols are looked up by name.
+func Dlsym(lib *pathfinder.Library, p *Proc) (unsafe.Pointer, error) {
+	for _, s := range p.Symbols {
+		if ptr, err := lib.Symbol(s); err == nil && ptr != nil {
+			return ptr, nil
+		}
+	}
+	have, _ := lib.Version()
+	need := p.Since
+	if need != "" && have != "" && !VersionLess(have, need) {
+		need = "" // the library is new enough, yet lacks it: say only what was tried
+	}
+	return nil, &MissingFunctionError{Func: p.Name, Lib: lib.Path, Have: have, Need: need, Symbols: p.Symbols}
+}
+
+// VersionLess compares dotted versions: "12.4" < "13.0".
+func VersionLess(a, b string) bool {
+	pa, pb := splitVersion(a), splitVersion(b)
+	for i := 0; i < len(pa) || i < len(pb); i++ {
+		var x, y int
+		if i < len(pa) {
+			x = pa[i]
+		}
+		if i < len(pb) {
+			y = pb[i]
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}
+
+func splitVersion(v string) []int {
+	var out []int
+	n, seen := 0, false
+	for _, r := range v + "." {
+		if r >= '0' && r <= '9' {
+			n = n*10 + int(r-'0')
+			seen = true
+			continue
+		}
+		if seen {
+			out = append(out, n)
+		}
+		n, seen = 0, false
+		if r != '.' {
+			break
+		}
+	}
+	return out
+}
+
+// CUDAVersion formats a CUDA version number: 12040 -> "12.4".
+func CUDAVersion(v int) string {
+	return strconv.Itoa(v/1000) + "." + strconv.Itoa(v%1000/10)
+}
+
+// Code is a library's status type.
+type Code interface {
+	~int32 | ~uint32
+	error
+}
+
+// Error is a failed call: the library, the function, the status code with
+// its name and the library's message for it, and the compiler or linker
+// log where the library keeps one. errors.Is(err, code) matches the code.
+type Error[C Code] struct {
+	Lib     string
+	Func    string
+	Code    C
+	Message string
+	Log     string
+}
+
+func (e *Error[C]) Error() string {
+	s := e.Lib + ": " + e.Func + ": " + e.Code.Error()
+	if e.Message != "" && e.Message != e.Code.Error() {
+		s += " (" + e.Message + ")"
+	}
+	if e.Log != "" {
+		s += "\n" + e.Log
+	}
+	return s
+}
+
+// Unwrap returns the status code, so errors.Is and errors.As see it.
+func (e *Error[C]) Unwrap() error { return e.Code }
+
+// CString returns s as a NUL-terminated byte slice for a C call.
+func CString(s string) []byte {
+	b := make([]byte, len(s)+1)
+	copy(b, s)
+	return b
+}
+
+// CStrings copies ss into one C allocation holding an array of pointers to
+// NUL-terminated strings (C memory, as cgo requires for pointers to
+// pointers). Release it with Free. A nil or empty ss gives nil.
+func CStrings(ss []string) unsafe.Pointer {
+	if len(ss) == 0 {
+		return nil
+	}
+	n := len(ss) * int(unsafe.Sizeof(uintptr(0)))
+	total := n
+	for _, s := range ss {
+		total += len(s) + 1
+	}
+	mem := C.malloc(C.size_t(total))
+	if mem == nil {
+		panic("cudago: out of C memory")
+	}
+	buf := unsafe.Slice((*byte)(mem), total)
+	ptrs := unsafe.Slice((*unsafe.Pointer)(mem), len(ss))
+	off := n
+	for i, s := range ss {
+		copy(buf[off:], s)
+		buf[off+len(s)] = 0
+		ptrs[i] = unsafe.Pointer(&buf[off])
+		off += len(s) + 1
+	}
+	return mem
+}
+
+// Free releases memory from CStrings.
+func Free(p unsafe.Pointer) {
+	if p != nil {
+		C.free(p)
+	}
+}
+
+// GoString copies a NUL-terminated C string; nil gives "".
+func GoString(p unsafe.Pointer) string {
+	if p == nil {
+		return ""
+	}
+	return C.GoString((*C.char)(p))
+}
+
+// BytePointer returns a pointer to b's first byte, or nil for an empty b.
+func BytePointer(b []byte) unsafe.Pointer {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&b[0])
+}

@@ -1,0 +1,313 @@
+package pathfinder
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// Lib identifies one of NVIDIA's libraries.
+type Lib string
+
+// The libraries pathfinder knows how to find.
+const (
+	Driver    Lib = "cuda"      // CUDA driver API: libcuda.so.1
+	NVRTC     Lib = "nvrtc"     // runtime compiler: libnvrtc.so.13, libnvrtc.so.12
+	NVJitLink Lib = "nvJitLink" // JIT linker: libnvJitLink.so.13, libnvJitLink.so.12
+	NVFatbin  Lib = "nvfatbin"  // fatbin creation: libnvfatbin.so.13, libnvfatbin.so.12
+	NVVM      Lib = "nvvm"      // NVVM IR compiler: libnvvm.so.4
+	CuFile    Lib = "cufile"    // GPUDirect Storage: libcufile.so.0
+)
+
+// spec says how to find one library.
+type spec struct {
+	lib Lib
+	// env is the override variable, e.g. CUDAGO_NVRTC_PATH.
+	env string
+	// sonames, newest major first.
+	sonames []string
+	// extra names tried after the sonames, in the same places (libnvvm.so).
+	extra []string
+	// systemFirst moves the system loader ahead of CUDA_HOME, CUDA_PATH and
+	// the local install (the driver must match the kernel module).
+	systemFirst bool
+}
+
+var specs = []*spec{
+	{lib: Driver, env: "CUDAGO_DRIVER_PATH", sonames: []string{"libcuda.so.1"}, systemFirst: true},
+	{lib: NVRTC, env: "CUDAGO_NVRTC_PATH", sonames: []string{"libnvrtc.so.13", "libnvrtc.so.12"}},
+	{lib: NVJitLink, env: "CUDAGO_NVJITLINK_PATH", sonames: []string{"libnvJitLink.so.13", "libnvJitLink.so.12"}},
+	{lib: NVFatbin, env: "CUDAGO_NVFATBIN_PATH", sonames: []string{"libnvfatbin.so.13", "libnvfatbin.so.12"}},
+	{lib: NVVM, env: "CUDAGO_NVVM_PATH", sonames: []string{"libnvvm.so.4"}, extra: []string{"libnvvm.so"}},
+	{lib: CuFile, env: "CUDAGO_CUFILE_PATH", sonames: []string{"libcufile.so.0"}},
+}
+
+// names returns the file names to look for, in order of preference.
+func (s *spec) names() []string {
+	return append(append([]string(nil), s.sonames...), s.extra...)
+}
+
+func specOf(l Lib) *spec {
+	for _, s := range specs {
+		if s.lib == l {
+			return s
+		}
+	}
+	return nil
+}
+
+// Libs returns every library pathfinder knows, in a fixed order.
+func Libs() []Lib {
+	out := make([]Lib, len(specs))
+	for i, s := range specs {
+		out[i] = s.lib
+	}
+	return out
+}
+
+// String returns the library id, e.g. "nvrtc".
+func (l Lib) String() string { return string(l) }
+
+// EnvVar returns the name of the variable that overrides the search for l,
+// e.g. "CUDAGO_NVRTC_PATH", or "" for an unknown library.
+func (l Lib) EnvVar() string {
+	if s := specOf(l); s != nil {
+		return s.env
+	}
+	return ""
+}
+
+// Sonames returns the names l is searched under, newest major first.
+func (l Lib) Sonames() []string {
+	if s := specOf(l); s != nil {
+		return s.names()
+	}
+	return nil
+}
+
+// Library is a loaded NVIDIA library. It is never unloaded.
+type Library struct {
+	Lib Lib
+	// Path is the absolute path of the file that was loaded (as found: a
+	// soname symlink is not resolved).
+	Path string
+	// Soname is the library's DT_SONAME, e.g. "libnvrtc.so.12" (the file
+	// name when the file has none).
+	Soname string
+	// Major is the major version in the soname: 12 or 13 for NVRTC,
+	// nvJitLink and nvFatbin, 4 for NVVM, 1 for the driver, 0 for cuFile.
+	Major int
+	// Found says where the library was found: "env CUDAGO_NVRTC_PATH",
+	// "already loaded", "CUDA_HOME", "CUDA_PATH", "local install",
+	// "system loader", "/usr/local/cuda", "debian multiarch" or
+	// "debian nvidia-cuda-toolkit".
+	Found string
+	// Companions lists other files loaded along with this library: for
+	// NVRTC, its libnvrtc-builtins.so.N.M.
+	Companions []string
+	// Warnings holds problems that did not stop the load, such as NVRTC's
+	// builtins library not being found.
+	Warnings []string
+
+	handle unsafe.Pointer
+}
+
+// Handle returns the handle dlopen returned for the library.
+func (l *Library) Handle() unsafe.Pointer { return l.handle }
+
+// Symbol looks up a symbol (normally a function) in the library with dlsym.
+// The error names the symbol and the library's path.
+func (l *Library) Symbol(name string) (unsafe.Pointer, error) {
+	p, err := dlsym(l.handle, name)
+	if err != nil {
+		return nil, fmt.Errorf("pathfinder: symbol %s not found in %s (%s): %v", name, l.Path, l.Lib, err)
+	}
+	return p, nil
+}
+
+// String describes the library in one line.
+func (l *Library) String() string {
+	return fmt.Sprintf("%s %s (%s)", l.Lib, l.Path, l.Found)
+}
+
+// Attempt is one place tried while searching for a library.
+type Attempt struct {
+	// Path is the file, directory or soname tried (empty when the place was
+	// not configured, e.g. CUDA_HOME unset).
+	Path string
+	// Where is the place in the search order, as in Library.Found.
+	Where string
+	// Err says why nothing was loaded from there: dlopen's error for a file
+	// that exists, otherwise what was missing.
+	Err string
+}
+
+func (a Attempt) String() string {
+	if a.Path == "" {
+		return a.Where + ": " + a.Err
+	}
+	return a.Where + ": " + a.Path + ": " + a.Err
+}
+
+// NotFoundError is returned by Load when no place yielded the library.
+type NotFoundError struct {
+	Lib   Lib
+	Tried []Attempt
+	// Override is the override variable (e.g. CUDAGO_NVRTC_PATH) when it was
+	// set and failed, in which case nothing else was tried.
+	Override string
+
+	names []string // the names searched for
+	env   string   // the override variable
+}
+
+func (e *NotFoundError) Error() string {
+	var b strings.Builder
+	names, env := e.names, e.env
+	if names == nil {
+		names = e.Lib.Sonames()
+	}
+	if env == "" {
+		env = e.Lib.EnvVar()
+	}
+	if e.Override != "" {
+		fmt.Fprintf(&b, "pathfinder: cannot load %s from %s (set, so nothing else was searched); tried:", e.Lib, e.Override)
+	} else {
+		fmt.Fprintf(&b, "pathfinder: cannot find %s", e.Lib)
+		if len(names) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(names, ", "))
+		}
+		b.WriteString("; tried:")
+	}
+	for _, a := range e.Tried {
+		b.WriteString("\n\t")
+		b.WriteString(a.String())
+	}
+	if e.Override != "" {
+		fmt.Fprintf(&b, "\nhint: point %s at the library file or the directory holding it, or unset it to search the usual places", e.Override)
+	} else {
+		b.WriteString("\nhint: ")
+		if env != "" {
+			fmt.Fprintf(&b, "set %s to the library file or its directory, ", env)
+		}
+		b.WriteString("set CUDA_HOME to a CUDA toolkit, or run scripts/setup-cuda.sh to install CUDA into the project's .cuda/root")
+	}
+	return b.String()
+}
+
+type entry struct {
+	once sync.Once
+	lib  *Library
+	err  error
+}
+
+var cache = func() map[Lib]*entry {
+	m := make(map[Lib]*entry, len(specs))
+	for _, s := range specs {
+		m[s.lib] = new(entry)
+	}
+	return m
+}()
+
+// Load finds and opens library l, once per process: later calls, from any
+// goroutine, return the same *Library or the same error. A failure is cached
+// too; fix the environment and restart the program.
+func Load(l Lib) (*Library, error) {
+	e := cache[l]
+	if e == nil {
+		return nil, fmt.Errorf("pathfinder: unknown library %q (known: %v)", string(l), Libs())
+	}
+	e.once.Do(func() {
+		cwd, err := os.Getwd()
+		if err != nil {
+			cwd = ""
+		}
+		e.lib, e.err = find(l, os.Getenv, cwd)
+	})
+	return e.lib, e.err
+}
+
+// find searches for l without caching, with the environment read through env
+// and relative paths taken from cwd. Tests call it directly.
+func find(l Lib, env func(string) string, cwd string) (*Library, error) {
+	s := specOf(l)
+	if s == nil {
+		return nil, fmt.Errorf("pathfinder: unknown library %q (known: %v)", string(l), Libs())
+	}
+	return (&searcher{getenv: env, cwd: cwd}).find(s)
+}
+
+// Status is the outcome of loading one library, as reported by Report.
+type Status struct {
+	Lib Lib
+	// Library is the loaded library; nil when Err is set.
+	Library *Library
+	// Err is Load's error, usually a *NotFoundError.
+	Err error
+	// Version is the library's own version (Library.Version), when it could
+	// be read; VersionErr says why not.
+	Version    string
+	VersionErr error
+	// Notes holds extra facts: companion files, NVVM's IR version,
+	// the result of NVRTC's compile check, warnings.
+	Notes []string
+	// CheckErr is set when a functional check failed: NVRTC compiling an
+	// empty kernel (which needs libnvrtc-builtins).
+	CheckErr error
+}
+
+// OK reports whether the library loaded and passed its checks.
+func (s Status) OK() bool { return s.Err == nil && s.CheckErr == nil }
+
+// String describes the status in one line (plus the error's lines).
+func (s Status) String() string {
+	if s.Err != nil {
+		return fmt.Sprintf("%-9s  MISSING  %v", s.Lib, s.Err)
+	}
+	v := s.Version
+	if s.VersionErr != nil {
+		v = "version unknown: " + s.VersionErr.Error()
+	}
+	line := fmt.Sprintf("%-9s  %-7s  %s (%s)", s.Lib, v, s.Library.Path, s.Library.Found)
+	for _, n := range s.Notes {
+		line += "; " + n
+	}
+	if s.CheckErr != nil {
+		line += "; CHECK FAILED: " + s.CheckErr.Error()
+	}
+	return line
+}
+
+// Report loads every library (see Libs) and returns, for each in order, the
+// loaded library with its version, or the error.
+func Report() []Status {
+	out := make([]Status, 0, len(specs))
+	for _, l := range Libs() {
+		st := Status{Lib: l}
+		st.Library, st.Err = Load(l)
+		if st.Err == nil {
+			lib := st.Library
+			st.Version, st.VersionErr = lib.Version()
+			for _, c := range lib.Companions {
+				st.Notes = append(st.Notes, "loaded "+c)
+			}
+			switch l {
+			case NVVM:
+				if ir, err := nvvmIRVersion(lib); err == nil {
+					st.Notes = append(st.Notes, ir)
+				}
+			case NVRTC:
+				if st.CheckErr = nvrtcCompileCheck(lib); st.CheckErr == nil {
+					st.Notes = append(st.Notes, "compiles a test kernel")
+				}
+			}
+			for _, w := range lib.Warnings {
+				st.Notes = append(st.Notes, "warning: "+w)
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}

@@ -1,0 +1,87 @@
+package pathfinder
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestLibs(t *testing.T) {
+	want := []Lib{Driver, NVRTC, NVJitLink, NVFatbin, NVVM, CuFile}
+	if got := Libs(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Libs() = %v, want %v", got, want)
+	}
+	envs := map[Lib]string{
+		Driver: "CUDAGO_DRIVER_PATH", NVRTC: "CUDAGO_NVRTC_PATH", NVJitLink: "CUDAGO_NVJITLINK_PATH",
+		NVFatbin: "CUDAGO_NVFATBIN_PATH", NVVM: "CUDAGO_NVVM_PATH", CuFile: "CUDAGO_CUFILE_PATH",
+	}
+	for l, env := range envs {
+		if got := l.EnvVar(); got != env {
+			t.Errorf("%s.EnvVar() = %q, want %q", l, got, env)
+		}
+	}
+	sonames := map[Lib][]string{
+		Driver:    {"libcuda.so.1"},
+		NVRTC:     {"libnvrtc.so.13", "libnvrtc.so.12"},
+		NVJitLink: {"libnvJitLink.so.13", "libnvJitLink.so.12"},
+		NVFatbin:  {"libnvfatbin.so.13", "libnvfatbin.so.12"},
+		NVVM:      {"libnvvm.so.4", "libnvvm.so"},
+		CuFile:    {"libcufile.so.0"},
+	}
+	for l, want := range sonames {
+		if got := l.Sonames(); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s.Sonames() = %q, want %q", l, got, want)
+		}
+	}
+	if Lib("nope").EnvVar() != "" || Lib("nope").Sonames() != nil {
+		t.Error("unknown library has an env var or sonames")
+	}
+}
+
+func TestSonameMajor(t *testing.T) {
+	for name, want := range map[string]int{
+		"libnvrtc.so.12":            12,
+		"libnvJitLink.so.13":        13,
+		"libnvvm.so.4":              4,
+		"libcuda.so.1":              1,
+		"libcufile.so.0":            0,
+		"libnvrtc-builtins.so.12.4": 12,
+		"libnvvm.so.4.0.0":          4,
+		"libnvvm.so":                -1,
+		"libx.so.abc":               -1,
+	} {
+		if got := sonameMajor(name); got != want {
+			t.Errorf("sonameMajor(%q) = %d, want %d", name, got, want)
+		}
+	}
+}
+
+func TestNotFoundErrorMessage(t *testing.T) {
+	e := &NotFoundError{Lib: NVFatbin, Tried: []Attempt{
+		{"", "env CUDAGO_NVFATBIN_PATH", "not set"},
+		{"/opt/cuda", "CUDA_HOME", "no libnvfatbin.so.13 or libnvfatbin.so.12 in lib64"},
+		{"libnvfatbin.so.12", "system loader", "libnvfatbin.so.12: cannot open shared object file: No such file or directory"},
+	}}
+	msg := e.Error()
+	want := []string{
+		"pathfinder: cannot find nvfatbin (libnvfatbin.so.13, libnvfatbin.so.12); tried:",
+		"\n\tenv CUDAGO_NVFATBIN_PATH: not set",
+		"\n\tCUDA_HOME: /opt/cuda: no libnvfatbin.so.13 or libnvfatbin.so.12 in lib64",
+		"\n\tsystem loader: libnvfatbin.so.12: libnvfatbin.so.12: cannot open shared object file",
+		"\nhint: set CUDAGO_NVFATBIN_PATH to the library file or its directory, set CUDA_HOME",
+		"scripts/setup-cuda.sh",
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("message lacks %q:\n%s", w, msg)
+		}
+	}
+
+	e = &NotFoundError{Lib: NVVM, Override: "CUDAGO_NVVM_PATH", Tried: []Attempt{{"/x/libnvvm.so.4", "env CUDAGO_NVVM_PATH", "no such file or directory"}}}
+	msg = e.Error()
+	for _, w := range []string{"cannot load nvvm from CUDAGO_NVVM_PATH", "/x/libnvvm.so.4: no such file or directory", "unset it"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("override message lacks %q:\n%s", w, msg)
+		}
+	}
+}
