@@ -7071,6 +7071,8 @@ type ResourceViewDesc struct {
 // TensorMap is the C type CUtensorMap.
 //
 // Tensor map descriptor. Requires compiler support for aligning to 128 bytes.
+//
+// C aligns it to 128 bytes, which a Go type cannot declare: pass the driver a value at such an address (for example inside a larger buffer, at an offset that aligns it).
 type TensorMap struct {
 	Opaque [16]uint64
 }

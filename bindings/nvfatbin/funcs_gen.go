@@ -397,6 +397,12 @@ func Version() (major uint32, minor uint32, err error) {
 	return
 }
 
+// Types maps each C type name of the library to its Go type.
+var Types = map[string]string{
+	"nvFatbinHandle": "Handle",
+	"nvFatbinResult": "Result",
+}
+
 // Functions maps each C function of the library to its Go function.
 var Functions = map[string]string{
 	"nvFatbinAddCubin":       "AddCubin",

@@ -391,6 +391,13 @@ func Version() (major uint32, minor uint32, err error) {
 	return
 }
 
+// Types maps each C type name of the library to its Go type.
+var Types = map[string]string{
+	"nvJitLinkHandle":    "Handle",
+	"nvJitLinkInputType": "InputType",
+	"nvJitLinkResult":    "Result",
+}
+
 // Functions maps each C function of the library to its Go function.
 var Functions = map[string]string{
 	"nvJitLinkAddData":            "AddData",

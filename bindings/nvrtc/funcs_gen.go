@@ -792,6 +792,12 @@ func Version() (major int32, minor int32, err error) {
 	return
 }
 
+// Types maps each C type name of the library to its Go type.
+var Types = map[string]string{
+	"nvrtcProgram": "Program",
+	"nvrtcResult":  "Result",
+}
+
 // Functions maps each C function of the library to its Go function.
 var Functions = map[string]string{
 	"nvrtcAddNameExpression":      "AddNameExpression",

@@ -433,6 +433,12 @@ func Version() (major int32, minor int32, err error) {
 	return
 }
 
+// Types maps each C type name of the library to its Go type.
+var Types = map[string]string{
+	"nvvmProgram": "Program",
+	"nvvmResult":  "Result",
+}
+
 // Functions maps each C function of the library to its Go function.
 var Functions = map[string]string{
 	"nvvmAddModuleToProgram":     "AddModuleToProgram",

@@ -427,6 +427,16 @@ func (m *model) collectTypes(u *unit, onlyFile string) {
 		for _, t := range g {
 			m.goTypeOf[t.dr.Name()] = n.goName
 		}
+		// The struct/enum tag (CUDA_MEMCPY2D_st) names the same type.
+		type tagged interface{ Tag() cc.Token }
+		if tt, ok := prim.dr.Type().(tagged); ok {
+			if tok := tt.Tag(); tok.SrcStr() != "" {
+				tag := tok.SrcStr()
+				if _, ok := m.goTypeOf[tag]; !ok {
+					m.goTypeOf[tag] = n.goName
+				}
+			}
+		}
 		for _, t := range g {
 			if t == prim {
 				continue
@@ -498,7 +508,7 @@ func (m *model) defineType(u *unit, dr *cc.Declarator, goName, doc string) {
 			m.aliases = append(m.aliases, &aliasDef{goName: goName, target: "struct{}", doc: doc + "\n\nIts layout is private to the library: use it only through pointers.", cname: cname, concrete: true})
 			return
 		}
-		path := cname
+		path := "(*(" + cname + "*)0)"
 		if u.hdr.extra {
 			path = "" // no real header to check it against
 		}
@@ -521,9 +531,12 @@ func (m *model) defineType(u *unit, dr *cc.Declarator, goName, doc string) {
 	}
 }
 
-// structFrom records a Go struct mirroring a C struct or union. path is the
-// C expression naming it for offsetof ("" for anonymous members).
+// structFrom records a Go struct mirroring a C struct or union. path is a C
+// lvalue expression of the type for the layout test ("" where none exists).
 func (m *model) structFrom(u *unit, t cc.Type, goName, doc, cname, path string) {
+	if t.Align() > 8 {
+		doc += fmt.Sprintf("\n\nC aligns it to %d bytes, which a Go type cannot declare: pass the driver a value at such an address (for example inside a larger buffer, at an offset that aligns it).", t.Align())
+	}
 	s := &structDef{cname: cname, goName: goName, doc: doc, size: t.Size(), align: int64(t.Align()), layoutPath: path}
 	_, s.union = t.(*cc.UnionType)
 	type fielder interface {
@@ -548,7 +561,7 @@ func (m *model) structFrom(u *unit, t cc.Type, goName, doc, cname, path string) 
 				sub := goName + gname
 				subPath := ""
 				if path != "" && fname != "" {
-					subPath = "((" + path + "*)0)->" + fname
+					subPath = "(" + path + ")." + fname
 				}
 				m.structFrom(u, f.Type(), m.claim(sub, "type "+sub), fmt.Sprintf("%s is the type of %s.%s.", sub, goName, gname), "", subPath)
 				gtype = sub

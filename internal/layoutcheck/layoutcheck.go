@@ -1,0 +1,97 @@
+// Package layoutcheck compares the memory layout of generated Go structs
+// with what the C compiler computes from NVIDIA's real headers. The
+// generated tests of each bindings package call it.
+package layoutcheck
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Case is one C expression (sizeof, _Alignof, offsetof) and the Go value
+// that must equal it.
+type Case struct {
+	C  string
+	Go uintptr
+}
+
+// HeadersDir finds ../shared/cuda-headers beside the repository by walking
+// up from the working directory.
+func HeadersDir() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		for _, c := range []string{filepath.Join(d, "shared", "cuda-headers"), filepath.Join(d, "..", "shared", "cuda-headers")} {
+			if _, err := os.Stat(filepath.Join(c, "13.0", "cuda.h")); err == nil {
+				return filepath.Abs(c)
+			}
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no shared/cuda-headers found above %s", wd)
+		}
+	}
+}
+
+// Check compiles a C program that includes header (e.g. "13.0/cuda.h") and
+// prints every case's C value, and fails t for each mismatch.
+func Check(t *testing.T, header string, cases []Case) {
+	t.Helper()
+	if len(cases) == 0 {
+		t.Skip("no structs in " + header)
+	}
+	dir, err := HeadersDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "gcc"
+	}
+	var src bytes.Buffer
+	fmt.Fprintf(&src, "#include <stddef.h>\n#include <stdio.h>\n#include <stdbool.h>\n#include <sys/types.h>\n#include <%s>\nint main(void) {\n", filepath.Base(header))
+	for _, c := range cases {
+		fmt.Fprintf(&src, "\tprintf(\"%%zu\\n\", (size_t)(%s));\n", c.C)
+	}
+	src.WriteString("\treturn 0;\n}\n")
+	tmp := t.TempDir()
+	cfile := filepath.Join(tmp, "layout.c")
+	exe := filepath.Join(tmp, "layout")
+	if err := os.WriteFile(cfile, src.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inc := filepath.Join(dir, filepath.Dir(header))
+	out, err := exec.Command(cc, "-std=gnu11", "-I", inc, "-I", filepath.Join(dir, "13.0"), "-o", exe, cfile).CombinedOutput()
+	if err != nil {
+		t.Fatalf("compiling the C layout program against %s: %v\n%s", header, err, out)
+	}
+	out, err = exec.Command(exe).Output()
+	if err != nil {
+		t.Fatalf("running the C layout program: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	i, bad := 0, 0
+	for sc.Scan() {
+		v, err := strconv.ParseUint(strings.TrimSpace(sc.Text()), 10, 64)
+		if err != nil || i >= len(cases) {
+			t.Fatalf("bad C output line %d: %q", i, sc.Text())
+		}
+		if uintptr(v) != cases[i].Go {
+			bad++
+			t.Errorf("%s: C says %d, Go has %d", cases[i].C, v, cases[i].Go)
+		}
+		i++
+	}
+	if i != len(cases) {
+		t.Fatalf("C printed %d values for %d cases", i, len(cases))
+	}
+	t.Logf("%d layout facts checked against %s, %d wrong", len(cases), header, bad)
+}
