@@ -114,3 +114,15 @@ func baseName(s string) string {
 	}
 	return s
 }
+
+// Proc returns the address of the entry point with C API name name (such as
+// "cuLaunchKernel"), resolved as this package resolves it, for C code that
+// must call the driver itself (package core sets the current context and
+// acts within one cgo call). It fails like the Go function would.
+func Proc(name string) (unsafe.Pointer, error) {
+	i := procs.Index(name)
+	if i < 0 {
+		return nil, &MissingFunctionError{Func: name, Lib: "bindings/driver", Need: "a newer cudago: the function is not in its headers"}
+	}
+	return procs.Get(i)
+}
