@@ -149,9 +149,9 @@ func BatchIOSubmit(batchIdp BatchHandle, nr uint32, iocbp *IOParams, flags uint3
 
 // BufDeregister calls cuFileBufDeregister.
 //
-//	deregister an already registered device or host memory from cuFile
+// deregister an already registered device or host memory from cuFile.
 //
-//	- bufPtr_base : buffer pointer to deregister
+//   - bufPtr_base : buffer pointer to deregister
 //
 // Returns:  CU_FILE_SUCCESS on success
 // Returns:  CU_FILE_INVALID_VALUE on invalid memory pointer or unregistered memory pointer
@@ -171,8 +171,7 @@ func BufDeregister(bufPtrBase unsafe.Pointer) (err error) {
 
 // BufRegister calls cuFileBufRegister.
 //
-//	register an existing cudaMalloced memory with cuFile to pin for GPUDirect Storage access or
-//
+// register an existing cudaMalloced memory with cuFile to pin for GPUDirect Storage access or
 // register host allocated memory with cuFile.
 //
 //   - bufPtr_base : buffer pointer allocated
@@ -214,12 +213,12 @@ func DriverClose() (err error) {
 
 // DriverCloseV2 calls cuFileDriverClose_v2.
 //
-// reset the cuFile library and release the nvidia-fs driver
+// reset the cuFile library and release the nvidia-fs driver.
 //
 // Returns: CU_FILE_SUCCESS on success
 // Returns: CU_FILE_DRIVER_CLOSING if there are any active IO operations using cuFileRead or cuFileWrite
 //
-// @see cuFileDriverOpen
+// @see cuFileDriverOpen.
 func DriverCloseV2() (err error) {
 	fn, err := procs.Get(8)
 	if err != nil {
@@ -232,9 +231,9 @@ func DriverCloseV2() (err error) {
 
 // DriverGetProperties calls cuFileDriverGetProperties.
 //
-// # Gets the Driver session properties
+// Gets the Driver session properties.
 //
-// Returns: CU_FILE_SUCCESS on success
+// Returns: CU_FILE_SUCCESS on success.
 //
 // @see cuFileDriverSetPollMode
 // @see cuFileDriverSetMaxDirectIOSize
@@ -252,13 +251,13 @@ func DriverGetProperties(props *DrvProps) (err error) {
 
 // DriverOpen calls cuFileDriverOpen.
 //
-// # Initialize the cuFile library and open the nvidia-fs driver
+// Initialize the cuFile library and open the nvidia-fs driver.
 //
 // Returns: CU_FILE_SUCCESS on success
 // Returns: CU_FILE_DRIVER_NOT_INITIALIZED
 // Returns: CU_FILE_DRIVER_VERSION_MISMATCH on driver version mismatch error
 //
-// @see cuFileDriverClose
+// @see cuFileDriverClose.
 func DriverOpen() (err error) {
 	fn, err := procs.Get(10)
 	if err != nil {
@@ -271,7 +270,7 @@ func DriverOpen() (err error) {
 
 // DriverSetMaxCacheSize calls cuFileDriverSetMaxCacheSize.
 //
-// Control parameter to set maximum GPU memory reserved per device by the library for internal buffering
+// Control parameter to set maximum GPU memory reserved per device by the library for internal buffering.
 //
 //   - max_cache_size : The maximum GPU buffer space per device used for internal use in KB
 //
@@ -279,9 +278,9 @@ func DriverOpen() (err error) {
 // Returns: CU_FILE_DRIVER_NOT_INITIALIZED if the driver is not initialized
 // Returns: CU_FILE_DRIVER_VERSION_MISMATCH, CU_FILE_DRIVER_UNSUPPORTED_LIMIT on error
 //
-// @warning This is an advanced command and should be tuned based on supported GPU memory
+// @warning This is an advanced command and should be tuned based on supported GPU memory.
 //
-// @see cuFileDriverGetProperties
+// @see cuFileDriverGetProperties.
 func DriverSetMaxCacheSize(maxCacheSize uint64) (err error) {
 	fn, err := procs.Get(11)
 	if err != nil {
@@ -294,7 +293,7 @@ func DriverSetMaxCacheSize(maxCacheSize uint64) (err error) {
 
 // DriverSetMaxDirectIOSize calls cuFileDriverSetMaxDirectIOSize.
 //
-// Control parameter to set max IO size(KB) used by the library to talk to nvidia-fs driver
+// Control parameter to set max IO size(KB) used by the library to talk to nvidia-fs driver.
 //
 //   - max_direct_io_size : maximum allowed direct io size in KB
 //
@@ -302,9 +301,9 @@ func DriverSetMaxCacheSize(maxCacheSize uint64) (err error) {
 // Returns: CU_FILE_DRIVER_NOT_INITIALIZED if the driver is not initialized
 // Returns: CU_FILE_DRIVER_VERSION_MISMATCH, CU_FILE_DRIVER_UNSUPPORTED_LIMIT on error
 //
-// @warning This is an advanced command and should be tuned based on available system memory
+// @warning This is an advanced command and should be tuned based on available system memory.
 //
-// @see cuFileDriverGetProperties
+// @see cuFileDriverGetProperties.
 func DriverSetMaxDirectIOSize(maxDirectIoSize uint64) (err error) {
 	fn, err := procs.Get(12)
 	if err != nil {
@@ -317,7 +316,7 @@ func DriverSetMaxDirectIOSize(maxDirectIoSize uint64) (err error) {
 
 // DriverSetMaxPinnedMemSize calls cuFileDriverSetMaxPinnedMemSize.
 //
-// Sets maximum buffer space that is pinned in KB for use by cuFileBufRegister
+// Sets maximum buffer space that is pinned in KB for use by cuFileBufRegister.
 //
 //   - max_pinned_size : maximum buffer space that is pinned in KB
 //
@@ -325,9 +324,9 @@ func DriverSetMaxDirectIOSize(maxDirectIoSize uint64) (err error) {
 // Returns: CU_FILE_DRIVER_NOT_INITIALIZED if the driver is not initialized
 // Returns: CU_FILE_DRIVER_VERSION_MISMATCH, CU_FILE_DRIVER_UNSUPPORTED_LIMIT on error
 //
-// @warning This is an advanced command and should be tuned based on supported GPU memory
+// @warning This is an advanced command and should be tuned based on supported GPU memory.
 //
-// @see cuFileDriverGetProperties
+// @see cuFileDriverGetProperties.
 func DriverSetMaxPinnedMemSize(maxPinnedSize uint64) (err error) {
 	fn, err := procs.Get(13)
 	if err != nil {
@@ -340,7 +339,7 @@ func DriverSetMaxPinnedMemSize(maxPinnedSize uint64) (err error) {
 
 // DriverSetPollMode calls cuFileDriverSetPollMode.
 //
-// Sets whether the Read/Write APIs use polling to do IO operations
+// Sets whether the Read/Write APIs use polling to do IO operations.
 //
 //   - poll : boolean to indicate whether to use poll mode or not
 //   - poll_threshold_size : max IO size to use for POLLING mode in KB
@@ -349,9 +348,9 @@ func DriverSetMaxPinnedMemSize(maxPinnedSize uint64) (err error) {
 // Returns: CU_FILE_DRIVER_NOT_INITIALIZED if the driver is not initialized
 // Returns: CU_FILE_DRIVER_VERSION_MISMATCH, CU_FILE_DRIVER_UNSUPPORTED_LIMIT on error
 //
-// @warning This is an advanced command and should be tuned based on available system memory
+// @warning This is an advanced command and should be tuned based on available system memory.
 //
-// @see cuFileDriverGetProperties
+// @see cuFileDriverGetProperties.
 func DriverSetPollMode(poll bool, pollThresholdSize uint64) (err error) {
 	fn, err := procs.Get(14)
 	if err != nil {
@@ -364,7 +363,7 @@ func DriverSetPollMode(poll bool, pollThresholdSize uint64) (err error) {
 
 // GetBARSizeInKB calls cuFileGetBARSizeInKB.
 //
-// Get the BAR size for a specific GPU
+// Get the BAR size for a specific GPU.
 //
 //   - gpuIndex : : GPU index to query
 //   - barSize : : Pointer to store the BAR size in MiB
@@ -394,11 +393,11 @@ func GetParameterBool(param BoolConfigParameter, value *bool) (err error) {
 
 // GetParameterMinMaxValue calls cuFileGetParameterMinMaxValue.
 //
-//	Get both the minimum and maximum settable values for a given size_t parameter in a single call
+// Get both the minimum and maximum settable values for a given size_t parameter in a single call.
 //
-//	 - param : CUfile SizeT configuration parameter
-//	 - min_value : Pointer to store the minimum value
-//	 - max_value : Pointer to store the maximum value
+//   - param : CUfile SizeT configuration parameter
+//   - min_value : Pointer to store the minimum value
+//   - max_value : Pointer to store the maximum value
 //
 // Returns: CUfileError_t Returns CU_FILE_SUCCESS on success
 // Returns CU_FILE_INVALID_VALUE if min_value or max_value is NULL
@@ -414,11 +413,11 @@ func GetParameterMinMaxValue(param SizeTConfigParameter, minValue *uint64, maxVa
 
 // GetParameterPosixPoolSlabArray calls cuFileGetParameterPosixPoolSlabArray.
 //
-//	Get both POSIX pool slab size and count parameters as a pair
+// Get both POSIX pool slab size and count parameters as a pair.
 //
-//	 - size_values : Buffer to receive slab sizes in KB
-//	 - count_values : Buffer to receive slab counts
-//	 - len : Buffer size (must match the actual parameter length)
+//   - size_values : Buffer to receive slab sizes in KB
+//   - count_values : Buffer to receive slab counts
+//   - len : Buffer size (must match the actual parameter length)
 //
 // Returns: CU_FILE_SUCCESS on success
 // Returns: CU_FILE_INVALID_VALUE if inputs are invalid or buffer size doesn't match
@@ -455,11 +454,11 @@ func GetParameterSizeT(param SizeTConfigParameter, value *uint64) (err error) {
 
 // GetParameterString calls cuFileGetParameterString.
 //
-//	Get both the minimum and maximum settable values for a given size_t parameter in a single call
+// Get both the minimum and maximum settable values for a given size_t parameter in a single call.
 //
-//	 - param : CUfile SizeT configuration parameter
-//	 - min_value : Pointer to store the minimum value
-//	 - max_value : Pointer to store the maximum value
+//   - param : CUfile SizeT configuration parameter
+//   - min_value : Pointer to store the minimum value
+//   - max_value : Pointer to store the maximum value
 //
 // Returns: CUfileError_t Returns CU_FILE_SUCCESS on success
 // Returns CU_FILE_INVALID_VALUE if min_value or max_value is NULL
@@ -475,9 +474,9 @@ func GetParameterString(param StringConfigParameter, descStr *byte, len_ int32) 
 
 // GetStatsL1 calls cuFileGetStatsL1.
 //
-//	Get Level 1 cuFile statistics
+// Get Level 1 cuFile statistics.
 //
-//	 - stats : Pointer to CUfileStatsLevel1_t structure to be filled
+//   - stats : Pointer to CUfileStatsLevel1_t structure to be filled
 //
 // Returns: CU_FILE_SUCCESS on success
 // Returns: CU_FILE_INVALID_VALUE if stats is NULL or level 1 stats not enabled
@@ -494,9 +493,9 @@ func GetStatsL1(stats *StatsLevel1) (err error) {
 
 // GetStatsL2 calls cuFileGetStatsL2.
 //
-//	Get Level 2 cuFile statistics
+// Get Level 2 cuFile statistics.
 //
-//	 - stats : Pointer to CUfileStatsLevel2_t structure to be filled
+//   - stats : Pointer to CUfileStatsLevel2_t structure to be filled
 //
 // Returns: CU_FILE_SUCCESS on success
 // Returns: CU_FILE_INVALID_VALUE if stats is NULL or level 2 stats not enabled
@@ -513,9 +512,9 @@ func GetStatsL2(stats *StatsLevel2) (err error) {
 
 // GetStatsL3 calls cuFileGetStatsL3.
 //
-//	Get Level 3 cuFile statistics
+// Get Level 3 cuFile statistics.
 //
-//	 - stats : Pointer to CUfileStatsLevel3_t structure to be filled
+//   - stats : Pointer to CUfileStatsLevel3_t structure to be filled
 //
 // Returns: CU_FILE_SUCCESS on success
 // Returns: CU_FILE_INVALID_VALUE if stats is NULL or level 3 stats not enabled
@@ -532,14 +531,14 @@ func GetStatsL3(stats *StatsLevel3) (err error) {
 
 // GetStatsLevel calls cuFileGetStatsLevel.
 //
-//	Get the current level of statistics collection for cuFile operations
+// Get the current level of statistics collection for cuFile operations.
 //
-//	 - level : Pointer to store the current statistics level
+//   - level : Pointer to store the current statistics level
 //
 // Returns: CU_FILE_SUCCESS on success
 // Returns: CU_FILE_INVALID_VALUE if level is NULL
 //
-// @see cuFileSetStatsLevel
+// @see cuFileSetStatsLevel.
 func GetStatsLevel(level *int32) (err error) {
 	fn, err := procs.Get(24)
 	if err != nil {
@@ -573,13 +572,13 @@ func GetVersion(version *int32) (err error) {
 
 // HandleDeregister calls cuFileHandleDeregister.
 //
-//	releases a registered filehandle from cuFile
+// releases a registered filehandle from cuFile.
 //
-//	 - fh : CUfileHandle_t file handle
+//   - fh : CUfileHandle_t file handle
 //
-// Returns: void
+// Returns: void.
 //
-// @see cuFileHandleRegister
+// @see cuFileHandleRegister.
 func HandleDeregister(fh Handle) (err error) {
 	fn, err := procs.Get(26)
 	if err != nil {
@@ -591,10 +590,10 @@ func HandleDeregister(fh Handle) (err error) {
 
 // HandleRegister calls cuFileHandleRegister.
 //
-//	cuFileHandleRegister is required, and performs extra checking that is memoized to provide increased performance on later cuFile operations.
+// cuFileHandleRegister is required, and performs extra checking that is memoized to provide increased performance on later cuFile operations.
 //
-//	 - fh : CUfileHandle_t opaque file handle for IO operations
-//	 - descr : CUfileDescr_t  file descriptor (OS agnostic)
+//   - fh : CUfileHandle_t opaque file handle for IO operations
+//   - descr : CUfileDescr_t  file descriptor (OS agnostic)
 //
 // Returns:      CU_FILE_SUCCESS on successful completion. fh will be updated for use in cuFileRead, cuFileWrite, cuFileHandleDeregister
 // Returns:      CU_FILE_DRIVER_NOT_INITIALIZED on failure to load driver
@@ -626,13 +625,13 @@ func HandleRegister(fh *Handle, descr *Descr) (err error) {
 
 // Read calls cuFileRead.
 //
-//	read data from a registered file handle to a specified device or host memory
+// read data from a registered file handle to a specified device or host memory.
 //
-//	 - fh : CUfileHandle_t opaque file handle
-//	 - bufPtr_base : base address of buffer in device or host memory
-//	 - size : size bytes to read
-//	 - file_offset : file-offset from begining of the file
-//	 - bufPtr_offset : offset relative to the bufPtr_base pointer to read into.
+//   - fh : CUfileHandle_t opaque file handle
+//   - bufPtr_base : base address of buffer in device or host memory
+//   - size : size bytes to read
+//   - file_offset : file-offset from begining of the file
+//   - bufPtr_offset : offset relative to the bufPtr_base pointer to read into.
 //
 // Returns:  size of bytes successfully read
 // Returns:  -1 on error, in which case errno is set to indicate filesystem errors.
@@ -704,11 +703,11 @@ func SetParameterBool(param BoolConfigParameter, value bool) (err error) {
 
 // SetParameterPosixPoolSlabArray calls cuFileSetParameterPosixPoolSlabArray.
 //
-//	Set both POSIX pool slab size and count parameters as a pair
+// Set both POSIX pool slab size and count parameters as a pair.
 //
-//	 - size_values : Array of slab sizes in KB
-//	 - count_values : Array of slab counts
-//	 - len : Length of both arrays (must be the same)
+//   - size_values : Array of slab sizes in KB
+//   - count_values : Array of slab counts
+//   - len : Length of both arrays (must be the same)
 //
 // Returns: CU_FILE_SUCCESS on success
 // Returns: CU_FILE_INVALID_VALUE if inputs are invalid
@@ -747,8 +746,7 @@ func SetParameterSizeT(param SizeTConfigParameter, value uint64) (err error) {
 
 // SetParameterString calls cuFileSetParameterString.
 //
-//	Set the level of statistics collection for cuFile operations. This will override
-//
+// Set the level of statistics collection for cuFile operations. This will override
 // the cufile.json settings for stats.
 //
 //   - level : Statistics level (0 = disabled, 1 = basic, 2 = detailed, 3 = verbose)
@@ -759,7 +757,7 @@ func SetParameterSizeT(param SizeTConfigParameter, value uint64) (err error) {
 // @note Higher stats levels may impact performance. Level 0 disables statistics.
 // @note Changes to stats level take effect for future operations.
 //
-// @see cuFileGetStatsLevel
+// @see cuFileGetStatsLevel.
 func SetParameterString(param StringConfigParameter, descStr string) (err error) {
 	fn, err := procs.Get(33)
 	if err != nil {
@@ -773,8 +771,7 @@ func SetParameterString(param StringConfigParameter, descStr string) (err error)
 
 // SetStatsLevel calls cuFileSetStatsLevel.
 //
-//	Set the level of statistics collection for cuFile operations. This will override
-//
+// Set the level of statistics collection for cuFile operations. This will override
 // the cufile.json settings for stats.
 //
 //   - level : Statistics level (0 = disabled, 1 = basic, 2 = detailed, 3 = verbose)
@@ -785,7 +782,7 @@ func SetParameterString(param StringConfigParameter, descStr string) (err error)
 // @note Higher stats levels may impact performance. Level 0 disables statistics.
 // @note Changes to stats level take effect for future operations.
 //
-// @see cuFileGetStatsLevel
+// @see cuFileGetStatsLevel.
 func SetStatsLevel(level int32) (err error) {
 	fn, err := procs.Get(34)
 	if err != nil {
@@ -798,7 +795,7 @@ func SetStatsLevel(level int32) (err error) {
 
 // StatsReset calls cuFileStatsReset.
 //
-//	Reset all cuFile statistics counters
+// Reset all cuFile statistics counters.
 //
 // Returns: CU_FILE_SUCCESS on success
 // Returns: CU_FILE_DRIVER_NOT_INITIALIZED if the driver is not initialized
@@ -814,12 +811,12 @@ func StatsReset() (err error) {
 
 // StatsStart calls cuFileStatsStart.
 //
-//	Start collecting cuFile statistics
+// Start collecting cuFile statistics.
 //
 // Returns: CU_FILE_SUCCESS on success
 // Returns: CU_FILE_DRIVER_NOT_INITIALIZED if the driver is not initialized
 //
-// @note Statistics level must be set using cuFileSetStatsLevel before calling this function
+// @note Statistics level must be set using cuFileSetStatsLevel before calling this function.
 func StatsStart() (err error) {
 	fn, err := procs.Get(36)
 	if err != nil {
@@ -832,7 +829,7 @@ func StatsStart() (err error) {
 
 // StatsStop calls cuFileStatsStop.
 //
-//	Stop collecting cuFile statistics
+// Stop collecting cuFile statistics.
 //
 // Returns: CU_FILE_SUCCESS on success
 // Returns: CU_FILE_DRIVER_NOT_INITIALIZED if the driver is not initialized
@@ -919,13 +916,13 @@ func UseCount() (ret int64, err error) {
 
 // Write calls cuFileWrite.
 //
-//	write data from a specified device or host memory to a registered file handle
+// write data from a specified device or host memory to a registered file handle.
 //
-//	- fh : CUfileHandle_t opaque file handle
-//	- bufPtr_base : base address of buffer in device or host memory
-//	- size : size bytes to write
-//	- file_offset : file-offset from begining of the file
-//	- bufPtr_offset : offset relative to the bufPtr_base pointer to write from.
+//   - fh : CUfileHandle_t opaque file handle
+//   - bufPtr_base : base address of buffer in device or host memory
+//   - size : size bytes to write
+//   - file_offset : file-offset from begining of the file
+//   - bufPtr_offset : offset relative to the bufPtr_base pointer to write from.
 //
 // Returns:  size of bytes successfully written
 // Returns:  -1 on error, in which case errno is set to indicate filesystem errors.

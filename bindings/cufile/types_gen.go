@@ -11,7 +11,7 @@ var _ unsafe.Pointer
 
 // Handle is the C type CUfileHandle_t.
 //
-//	File handle type
+// File handle type.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Handle uintptr
@@ -23,7 +23,7 @@ type BatchHandle uintptr
 
 // OpError is the C type CUfileOpError.
 //
-//	cufileop status enum
+// cufileop status enum.
 //
 // @note on success the error code is set to  CU_FILE_SUCCESS.
 // @note The error code can be inspected using IS_CUFILE_ERR and CUFILE_ERRSTR.
@@ -190,31 +190,31 @@ func (v OpError) String() string {
 
 // DriverStatusFlags is the C type CUfileDriverStatusFlags_t.
 //
-// driver properties
+// driver properties.
 type DriverStatusFlags uint32
 
 const (
 	LustreSupported DriverStatusFlags = 0 // CU_FILE_LUSTRE_SUPPORTED
-	// WekafsSupported: CU_FILE_LUSTRE_SUPPORTED = 0, /*!< Support for DDN LUSTRE
+	// WekafsSupported: CU_FILE_LUSTRE_SUPPORTED = 0, /*!< Support for DDN LUSTRE.
 	WekafsSupported DriverStatusFlags = 1 // CU_FILE_WEKAFS_SUPPORTED
-	// NfsSupported: CU_FILE_WEKAFS_SUPPORTED = 1, /*!< Support for WEKAFS
+	// NfsSupported: CU_FILE_WEKAFS_SUPPORTED = 1, /*!< Support for WEKAFS.
 	NfsSupported DriverStatusFlags = 2 // CU_FILE_NFS_SUPPORTED
-	// GpfsSupported: CU_FILE_NFS_SUPPORTED = 2, /*!< Support for NFS
+	// GpfsSupported: CU_FILE_NFS_SUPPORTED = 2, /*!< Support for NFS.
 	GpfsSupported DriverStatusFlags = 3 // CU_FILE_GPFS_SUPPORTED
-	// NvmeSupported: CU_FILE_GPFS_SUPPORTED = 3, /*! < Support for GPFS
+	// NvmeSupported: CU_FILE_GPFS_SUPPORTED = 3, /*! < Support for GPFS.
 	NvmeSupported DriverStatusFlags = 4 // CU_FILE_NVME_SUPPORTED
-	// NvmeofSupported: CU_FILE_NVME_SUPPORTED = 4, /*!< Support for NVMe
+	// NvmeofSupported: CU_FILE_NVME_SUPPORTED = 4, /*!< Support for NVMe.
 	NvmeofSupported DriverStatusFlags = 5 // CU_FILE_NVMEOF_SUPPORTED
-	// ScsiSupported: CU_FILE_NVMEOF_SUPPORTED = 5, /*!< Support for NVMeOF
+	// ScsiSupported: CU_FILE_NVMEOF_SUPPORTED = 5, /*!< Support for NVMeOF.
 	ScsiSupported DriverStatusFlags = 6 // CU_FILE_SCSI_SUPPORTED
-	// ScalefluxCsdSupported: CU_FILE_SCSI_SUPPORTED = 6, /*!< Support for SCSI
+	// ScalefluxCsdSupported: CU_FILE_SCSI_SUPPORTED = 6, /*!< Support for SCSI.
 	ScalefluxCsdSupported DriverStatusFlags = 7 // CU_FILE_SCALEFLUX_CSD_SUPPORTED
-	// NvmeshSupported: CU_FILE_SCALEFLUX_CSD_SUPPORTED = 7, /*!< Support for Scaleflux CSD
+	// NvmeshSupported: CU_FILE_SCALEFLUX_CSD_SUPPORTED = 7, /*!< Support for Scaleflux CSD.
 	NvmeshSupported DriverStatusFlags = 8 // CU_FILE_NVMESH_SUPPORTED
-	// BeegfsSupported: CU_FILE_NVMESH_SUPPORTED = 8, /*!< Support for NVMesh Block Dev
+	// BeegfsSupported: CU_FILE_NVMESH_SUPPORTED = 8, /*!< Support for NVMesh Block Dev.
 	BeegfsSupported  DriverStatusFlags = 9  // CU_FILE_BEEGFS_SUPPORTED
 	NvmeP2PSupported DriverStatusFlags = 11 // CU_FILE_NVME_P2P_SUPPORTED
-	// ScatefsSupported: CU_FILE_NVME_P2P_SUPPORTED = 11,   /*!< Support for NVMe using PCI P2PDMA
+	// ScatefsSupported: CU_FILE_NVME_P2P_SUPPORTED = 11,   /*!< Support for NVMe using PCI P2PDMA.
 	ScatefsSupported DriverStatusFlags = 12 // CU_FILE_SCATEFS_SUPPORTED
 )
 
@@ -254,7 +254,7 @@ type DriverControlFlags uint32
 
 const (
 	UsePollMode DriverControlFlags = 0 // CU_FILE_USE_POLL_MODE
-	// AllowCompatMode: CU_FILE_USE_POLL_MODE = 0 , /*!< use POLL mode. properties.use_poll_mode
+	// AllowCompatMode: CU_FILE_USE_POLL_MODE = 0 , /*!< use POLL mode. properties.use_poll_mode.
 	AllowCompatMode DriverControlFlags = 1 // CU_FILE_ALLOW_COMPAT_MODE
 )
 
@@ -274,11 +274,11 @@ type FeatureFlags uint32
 
 const (
 	DynRoutingSupported FeatureFlags = 0 // CU_FILE_DYN_ROUTING_SUPPORTED
-	// BatchIoSupported: CU_FILE_DYN_ROUTING_SUPPORTED = 0, /*!< Support for Dynamic routing to handle devices across the PCIe bridges
+	// BatchIoSupported: CU_FILE_DYN_ROUTING_SUPPORTED = 0, /*!< Support for Dynamic routing to handle devices across the PCIe bridges.
 	BatchIoSupported FeatureFlags = 1 // CU_FILE_BATCH_IO_SUPPORTED
-	// StreamsSupported: CU_FILE_BATCH_IO_SUPPORTED = 1, /*!<  Unsupported
+	// StreamsSupported: CU_FILE_BATCH_IO_SUPPORTED = 1, /*!<  Unsupported.
 	StreamsSupported FeatureFlags = 2 // CU_FILE_STREAMS_SUPPORTED
-	// ParallelIoSupported: CU_FILE_STREAMS_SUPPORTED = 2, /*!<  Unsupported
+	// ParallelIoSupported: CU_FILE_STREAMS_SUPPORTED = 2, /*!<  Unsupported.
 	ParallelIoSupported FeatureFlags = 3 // CU_FILE_PARALLEL_IO_SUPPORTED
 )
 
@@ -321,17 +321,17 @@ type StatusParams uint32
 
 const (
 	Waiting StatusParams = 1 // CUFILE_WAITING
-	// Pending: CUFILE_WAITING = 0x000001,  /* required value prior to submission
+	// Pending: CUFILE_WAITING = 0x000001,  /* required value prior to submission.
 	Pending StatusParams = 2 // CUFILE_PENDING
-	// Invalid: CUFILE_PENDING = 0x000002,  /* once enqueued
+	// Invalid: CUFILE_PENDING = 0x000002,  /* once enqueued.
 	Invalid StatusParams = 4 // CUFILE_INVALID
-	// Canceled: CUFILE_INVALID = 0x000004,  /* request was ill-formed or could not be enqueued
+	// Canceled: CUFILE_INVALID = 0x000004,  /* request was ill-formed or could not be enqueued.
 	Canceled StatusParams = 8 // CUFILE_CANCELED
-	// Complete: CUFILE_CANCELED = 0x000008, /* request successfully canceled
+	// Complete: CUFILE_CANCELED = 0x000008, /* request successfully canceled.
 	Complete StatusParams = 16 // CUFILE_COMPLETE
-	// Timeout: CUFILE_COMPLETE = 0x0000010, /* request successfully completed
+	// Timeout: CUFILE_COMPLETE = 0x0000010, /* request successfully completed.
 	Timeout StatusParams = 32 // CUFILE_TIMEOUT
-	// Failed: CUFILE_TIMEOUT = 0x0000020,  /* request timed out
+	// Failed: CUFILE_TIMEOUT = 0x0000020,  /* request timed out.
 	Failed StatusParams = 64 // CUFILE_FAILED
 )
 
@@ -513,7 +513,7 @@ func (v ArrayConfigParameter) String() string {
 
 // Status is the C type CUfileError_t.
 //
-//	cufileop status string
+// cufileop status string.
 type Status struct {
 	// cufile error
 	Err OpError
@@ -558,13 +558,13 @@ type CufileRDMAInfo struct {
 
 // FSOps is the C type CUfileFSOps_t.
 type FSOps struct {
-	// NULL means discover using fstat
+	// NULL means discover using fstat.
 	FsType unsafe.Pointer
-	// list of host addresses to use,  NULL means no restriction
+	// list of host addresses to use,  NULL means no restriction.
 	GetRDMADeviceList unsafe.Pointer
-	// -1 no pref
+	// -1 no pref.
 	GetRDMADevicePriority unsafe.Pointer
-	// NULL means try VFS
+	// NULL means try VFS.
 	Read  unsafe.Pointer
 	Write unsafe.Pointer
 }
@@ -577,13 +577,13 @@ type DescrHandle struct {
 // Fd returns the union member fd.
 func (u *DescrHandle) Fd() *int32 { return (*int32)(unsafe.Pointer(u)) }
 
-// Handle returns the union member handle. int fd;         /* Linux
+// Handle returns the union member handle. int fd;         /* Linux.
 func (u *DescrHandle) Handle() *unsafe.Pointer { return (*unsafe.Pointer)(unsafe.Pointer(u)) }
 
 // Descr is the C type CUfileDescr_t.
 type Descr struct {
 	Type uint32
-	// void *handle;         /* Windows
+	// void *handle;         /* Windows.
 	Handle DescrHandle
 	FsOps  unsafe.Pointer
 }
@@ -619,13 +619,13 @@ type IOParams struct {
 type IOEvents struct {
 	Cookie unsafe.Pointer
 	Status StatusParams
-	// CUfileStatus_t   status;      /* status of the operation
+	// CUfileStatus_t   status;      /* status of the operation.
 	Ret uint64
 }
 
 // OpCounter is the C type CUfileOpCounter_t.
 //
-//	Counter structure for tracking operation successes and failures
+// Counter structure for tracking operation successes and failures.
 type OpCounter struct {
 	// Number of successful operations
 	Ok uint64
@@ -635,7 +635,7 @@ type OpCounter struct {
 
 // StatsLevel1 is the C type CUfileStatsLevel1_t.
 //
-//	Level 1 Statistics: Basic IO and operation counters
+// Level 1 Statistics: Basic IO and operation counters.
 type StatsLevel1 struct {
 	// Read operations
 	ReadOps OpCounter
@@ -727,7 +727,7 @@ type StatsLevel1 struct {
 
 // StatsLevel2 is the C type CUfileStatsLevel2_t.
 //
-//	Level 2 Statistics: Includes Level 1 plus size histograms and detailed metrics
+// Level 2 Statistics: Includes Level 1 plus size histograms and detailed metrics.
 type StatsLevel2 struct {
 	Basic StatsLevel1
 	// Histogram of read sizes
@@ -738,7 +738,7 @@ type StatsLevel2 struct {
 
 // PerGpuStats is the C type CUfilePerGpuStats_t.
 //
-//	Per-GPU statistics structure used in Level 3
+// Per-GPU statistics structure used in Level 3.
 type PerGpuStats struct {
 	// GPU UUID
 	Uuid [16]byte
@@ -804,7 +804,7 @@ type PerGpuStats struct {
 
 // StatsLevel3 is the C type CUfileStatsLevel3_t.
 //
-//	Level 3 Statistics: Includes Level 2 plus per-GPU and subsystem statistics
+// Level 3 Statistics: Includes Level 2 plus per-GPU and subsystem statistics.
 type StatsLevel3 struct {
 	Detailed StatsLevel2
 	NumGpus  uint32

@@ -832,9 +832,9 @@ var procs = dl.NewTable(pathfinder.Driver, resolve, []dl.Proc{
 	{Name: "cuWaitExternalSemaphoresAsync", Symbols: []string{"cuWaitExternalSemaphoresAsync"}, Since: "12.4", Version: 10000},
 })
 
-// Array3DCreate calls cuArray3DCreate (cuArray3DCreate_v2). It needs version 12.4 or newer of the library.
+// Array3DCreate calls cuArray3DCreate (cuArray3DCreate_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Creates a 3D CUDA array
+// Creates a 3D CUDA array.
 //
 // Creates a CUDA array according to the CUDA_ARRAY3D_DESCRIPTOR structure
 // pAllocateArray and returns a handle to the new CUDA array in *pHandle.
@@ -1062,9 +1062,9 @@ func Array3DCreate(pAllocateArray *Array3DDescriptor) (pHandle Array, err error)
 	return
 }
 
-// Array3DGetDescriptor calls cuArray3DGetDescriptor (cuArray3DGetDescriptor_v2). It needs version 12.4 or newer of the library.
+// Array3DGetDescriptor calls cuArray3DGetDescriptor (cuArray3DGetDescriptor_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Get a 3D CUDA array descriptor
+// Get a 3D CUDA array descriptor.
 //
 // Returns in *pArrayDescriptor a descriptor containing information on the
 // format and dimensions of the CUDA array hArray. It is useful for
@@ -1107,9 +1107,9 @@ func Array3DGetDescriptor(hArray Array) (pArrayDescriptor Array3DDescriptor, err
 	return
 }
 
-// ArrayCreate calls cuArrayCreate (cuArrayCreate_v2). It needs version 12.4 or newer of the library.
+// ArrayCreate calls cuArrayCreate (cuArrayCreate_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Creates a 1D or 2D CUDA array
+// Creates a 1D or 2D CUDA array.
 //
 // Creates a CUDA array according to the CUDA_ARRAY_DESCRIPTOR structure
 // pAllocateArray and returns a handle to the new CUDA array in *pHandle.
@@ -1261,9 +1261,9 @@ func ArrayCreate(pAllocateArray *ArrayDescriptor) (pHandle Array, err error) {
 	return
 }
 
-// ArrayDestroy calls cuArrayDestroy. It needs version 12.4 or newer of the library.
+// ArrayDestroy calls cuArrayDestroy. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Destroys a CUDA array
+// Destroys a CUDA array.
 //
 // Destroys the CUDA array hArray.
 //
@@ -1299,9 +1299,9 @@ func ArrayDestroy(hArray Array) (err error) {
 	return
 }
 
-// ArrayGetDescriptor calls cuArrayGetDescriptor (cuArrayGetDescriptor_v2). It needs version 12.4 or newer of the library.
+// ArrayGetDescriptor calls cuArrayGetDescriptor (cuArrayGetDescriptor_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Get a 1D or 2D CUDA array descriptor
+// Get a 1D or 2D CUDA array descriptor.
 //
 // Returns in *pArrayDescriptor a descriptor containing information on the
 // format and dimensions of the CUDA array hArray. It is useful for
@@ -1340,9 +1340,9 @@ func ArrayGetDescriptor(hArray Array) (pArrayDescriptor ArrayDescriptor, err err
 	return
 }
 
-// ArrayGetMemoryRequirements calls cuArrayGetMemoryRequirements. It needs version 12.4 or newer of the library.
+// ArrayGetMemoryRequirements calls cuArrayGetMemoryRequirements. It is resolved through cuGetProcAddress at CUDA 11.6.
 //
-//	Returns the memory requirements of a CUDA array
+// Returns the memory requirements of a CUDA array.
 //
 // Returns the memory requirements of a CUDA array in memoryRequirements
 // If the CUDA array is not allocated with flag CUDA_ARRAY3D_DEFERRED_MAPPING
@@ -1372,9 +1372,9 @@ func ArrayGetMemoryRequirements(array Array, device Device) (memoryRequirements 
 	return
 }
 
-// ArrayGetPlane calls cuArrayGetPlane. It needs version 12.4 or newer of the library.
+// ArrayGetPlane calls cuArrayGetPlane. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Gets a CUDA array plane from a CUDA array
+// Gets a CUDA array plane from a CUDA array.
 //
 // Returns in pPlaneArray a CUDA array that represents a single format plane
 // of the CUDA array hArray.
@@ -1412,9 +1412,9 @@ func ArrayGetPlane(hArray Array, planeIdx uint32) (pPlaneArray Array, err error)
 	return
 }
 
-// ArrayGetSparseProperties calls cuArrayGetSparseProperties. It needs version 12.4 or newer of the library.
+// ArrayGetSparseProperties calls cuArrayGetSparseProperties. It is resolved through cuGetProcAddress at CUDA 11.1.
 //
-//	Returns the layout properties of a sparse CUDA array
+// Returns the layout properties of a sparse CUDA array.
 //
 // Returns the layout properties of a sparse CUDA array in sparseProperties
 // If the CUDA array is not allocated with flag CUDA_ARRAY3D_SPARSE
@@ -1445,9 +1445,9 @@ func ArrayGetSparseProperties(array Array) (sparseProperties ArraySparseProperti
 	return
 }
 
-// CheckpointProcessCheckpoint calls cuCheckpointProcessCheckpoint.
+// CheckpointProcessCheckpoint calls cuCheckpointProcessCheckpoint. It is resolved through cuGetProcAddress at CUDA 12.8.
 //
-//	Checkpoint a CUDA process's GPU memory contents
+// Checkpoint a CUDA process's GPU memory contents.
 //
 // Checkpoints a CUDA process specified by pid that is in the LOCKED
 // state. The GPU memory contents will be brought into host memory and all
@@ -1475,9 +1475,9 @@ func CheckpointProcessCheckpoint(pid int32, args *CheckpointCheckpointArgs) (err
 	return
 }
 
-// CheckpointProcessGetRestoreThreadId calls cuCheckpointProcessGetRestoreThreadId.
+// CheckpointProcessGetRestoreThreadId calls cuCheckpointProcessGetRestoreThreadId. It is resolved through cuGetProcAddress at CUDA 12.8.
 //
-//	Returns the restore thread ID for a CUDA process
+// Returns the restore thread ID for a CUDA process.
 //
 // Returns in *tid the thread ID of the CUDA restore thread for the process
 // specified by pid.
@@ -1500,9 +1500,9 @@ func CheckpointProcessGetRestoreThreadId(pid int32) (tid int32, err error) {
 	return
 }
 
-// CheckpointProcessGetState calls cuCheckpointProcessGetState.
+// CheckpointProcessGetState calls cuCheckpointProcessGetState. It is resolved through cuGetProcAddress at CUDA 12.8.
 //
-//	Returns the process state of a CUDA process
+// Returns the process state of a CUDA process.
 //
 // Returns in *state the current state of the CUDA process specified by pid.
 //
@@ -1524,9 +1524,9 @@ func CheckpointProcessGetState(pid int32) (state ProcessState, err error) {
 	return
 }
 
-// CheckpointProcessLock calls cuCheckpointProcessLock.
+// CheckpointProcessLock calls cuCheckpointProcessLock. It is resolved through cuGetProcAddress at CUDA 12.8.
 //
-//	Lock a running CUDA process
+// Lock a running CUDA process.
 //
 // Lock the CUDA process specified by pid which will block further CUDA API
 // calls. Process must be in the RUNNING state in order to lock.
@@ -1556,9 +1556,9 @@ func CheckpointProcessLock(pid int32, args *CheckpointLockArgs) (err error) {
 	return
 }
 
-// CheckpointProcessRestore calls cuCheckpointProcessRestore.
+// CheckpointProcessRestore calls cuCheckpointProcessRestore. It is resolved through cuGetProcAddress at CUDA 12.8.
 //
-//	Restore a CUDA process's GPU memory contents from its last checkpoint
+// Restore a CUDA process's GPU memory contents from its last checkpoint.
 //
 // Restores a CUDA process specified by pid from its last checkpoint. Process
 // must be in the CHECKPOINTED state to restore.
@@ -1595,9 +1595,9 @@ func CheckpointProcessRestore(pid int32, args *CheckpointRestoreArgs) (err error
 	return
 }
 
-// CheckpointProcessUnlock calls cuCheckpointProcessUnlock.
+// CheckpointProcessUnlock calls cuCheckpointProcessUnlock. It is resolved through cuGetProcAddress at CUDA 12.8.
 //
-//	Unlock a CUDA process to allow CUDA API calls
+// Unlock a CUDA process to allow CUDA API calls.
 //
 // Unlocks a process specified by pid allowing it to resume making CUDA API
 // calls. Process must be in the LOCKED state.
@@ -1623,9 +1623,9 @@ func CheckpointProcessUnlock(pid int32, args *CheckpointUnlockArgs) (err error) 
 	return
 }
 
-// CoredumpGetAttribute calls cuCoredumpGetAttribute. It needs version 12.4 or newer of the library.
+// CoredumpGetAttribute calls cuCoredumpGetAttribute. It is resolved through cuGetProcAddress at CUDA 12.1.
 //
-//	Allows caller to fetch a coredump attribute value for the current context
+// Allows caller to fetch a coredump attribute value for the current context.
 //
 // Returns in *value the requested value specified by attrib. It is up to the caller
 // to ensure that the data type and size of *value matches the request.
@@ -1701,9 +1701,9 @@ func CoredumpGetAttribute(attrib CoredumpSettings, value unsafe.Pointer, size *u
 	return
 }
 
-// CoredumpGetAttributeGlobal calls cuCoredumpGetAttributeGlobal. It needs version 12.4 or newer of the library.
+// CoredumpGetAttributeGlobal calls cuCoredumpGetAttributeGlobal. It is resolved through cuGetProcAddress at CUDA 12.1.
 //
-//	Allows caller to fetch a coredump attribute value for the entire application
+// Allows caller to fetch a coredump attribute value for the entire application.
 //
 // Returns in *value the requested value specified by attrib. It is up to the caller
 // to ensure that the data type and size of *value matches the request.
@@ -1773,9 +1773,9 @@ func CoredumpGetAttributeGlobal(attrib CoredumpSettings, value unsafe.Pointer, s
 	return
 }
 
-// CoredumpSetAttribute calls cuCoredumpSetAttribute. It needs version 12.4 or newer of the library.
+// CoredumpSetAttribute calls cuCoredumpSetAttribute. It is resolved through cuGetProcAddress at CUDA 12.1.
 //
-//	Allows caller to set a coredump attribute value for the current context
+// Allows caller to set a coredump attribute value for the current context.
 //
 // This function should be considered an alternate interface to the CUDA-GDB environment
 // variables defined in this document: https://docs.nvidia.com/cuda/cuda-gdb/index.htmlgpu-coredump
@@ -1858,9 +1858,9 @@ func CoredumpSetAttribute(attrib CoredumpSettings, value unsafe.Pointer, size *u
 	return
 }
 
-// CoredumpSetAttributeGlobal calls cuCoredumpSetAttributeGlobal. It needs version 12.4 or newer of the library.
+// CoredumpSetAttributeGlobal calls cuCoredumpSetAttributeGlobal. It is resolved through cuGetProcAddress at CUDA 12.1.
 //
-//	Allows caller to set a coredump attribute value globally
+// Allows caller to set a coredump attribute value globally.
 //
 // This function should be considered an alternate interface to the CUDA-GDB environment
 // variables defined in this document: https://docs.nvidia.com/cuda/cuda-gdb/index.htmlgpu-coredump
@@ -1940,9 +1940,9 @@ func CoredumpSetAttributeGlobal(attrib CoredumpSettings, value unsafe.Pointer, s
 	return
 }
 
-// CtxAttach calls cuCtxAttach. It needs version 12.4 or newer of the library.
+// CtxAttach calls cuCtxAttach. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Increment a context's usage-count
+// Increment a context's usage-count.
 //
 // Deprecated:
 //
@@ -1988,9 +1988,9 @@ func CtxAttach(flags uint32) (pctx Context, err error) {
 	return
 }
 
-// CtxCreate calls cuCtxCreate (cuCtxCreate_v4).
+// CtxCreate calls cuCtxCreate (cuCtxCreate_v4). It is resolved through cuGetProcAddress at CUDA 12.5.
 //
-//	Create a CUDA context
+// Create a CUDA context.
 //
 // Creates a new CUDA context and associates it with the calling thread. The
 // flags parameter is described below. The context is created with a usage
@@ -2153,11 +2153,11 @@ func CtxCreate(ctxCreateParams *CtxCreateParams, flags uint32, dev Device) (pctx
 	return
 }
 
-// CtxCreateV2 calls cuCtxCreate_v2. It needs version 12.4 or newer of the library.
+// CtxCreateV2 calls cuCtxCreate_v2. It is resolved through cuGetProcAddress at CUDA 3.2.
 //
 // Declared by the CUDA 12.4 header; the 13.0 header no longer declares it.
 //
-//	Create a CUDA context
+// Create a CUDA context.
 //
 // Note: In most cases it is recommended to use cuDevicePrimaryCtxRetain.
 //
@@ -2290,11 +2290,11 @@ func CtxCreateV2(flags uint32, dev Device) (pctx Context, err error) {
 	return
 }
 
-// CtxCreateV3 calls cuCtxCreate_v3. It needs version 12.4 or newer of the library.
+// CtxCreateV3 calls cuCtxCreate_v3. It is resolved through cuGetProcAddress at CUDA 11.4.
 //
 // Declared by the CUDA 12.4 header; the 13.0 header no longer declares it.
 //
-//	Create a CUDA context with execution affinity
+// Create a CUDA context with execution affinity.
 //
 // Creates a new CUDA context with execution affinity and associates it with
 // the calling thread. The paramsArray and flags parameter are described below.
@@ -2435,9 +2435,9 @@ func CtxCreateV3(paramsArray *ExecAffinityParam, numParams int32, flags uint32, 
 	return
 }
 
-// CtxDestroy calls cuCtxDestroy (cuCtxDestroy_v2). It needs version 12.4 or newer of the library.
+// CtxDestroy calls cuCtxDestroy (cuCtxDestroy_v2). It is resolved through cuGetProcAddress at CUDA 4.0.
 //
-//	Destroy a CUDA context
+// Destroy a CUDA context.
 //
 // Destroys the CUDA context specified by ctx.  The context ctx will be
 // destroyed regardless of how many threads it is current to.
@@ -2493,9 +2493,9 @@ func CtxDestroy(ctx Context) (err error) {
 	return
 }
 
-// CtxDetach calls cuCtxDetach. It needs version 12.4 or newer of the library.
+// CtxDetach calls cuCtxDetach. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Decrement a context's usage-count
+// Decrement a context's usage-count.
 //
 // Deprecated:
 //
@@ -2536,10 +2536,9 @@ func CtxDetach(ctx Context) (err error) {
 	return
 }
 
-// CtxDisablePeerAccess calls cuCtxDisablePeerAccess. It needs version 12.4 or newer of the library.
+// CtxDisablePeerAccess calls cuCtxDisablePeerAccess. It is resolved through cuGetProcAddress at CUDA 4.0.
 //
-//	Disables direct access to memory allocations in a peer context and
-//
+// Disables direct access to memory allocations in a peer context and
 // unregisters any registered allocations.
 //
 // Returns CUDA_ERROR_PEER_ACCESS_NOT_ENABLED if direct peer access has
@@ -2571,9 +2570,9 @@ func CtxDisablePeerAccess(peerContext Context) (err error) {
 	return
 }
 
-// CtxEnablePeerAccess calls cuCtxEnablePeerAccess. It needs version 12.4 or newer of the library.
+// CtxEnablePeerAccess calls cuCtxEnablePeerAccess. It is resolved through cuGetProcAddress at CUDA 4.0.
 //
-//	Enables direct access to memory allocations in a peer context.
+// Enables direct access to memory allocations in a peer context.
 //
 // If both the current context and peerContext are on devices which support unified
 // addressing (as may be queried using CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING) and same
@@ -2631,9 +2630,9 @@ func CtxEnablePeerAccess(peerContext Context, flags uint32) (err error) {
 	return
 }
 
-// CtxFromGreenCtx calls cuCtxFromGreenCtx. It needs version 12.4 or newer of the library.
+// CtxFromGreenCtx calls cuCtxFromGreenCtx. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Converts a green context into the primary context
+// Converts a green context into the primary context.
 //
 // The API converts a green context into the primary context returned in pContext. It is important
 // to note that the converted context pContext is a normal primary context but with
@@ -2666,9 +2665,9 @@ func CtxFromGreenCtx(hCtx GreenCtx) (pContext Context, err error) {
 	return
 }
 
-// CtxGetApiVersion calls cuCtxGetApiVersion. It needs version 12.4 or newer of the library.
+// CtxGetApiVersion calls cuCtxGetApiVersion. It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Gets the context's API version.
+// Gets the context's API version.
 //
 // Returns a version number in version corresponding to the capabilities of
 // the context (e.g. 3010 or 3020), which library developers can use to direct
@@ -2711,9 +2710,9 @@ func CtxGetApiVersion(ctx Context, version *uint32) (err error) {
 	return
 }
 
-// CtxGetCacheConfig calls cuCtxGetCacheConfig. It needs version 12.4 or newer of the library.
+// CtxGetCacheConfig calls cuCtxGetCacheConfig. It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Returns the preferred cache configuration for the current context.
+// Returns the preferred cache configuration for the current context.
 //
 // On devices where the L1 cache and shared memory use the same hardware
 // resources, this function returns through pconfig the preferred cache configuration
@@ -2762,9 +2761,9 @@ func CtxGetCacheConfig() (pconfig FuncCache, err error) {
 	return
 }
 
-// CtxGetCurrent calls cuCtxGetCurrent. It needs version 12.4 or newer of the library.
+// CtxGetCurrent calls cuCtxGetCurrent. It is resolved through cuGetProcAddress at CUDA 4.0.
 //
-//	Returns the CUDA context bound to the calling CPU thread.
+// Returns the CUDA context bound to the calling CPU thread.
 //
 // Returns in *pctx the CUDA context bound to the calling CPU thread.
 // If no context is bound to the calling CPU thread then *pctx is
@@ -2792,9 +2791,9 @@ func CtxGetCurrent() (pctx Context, err error) {
 	return
 }
 
-// CtxGetDevResource calls cuCtxGetDevResource. It needs version 12.4 or newer of the library.
+// CtxGetDevResource calls cuCtxGetDevResource. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Get context resources
+// Get context resources.
 //
 // Get the type resources available to the context represented by hCtx
 //   - hCtx : Context to get resource for
@@ -2824,9 +2823,9 @@ func CtxGetDevResource(hCtx Context, resource *DevResource, type_ DevResourceTyp
 	return
 }
 
-// CtxGetDevice calls cuCtxGetDevice. It needs version 12.4 or newer of the library.
+// CtxGetDevice calls cuCtxGetDevice. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Returns the device handle for the current context
+// Returns the device handle for the current context.
 //
 // Returns in *device the handle of the current context's device.
 //
@@ -2861,9 +2860,9 @@ func CtxGetDevice() (device Device, err error) {
 	return
 }
 
-// CtxGetDeviceV2 calls cuCtxGetDevice_v2.
+// CtxGetDeviceV2 calls cuCtxGetDevice_v2. It is resolved through cuGetProcAddress at CUDA 13.0.
 //
-//	Returns the device handle for the specified context
+// Returns the device handle for the specified context.
 //
 // Returns in *device the handle of the specified context's device. If the specified context is NULL, the API will
 // return the current context's device.
@@ -2891,9 +2890,9 @@ func CtxGetDeviceV2(ctx Context) (device Device, err error) {
 	return
 }
 
-// CtxGetExecAffinity calls cuCtxGetExecAffinity. It needs version 12.4 or newer of the library.
+// CtxGetExecAffinity calls cuCtxGetExecAffinity. It is resolved through cuGetProcAddress at CUDA 11.4.
 //
-//	Returns the execution affinity setting for the current context.
+// Returns the execution affinity setting for the current context.
 //
 // Returns in *pExecAffinity the current value of type. The supported
 // CUexecAffinityType values are:
@@ -2922,9 +2921,9 @@ func CtxGetExecAffinity(type_ ExecAffinityType) (pExecAffinity ExecAffinityParam
 	return
 }
 
-// CtxGetFlags calls cuCtxGetFlags. It needs version 12.4 or newer of the library.
+// CtxGetFlags calls cuCtxGetFlags. It is resolved through cuGetProcAddress at CUDA 7.0.
 //
-//	Returns the flags for the current context
+// Returns the flags for the current context.
 //
 // Returns in *flags the flags of the current context. See cuCtxCreate
 // for flag values.
@@ -2958,9 +2957,9 @@ func CtxGetFlags(flags *uint32) (err error) {
 	return
 }
 
-// CtxGetId calls cuCtxGetId. It needs version 12.4 or newer of the library.
+// CtxGetId calls cuCtxGetId. It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Returns the unique Id associated with the context supplied
+// Returns the unique Id associated with the context supplied.
 //
 // Returns in ctxId the unique Id which is associated with a given context.
 // The Id is unique for the life of the program for this instance of CUDA.
@@ -2996,9 +2995,9 @@ func CtxGetId(ctx Context, ctxId *uint64) (err error) {
 	return
 }
 
-// CtxGetLimit calls cuCtxGetLimit. It needs version 12.4 or newer of the library.
+// CtxGetLimit calls cuCtxGetLimit. It is resolved through cuGetProcAddress at CUDA 3.1.
 //
-//	Returns resource limits
+// Returns resource limits.
 //
 // Returns in *pvalue the current size of limit.  The supported
 // CUlimit values are:
@@ -3045,9 +3044,9 @@ func CtxGetLimit(limit Limit) (pvalue uint64, err error) {
 	return
 }
 
-// CtxGetSharedMemConfig calls cuCtxGetSharedMemConfig. It needs version 12.4 or newer of the library.
+// CtxGetSharedMemConfig calls cuCtxGetSharedMemConfig. It is resolved through cuGetProcAddress at CUDA 4.2.
 //
-//	Returns the current shared memory configuration for the current context.
+// Returns the current shared memory configuration for the current context.
 //
 // Deprecated:
 //
@@ -3097,10 +3096,9 @@ func CtxGetSharedMemConfig(pConfig *Sharedconfig) (err error) {
 	return
 }
 
-// CtxGetStreamPriorityRange calls cuCtxGetStreamPriorityRange. It needs version 12.4 or newer of the library.
+// CtxGetStreamPriorityRange calls cuCtxGetStreamPriorityRange. It is resolved through cuGetProcAddress at CUDA 5.5.
 //
-//	Returns numerical values that correspond to the least and
-//
+// Returns numerical values that correspond to the least and
 // greatest stream priorities.
 //
 // Returns in *leastPriority and *greatestPriority the numerical values that correspond
@@ -3147,9 +3145,9 @@ func CtxGetStreamPriorityRange(leastPriority *int32, greatestPriority *int32) (e
 	return
 }
 
-// CtxPopCurrent calls cuCtxPopCurrent (cuCtxPopCurrent_v2). It needs version 12.4 or newer of the library.
+// CtxPopCurrent calls cuCtxPopCurrent (cuCtxPopCurrent_v2). It is resolved through cuGetProcAddress at CUDA 4.0.
 //
-//	Pops the current CUDA context from the current CPU thread.
+// Pops the current CUDA context from the current CPU thread.
 //
 // Pops the current CUDA context from the CPU thread and passes back the
 // old context handle in *pctx. That context may then be made current
@@ -3188,9 +3186,9 @@ func CtxPopCurrent() (pctx Context, err error) {
 	return
 }
 
-// CtxPushCurrent calls cuCtxPushCurrent (cuCtxPushCurrent_v2). It needs version 12.4 or newer of the library.
+// CtxPushCurrent calls cuCtxPushCurrent (cuCtxPushCurrent_v2). It is resolved through cuGetProcAddress at CUDA 4.0.
 //
-//	Pushes a context on the current CPU thread
+// Pushes a context on the current CPU thread.
 //
 // Pushes the given context ctx onto the CPU thread's stack of current
 // contexts. The specified context becomes the CPU thread's current context, so
@@ -3229,9 +3227,9 @@ func CtxPushCurrent(ctx Context) (err error) {
 	return
 }
 
-// CtxRecordEvent calls cuCtxRecordEvent.
+// CtxRecordEvent calls cuCtxRecordEvent. It is resolved through cuGetProcAddress at CUDA 12.5.
 //
-//	Records an event.
+// Records an event.
 //
 // Captures in hEvent all the activities of the context hCtx
 // at the time of this call. hEvent and hCtx must be from the same
@@ -3274,9 +3272,9 @@ func CtxRecordEvent(hCtx Context, hEvent Event) (err error) {
 	return
 }
 
-// CtxResetPersistingL2Cache calls cuCtxResetPersistingL2Cache. It needs version 12.4 or newer of the library.
+// CtxResetPersistingL2Cache calls cuCtxResetPersistingL2Cache. It is resolved through cuGetProcAddress at CUDA 11.0.
 //
-//	Resets all persisting lines in cache to normal status.
+// Resets all persisting lines in cache to normal status.
 //
 // cuCtxResetPersistingL2Cache Resets all persisting lines in cache to normal
 // status. Takes effect on function return.
@@ -3297,9 +3295,9 @@ func CtxResetPersistingL2Cache() (err error) {
 	return
 }
 
-// CtxSetCacheConfig calls cuCtxSetCacheConfig. It needs version 12.4 or newer of the library.
+// CtxSetCacheConfig calls cuCtxSetCacheConfig. It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Sets the preferred cache configuration for the current context.
+// Sets the preferred cache configuration for the current context.
 //
 // On devices where the L1 cache and shared memory use the same hardware
 // resources, this sets through config the preferred cache configuration for
@@ -3356,9 +3354,9 @@ func CtxSetCacheConfig(config FuncCache) (err error) {
 	return
 }
 
-// CtxSetCurrent calls cuCtxSetCurrent. It needs version 12.4 or newer of the library.
+// CtxSetCurrent calls cuCtxSetCurrent. It is resolved through cuGetProcAddress at CUDA 4.0.
 //
-//	Binds the specified CUDA context to the calling CPU thread
+// Binds the specified CUDA context to the calling CPU thread.
 //
 // Binds the specified CUDA context to the calling CPU thread.
 // If ctx is NULL then the CUDA context previously bound to the
@@ -3393,9 +3391,9 @@ func CtxSetCurrent(ctx Context) (err error) {
 	return
 }
 
-// CtxSetFlags calls cuCtxSetFlags. It needs version 12.4 or newer of the library.
+// CtxSetFlags calls cuCtxSetFlags. It is resolved through cuGetProcAddress at CUDA 12.1.
 //
-//	Sets the flags for the current context
+// Sets the flags for the current context.
 //
 // Sets the flags for the current context overwriting previously set ones. See
 // cuDevicePrimaryCtxSetFlags for flag values.
@@ -3430,9 +3428,9 @@ func CtxSetFlags(flags uint32) (err error) {
 	return
 }
 
-// CtxSetLimit calls cuCtxSetLimit. It needs version 12.4 or newer of the library.
+// CtxSetLimit calls cuCtxSetLimit. It is resolved through cuGetProcAddress at CUDA 3.1.
 //
-//	Set resource limits
+// Set resource limits.
 //
 // Setting limit to value is a request by the application to update
 // the current limit maintained by the context. The driver is free to
@@ -3536,9 +3534,9 @@ func CtxSetLimit(limit Limit, value uint64) (err error) {
 	return
 }
 
-// CtxSetSharedMemConfig calls cuCtxSetSharedMemConfig. It needs version 12.4 or newer of the library.
+// CtxSetSharedMemConfig calls cuCtxSetSharedMemConfig. It is resolved through cuGetProcAddress at CUDA 4.2.
 //
-//	Sets the shared memory configuration for the current context.
+// Sets the shared memory configuration for the current context.
 //
 // Deprecated:
 //
@@ -3598,9 +3596,9 @@ func CtxSetSharedMemConfig(config Sharedconfig) (err error) {
 	return
 }
 
-// CtxSynchronize calls cuCtxSynchronize. It needs version 12.4 or newer of the library.
+// CtxSynchronize calls cuCtxSynchronize. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Block for the current context's tasks to complete
+// Block for the current context's tasks to complete.
 //
 // Blocks until the current context has completed all preceding requested tasks.
 // If the current context is the primary context, green contexts that have been
@@ -3637,9 +3635,9 @@ func CtxSynchronize() (err error) {
 	return
 }
 
-// CtxSynchronizeV2 calls cuCtxSynchronize_v2.
+// CtxSynchronizeV2 calls cuCtxSynchronize_v2. It is resolved through cuGetProcAddress at CUDA 13.0.
 //
-//	Block for the specified context's tasks to complete
+// Block for the specified context's tasks to complete.
 //
 // Blocks until the specified context has completed all preceding requested tasks.
 // If the specified context is the primary context, green contexts that have been
@@ -3676,9 +3674,9 @@ func CtxSynchronizeV2(ctx Context) (err error) {
 	return
 }
 
-// CtxWaitEvent calls cuCtxWaitEvent.
+// CtxWaitEvent calls cuCtxWaitEvent. It is resolved through cuGetProcAddress at CUDA 12.5.
 //
-//	Make a context wait on an event
+// Make a context wait on an event.
 //
 // Makes all future work submitted to context hCtx wait for all work
 // captured in hEvent. The synchronization will be performed on the device
@@ -3721,9 +3719,9 @@ func CtxWaitEvent(hCtx Context, hEvent Event) (err error) {
 	return
 }
 
-// DestroyExternalMemory calls cuDestroyExternalMemory. It needs version 12.4 or newer of the library.
+// DestroyExternalMemory calls cuDestroyExternalMemory. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Destroys an external memory object.
+// Destroys an external memory object.
 //
 // Destroys the specified external memory object. Any existing buffers
 // and CUDA mipmapped arrays mapped onto this object must no longer be
@@ -3750,9 +3748,9 @@ func DestroyExternalMemory(extMem ExternalMemory) (err error) {
 	return
 }
 
-// DestroyExternalSemaphore calls cuDestroyExternalSemaphore. It needs version 12.4 or newer of the library.
+// DestroyExternalSemaphore calls cuDestroyExternalSemaphore. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Destroys an external semaphore
+// Destroys an external semaphore.
 //
 // Destroys an external semaphore object and releases any references
 // to the underlying resource. Any outstanding signals or waits must
@@ -3778,9 +3776,9 @@ func DestroyExternalSemaphore(extSem ExternalSemaphore) (err error) {
 	return
 }
 
-// DevResourceGenerateDesc calls cuDevResourceGenerateDesc. It needs version 12.4 or newer of the library.
+// DevResourceGenerateDesc calls cuDevResourceGenerateDesc. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Generate a resource descriptor
+// Generate a resource descriptor.
 //
 // Generates a single resource descriptor with the set of resources specified in resources.
 // The generated resource descriptor is necessary for the creation of green contexts via the cuGreenCtxCreate API.
@@ -3821,9 +3819,9 @@ func DevResourceGenerateDesc(phDesc *DevResourceDesc, resources *DevResource, nb
 	return
 }
 
-// DevSmResourceSplitByCount calls cuDevSmResourceSplitByCount. It needs version 12.4 or newer of the library.
+// DevSmResourceSplitByCount calls cuDevSmResourceSplitByCount. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Splits CU_DEV_RESOURCE_TYPE_SM resources.
+// Splits CU_DEV_RESOURCE_TYPE_SM resources.
 //
 // Splits CU_DEV_RESOURCE_TYPE_SM resources into nbGroups, adhering to the minimum SM count specified in minCount
 // and the usage flags in useFlags. If result is NULL, the API simulates a split and provides the amount of groups that
@@ -3894,9 +3892,9 @@ func DevSmResourceSplitByCount(result *DevResource, nbGroups *uint32, input *Dev
 	return
 }
 
-// DeviceCanAccessPeer calls cuDeviceCanAccessPeer. It needs version 12.4 or newer of the library.
+// DeviceCanAccessPeer calls cuDeviceCanAccessPeer. It is resolved through cuGetProcAddress at CUDA 4.0.
 //
-//	Queries if a device may directly access a peer device's memory.
+// Queries if a device may directly access a peer device's memory.
 //
 // Returns in *canAccessPeer a value of 1 if contexts on dev are capable of
 // directly accessing memory from contexts on peerDev and 0 otherwise.
@@ -3931,9 +3929,9 @@ func DeviceCanAccessPeer(dev Device, peerDev Device) (canAccessPeer int32, err e
 	return
 }
 
-// DeviceComputeCapability calls cuDeviceComputeCapability. It needs version 12.4 or newer of the library.
+// DeviceComputeCapability calls cuDeviceComputeCapability. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Returns the compute capability of the device
+// Returns the compute capability of the device.
 //
 // Deprecated:
 //
@@ -3972,9 +3970,9 @@ func DeviceComputeCapability(major *int32, minor *int32, dev Device) (err error)
 	return
 }
 
-// DeviceGet calls cuDeviceGet. It needs version 12.4 or newer of the library.
+// DeviceGet calls cuDeviceGet. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Returns a handle to a compute device
+// Returns a handle to a compute device.
 //
 // Returns in *device a device handle given an ordinal in the range <b>[0,
 // cuDeviceGetCount()-1]</b>.
@@ -4008,9 +4006,9 @@ func DeviceGet(ordinal int32) (device Device, err error) {
 	return
 }
 
-// DeviceGetAttribute calls cuDeviceGetAttribute. It needs version 12.4 or newer of the library.
+// DeviceGetAttribute calls cuDeviceGetAttribute. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Returns information about the device
+// Returns information about the device.
 //
 // Returns in *pi the integer value of the attribute attrib on device
 // dev.
@@ -4046,9 +4044,9 @@ func DeviceGetAttribute(attrib DeviceAttribute, dev Device) (pi int32, err error
 	return
 }
 
-// DeviceGetByPCIBusId calls cuDeviceGetByPCIBusId. It needs version 12.4 or newer of the library.
+// DeviceGetByPCIBusId calls cuDeviceGetByPCIBusId. It is resolved through cuGetProcAddress at CUDA 4.1.
 //
-//	Returns a handle to a compute device
+// Returns a handle to a compute device.
 //
 // Returns in *device a device handle given a PCI bus ID string.
 //
@@ -4084,9 +4082,9 @@ func DeviceGetByPCIBusId(pciBusId string) (dev Device, err error) {
 	return
 }
 
-// DeviceGetCount calls cuDeviceGetCount. It needs version 12.4 or newer of the library.
+// DeviceGetCount calls cuDeviceGetCount. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Returns the number of compute-capable devices
+// Returns the number of compute-capable devices.
 //
 // Returns in *count the number of devices with compute capability greater
 // than or equal to 2.0 that are available for execution. If there is no such
@@ -4120,9 +4118,9 @@ func DeviceGetCount() (count int32, err error) {
 	return
 }
 
-// DeviceGetDefaultMemPool calls cuDeviceGetDefaultMemPool. It needs version 12.4 or newer of the library.
+// DeviceGetDefaultMemPool calls cuDeviceGetDefaultMemPool. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Returns the default mempool of a device
+// Returns the default mempool of a device.
 //
 // The default mempool of a device contains device memory from that device.
 //
@@ -4134,7 +4132,7 @@ func DeviceGetCount() (count int32, err error) {
 // CUDA_ERROR_INVALID_DEVICE,
 // CUDA_ERROR_NOT_SUPPORTED
 //
-// See also: cuMemAllocAsync, cuMemPoolTrimTo, cuMemPoolGetAttribute, cuMemPoolSetAttribute, cuMemPoolSetAccess, cuDeviceGetMemPool, cuMemPoolCreate
+// See also: cuMemAllocAsync, cuMemPoolTrimTo, cuMemPoolGetAttribute, cuMemPoolSetAttribute, cuMemPoolSetAccess, cuDeviceGetMemPool, cuMemPoolCreate.
 func DeviceGetDefaultMemPool(poolOut *MemoryPool, dev Device) (err error) {
 	fn, err := procs.Get(61)
 	if err != nil {
@@ -4145,9 +4143,9 @@ func DeviceGetDefaultMemPool(poolOut *MemoryPool, dev Device) (err error) {
 	return
 }
 
-// DeviceGetDevResource calls cuDeviceGetDevResource. It needs version 12.4 or newer of the library.
+// DeviceGetDevResource calls cuDeviceGetDevResource. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Get device resources
+// Get device resources.
 //
 // Get the type resources available to the device.
 // This may often be the starting point for further partitioning or configuring of resources.
@@ -4178,9 +4176,9 @@ func DeviceGetDevResource(device Device, resource *DevResource, type_ DevResourc
 	return
 }
 
-// DeviceGetExecAffinitySupport calls cuDeviceGetExecAffinitySupport. It needs version 12.4 or newer of the library.
+// DeviceGetExecAffinitySupport calls cuDeviceGetExecAffinitySupport. It is resolved through cuGetProcAddress at CUDA 11.4.
 //
-//	Returns information about the execution affinity support of the device.
+// Returns information about the execution affinity support of the device.
 //
 // Returns in *pi whether execution affinity type type is supported by device dev.
 // The supported types are:
@@ -4216,9 +4214,9 @@ func DeviceGetExecAffinitySupport(pi *int32, type_ ExecAffinityType, dev Device)
 	return
 }
 
-// DeviceGetGraphMemAttribute calls cuDeviceGetGraphMemAttribute. It needs version 12.4 or newer of the library.
+// DeviceGetGraphMemAttribute calls cuDeviceGetGraphMemAttribute. It is resolved through cuGetProcAddress at CUDA 11.4.
 //
-//	Query asynchronous allocation attributes related to graphs
+// Query asynchronous allocation attributes related to graphs.
 //
 // Valid attributes are:
 //
@@ -4252,9 +4250,9 @@ func DeviceGetGraphMemAttribute(device Device, attr GraphMemAttribute, value uns
 	return
 }
 
-// DeviceGetHostAtomicCapabilities calls cuDeviceGetHostAtomicCapabilities.
+// DeviceGetHostAtomicCapabilities calls cuDeviceGetHostAtomicCapabilities. It is resolved through cuGetProcAddress at CUDA 13.0.
 //
-//	Queries details about atomic operations supported between the device and host.
+// Queries details about atomic operations supported between the device and host.
 //
 // Returns in *capabilities the details about requested atomic *operations over the
 // the link between dev and the host. The allocated size of *operations and
@@ -4292,9 +4290,9 @@ func DeviceGetHostAtomicCapabilities(operations *AtomicOperation, count uint32, 
 	return
 }
 
-// DeviceGetLuid calls cuDeviceGetLuid. It needs version 12.4 or newer of the library.
+// DeviceGetLuid calls cuDeviceGetLuid. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Return an LUID and device node mask for the device
+// Return an LUID and device node mask for the device.
 //
 // Return identifying information (luid and deviceNodeMask) to allow
 // matching device with graphics APIs.
@@ -4328,9 +4326,9 @@ func DeviceGetLuid(luid *byte, dev Device) (deviceNodeMask uint32, err error) {
 	return
 }
 
-// DeviceGetMemPool calls cuDeviceGetMemPool. It needs version 12.4 or newer of the library.
+// DeviceGetMemPool calls cuDeviceGetMemPool. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Gets the current mempool for a device
+// Gets the current mempool for a device.
 //
 // Returns the last pool provided to cuDeviceSetMemPool for this device
 // or the device's default memory pool if cuDeviceSetMemPool has never been called.
@@ -4341,7 +4339,7 @@ func DeviceGetLuid(luid *byte, dev Device) (deviceNodeMask uint32, err error) {
 // CUDA_SUCCESS,
 // CUDA_ERROR_INVALID_VALUE
 //
-// See also: cuDeviceGetDefaultMemPool, cuMemPoolCreate, cuDeviceSetMemPool
+// See also: cuDeviceGetDefaultMemPool, cuMemPoolCreate, cuDeviceSetMemPool.
 func DeviceGetMemPool(pool *MemoryPool, dev Device) (err error) {
 	fn, err := procs.Get(67)
 	if err != nil {
@@ -4352,9 +4350,9 @@ func DeviceGetMemPool(pool *MemoryPool, dev Device) (err error) {
 	return
 }
 
-// DeviceGetName calls cuDeviceGetName. It needs version 12.4 or newer of the library.
+// DeviceGetName calls cuDeviceGetName. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Returns an identifier string for the device
+// Returns an identifier string for the device.
 //
 // Returns an ASCII string identifying the device dev in the NULL-terminated
 // string pointed to by name. len specifies the maximum length of the
@@ -4391,9 +4389,9 @@ func DeviceGetName(name *byte, len_ int32, dev Device) (err error) {
 	return
 }
 
-// DeviceGetNvSciSyncAttributes calls cuDeviceGetNvSciSyncAttributes. It needs version 12.4 or newer of the library.
+// DeviceGetNvSciSyncAttributes calls cuDeviceGetNvSciSyncAttributes. It is resolved through cuGetProcAddress at CUDA 10.2.
 //
-//	Return NvSciSync attributes that this device can support.
+// Return NvSciSync attributes that this device can support.
 //
 // Returns in nvSciSyncAttrList, the properties of NvSciSync that
 // this CUDA device, dev can support. The returned nvSciSyncAttrList
@@ -4462,9 +4460,9 @@ func DeviceGetNvSciSyncAttributes(nvSciSyncAttrList unsafe.Pointer, dev Device, 
 	return
 }
 
-// DeviceGetP2PAtomicCapabilities calls cuDeviceGetP2PAtomicCapabilities.
+// DeviceGetP2PAtomicCapabilities calls cuDeviceGetP2PAtomicCapabilities. It is resolved through cuGetProcAddress at CUDA 13.0.
 //
-//	Queries details about atomic operations supported between two devices
+// Queries details about atomic operations supported between two devices.
 //
 // Returns in *capabilities the details about requested atomic *operations over the
 // the link between srcDevice and dstDevice. The allocated size of *operations and
@@ -4504,9 +4502,9 @@ func DeviceGetP2PAtomicCapabilities(operations *AtomicOperation, count uint32, s
 	return
 }
 
-// DeviceGetP2PAttribute calls cuDeviceGetP2PAttribute. It needs version 12.4 or newer of the library.
+// DeviceGetP2PAttribute calls cuDeviceGetP2PAttribute. It is resolved through cuGetProcAddress at CUDA 8.0.
 //
-//	Queries attributes of the link between two devices.
+// Queries attributes of the link between two devices.
 //
 // Returns in *value the value of the requested attribute attrib of the
 // link between srcDevice and dstDevice. The supported attributes are:
@@ -4555,9 +4553,9 @@ func DeviceGetP2PAttribute(attrib DeviceP2PAttribute, srcDevice Device, dstDevic
 	return
 }
 
-// DeviceGetPCIBusId calls cuDeviceGetPCIBusId. It needs version 12.4 or newer of the library.
+// DeviceGetPCIBusId calls cuDeviceGetPCIBusId. It is resolved through cuGetProcAddress at CUDA 4.1.
 //
-//	Returns a PCI Bus Id string for the device
+// Returns a PCI Bus Id string for the device.
 //
 // Returns an ASCII string identifying the device dev in the NULL-terminated
 // string pointed to by pciBusId. len specifies the maximum length of the
@@ -4595,9 +4593,9 @@ func DeviceGetPCIBusId(pciBusId *byte, len_ int32, dev Device) (err error) {
 	return
 }
 
-// DeviceGetProperties calls cuDeviceGetProperties. It needs version 12.4 or newer of the library.
+// DeviceGetProperties calls cuDeviceGetProperties. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Returns properties for a selected device
+// Returns properties for a selected device.
 //
 // Deprecated:
 //
@@ -4666,9 +4664,9 @@ func DeviceGetProperties(dev Device) (prop Devprop, err error) {
 	return
 }
 
-// DeviceGetTexture1DLinearMaxWidth calls cuDeviceGetTexture1DLinearMaxWidth. It needs version 12.4 or newer of the library.
+// DeviceGetTexture1DLinearMaxWidth calls cuDeviceGetTexture1DLinearMaxWidth. It is resolved through cuGetProcAddress at CUDA 11.1.
 //
-//	Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
+// Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
 //
 // Returns in maxWidthInElements the maximum number of texture elements allocatable in a 1D linear texture
 // for given format and numChannels.
@@ -4704,9 +4702,9 @@ func DeviceGetTexture1DLinearMaxWidth(format ArrayFormat, numChannels uint32, de
 	return
 }
 
-// DeviceGetUuid calls cuDeviceGetUuid (cuDeviceGetUuid_v2). It needs version 12.4 or newer of the library.
+// DeviceGetUuid calls cuDeviceGetUuid (cuDeviceGetUuid_v2). It is resolved through cuGetProcAddress at CUDA 11.4.
 //
-//	Return an UUID for the device
+// Return an UUID for the device.
 //
 // Returns 16-octets identifying the device dev in the structure
 // pointed by the uuid. If the device is in MIG mode, returns its
@@ -4740,9 +4738,9 @@ func DeviceGetUuid(dev Device) (uuid Uuid, err error) {
 	return
 }
 
-// DeviceGraphMemTrim calls cuDeviceGraphMemTrim. It needs version 12.4 or newer of the library.
+// DeviceGraphMemTrim calls cuDeviceGraphMemTrim. It is resolved through cuGetProcAddress at CUDA 11.4.
 //
-//	Free unused memory that was cached on the specified device for use with graphs back to the OS.
+// Free unused memory that was cached on the specified device for use with graphs back to the OS.
 //
 // Blocks which are not in use by a graph that is either currently executing or scheduled to execute are
 // freed back to the operating system.
@@ -4768,9 +4766,9 @@ func DeviceGraphMemTrim(device Device) (err error) {
 	return
 }
 
-// DevicePrimaryCtxGetState calls cuDevicePrimaryCtxGetState. It needs version 12.4 or newer of the library.
+// DevicePrimaryCtxGetState calls cuDevicePrimaryCtxGetState. It is resolved through cuGetProcAddress at CUDA 7.0.
 //
-//	Get the state of the primary context
+// Get the state of the primary context.
 //
 // Returns in *flags the flags for the primary context of dev, and in
 // *active whether it is active.  See cuDevicePrimaryCtxSetFlags for flag
@@ -4802,9 +4800,9 @@ func DevicePrimaryCtxGetState(dev Device, flags *uint32, active *int32) (err err
 	return
 }
 
-// DevicePrimaryCtxRelease calls cuDevicePrimaryCtxRelease (cuDevicePrimaryCtxRelease_v2). It needs version 12.4 or newer of the library.
+// DevicePrimaryCtxRelease calls cuDevicePrimaryCtxRelease (cuDevicePrimaryCtxRelease_v2). It is resolved through cuGetProcAddress at CUDA 11.0.
 //
-//	Release the primary context on the GPU
+// Release the primary context on the GPU.
 //
 // Releases the primary context interop on the device.
 // A retained context should always be released once the user is done using
@@ -4850,9 +4848,9 @@ func DevicePrimaryCtxRelease(dev Device) (err error) {
 	return
 }
 
-// DevicePrimaryCtxReset calls cuDevicePrimaryCtxReset (cuDevicePrimaryCtxReset_v2). It needs version 12.4 or newer of the library.
+// DevicePrimaryCtxReset calls cuDevicePrimaryCtxReset (cuDevicePrimaryCtxReset_v2). It is resolved through cuGetProcAddress at CUDA 11.0.
 //
-//	Destroy all allocations and reset all state on the primary context
+// Destroy all allocations and reset all state on the primary context.
 //
 // Explicitly destroys and cleans up all resources associated with the current
 // device in the current process.
@@ -4897,9 +4895,9 @@ func DevicePrimaryCtxReset(dev Device) (err error) {
 	return
 }
 
-// DevicePrimaryCtxRetain calls cuDevicePrimaryCtxRetain. It needs version 12.4 or newer of the library.
+// DevicePrimaryCtxRetain calls cuDevicePrimaryCtxRetain. It is resolved through cuGetProcAddress at CUDA 7.0.
 //
-//	Retain the primary context on the GPU
+// Retain the primary context on the GPU.
 //
 // Retains the primary context on the device.
 // Once the user successfully retains the primary context, the primary context
@@ -4954,9 +4952,9 @@ func DevicePrimaryCtxRetain(dev Device) (pctx Context, err error) {
 	return
 }
 
-// DevicePrimaryCtxSetFlags calls cuDevicePrimaryCtxSetFlags (cuDevicePrimaryCtxSetFlags_v2). It needs version 12.4 or newer of the library.
+// DevicePrimaryCtxSetFlags calls cuDevicePrimaryCtxSetFlags (cuDevicePrimaryCtxSetFlags_v2). It is resolved through cuGetProcAddress at CUDA 11.0.
 //
-//	Set flags for the primary context
+// Set flags for the primary context.
 //
 // Sets the flags for the primary context on the device overwriting perviously
 // set ones.
@@ -5057,9 +5055,9 @@ func DevicePrimaryCtxSetFlags(dev Device, flags uint32) (err error) {
 	return
 }
 
-// DeviceRegisterAsyncNotification calls cuDeviceRegisterAsyncNotification. It needs version 12.4 or newer of the library.
+// DeviceRegisterAsyncNotification calls cuDeviceRegisterAsyncNotification. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Registers a callback function to receive async notifications
+// Registers a callback function to receive async notifications.
 //
 // Registers callbackFunc to receive async notifications.
 //
@@ -5101,9 +5099,9 @@ func DeviceRegisterAsyncNotification(device Device, callbackFunc AsyncCallback, 
 	return
 }
 
-// DeviceSetGraphMemAttribute calls cuDeviceSetGraphMemAttribute. It needs version 12.4 or newer of the library.
+// DeviceSetGraphMemAttribute calls cuDeviceSetGraphMemAttribute. It is resolved through cuGetProcAddress at CUDA 11.4.
 //
-//	Set asynchronous allocation attributes related to graphs
+// Set asynchronous allocation attributes related to graphs.
 //
 // Valid attributes are:
 //
@@ -5134,9 +5132,9 @@ func DeviceSetGraphMemAttribute(device Device, attr GraphMemAttribute, value uns
 	return
 }
 
-// DeviceSetMemPool calls cuDeviceSetMemPool. It needs version 12.4 or newer of the library.
+// DeviceSetMemPool calls cuDeviceSetMemPool. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Sets the current memory pool of a device
+// Sets the current memory pool of a device.
 //
 // The memory pool must be local to the specified device.
 // cuMemAllocAsync allocates from the current mempool of the provided stream's device.
@@ -5149,7 +5147,7 @@ func DeviceSetGraphMemAttribute(device Device, attr GraphMemAttribute, value uns
 // CUDA_SUCCESS,
 // CUDA_ERROR_INVALID_VALUE
 //
-// See also: cuDeviceGetDefaultMemPool, cuDeviceGetMemPool, cuMemPoolCreate, cuMemPoolDestroy, cuMemAllocFromPoolAsync
+// See also: cuDeviceGetDefaultMemPool, cuDeviceGetMemPool, cuMemPoolCreate, cuMemPoolDestroy, cuMemAllocFromPoolAsync.
 func DeviceSetMemPool(dev Device, pool MemoryPool) (err error) {
 	fn, err := procs.Get(84)
 	if err != nil {
@@ -5160,9 +5158,9 @@ func DeviceSetMemPool(dev Device, pool MemoryPool) (err error) {
 	return
 }
 
-// DeviceTotalMem calls cuDeviceTotalMem (cuDeviceTotalMem_v2). It needs version 12.4 or newer of the library.
+// DeviceTotalMem calls cuDeviceTotalMem (cuDeviceTotalMem_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Returns the total amount of memory on the device
+// Returns the total amount of memory on the device.
 //
 // Returns in *bytes the total amount of memory available on the device
 // dev in bytes.
@@ -5196,9 +5194,9 @@ func DeviceTotalMem(dev Device) (bytes uint64, err error) {
 	return
 }
 
-// DeviceUnregisterAsyncNotification calls cuDeviceUnregisterAsyncNotification. It needs version 12.4 or newer of the library.
+// DeviceUnregisterAsyncNotification calls cuDeviceUnregisterAsyncNotification. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Unregisters an async notification callback
+// Unregisters an async notification callback.
 //
 // Unregisters callback so that the corresponding callback function will stop receiving
 // async notifications.
@@ -5226,9 +5224,9 @@ func DeviceUnregisterAsyncNotification(device Device, callback AsyncCallbackHand
 	return
 }
 
-// DriverGetVersion calls cuDriverGetVersion. It needs version 12.4 or newer of the library.
+// DriverGetVersion calls cuDriverGetVersion. It is resolved through cuGetProcAddress at CUDA 2.2.
 //
-//	Returns the latest CUDA version supported by driver
+// Returns the latest CUDA version supported by driver.
 //
 // Returns in *driverVersion the version of CUDA supported by
 // the driver.  The version is returned as
@@ -5257,7 +5255,7 @@ func DriverGetVersion() (driverVersion int32, err error) {
 	return
 }
 
-// EGLStreamConsumerAcquireFrame calls cuEGLStreamConsumerAcquireFrame.
+// EGLStreamConsumerAcquireFrame calls cuEGLStreamConsumerAcquireFrame. It needs version 13.0 or newer of the library.
 //
 // Acquire an image frame from the EGLStream with CUDA as a consumer.
 func EGLStreamConsumerAcquireFrame(conn *EglStreamConnection, pCudaResource *GraphicsResource, pStream *Stream, timeout uint32) (err error) {
@@ -5270,7 +5268,7 @@ func EGLStreamConsumerAcquireFrame(conn *EglStreamConnection, pCudaResource *Gra
 	return
 }
 
-// EGLStreamConsumerConnect calls cuEGLStreamConsumerConnect.
+// EGLStreamConsumerConnect calls cuEGLStreamConsumerConnect. It needs version 13.0 or newer of the library.
 //
 // Connect CUDA to EGLStream as a consumer.
 func EGLStreamConsumerConnect(conn *EglStreamConnection, stream EGLStreamKHR) (err error) {
@@ -5283,7 +5281,7 @@ func EGLStreamConsumerConnect(conn *EglStreamConnection, stream EGLStreamKHR) (e
 	return
 }
 
-// EGLStreamConsumerConnectWithFlags calls cuEGLStreamConsumerConnectWithFlags.
+// EGLStreamConsumerConnectWithFlags calls cuEGLStreamConsumerConnectWithFlags. It needs version 13.0 or newer of the library.
 //
 // Connect CUDA to EGLStream as a consumer with given flags.
 func EGLStreamConsumerConnectWithFlags(conn *EglStreamConnection, stream EGLStreamKHR, flags uint32) (err error) {
@@ -5296,7 +5294,7 @@ func EGLStreamConsumerConnectWithFlags(conn *EglStreamConnection, stream EGLStre
 	return
 }
 
-// EGLStreamConsumerDisconnect calls cuEGLStreamConsumerDisconnect.
+// EGLStreamConsumerDisconnect calls cuEGLStreamConsumerDisconnect. It needs version 13.0 or newer of the library.
 //
 // Disconnect CUDA as a consumer to EGLStream.
 func EGLStreamConsumerDisconnect(conn *EglStreamConnection) (err error) {
@@ -5309,7 +5307,7 @@ func EGLStreamConsumerDisconnect(conn *EglStreamConnection) (err error) {
 	return
 }
 
-// EGLStreamConsumerReleaseFrame calls cuEGLStreamConsumerReleaseFrame.
+// EGLStreamConsumerReleaseFrame calls cuEGLStreamConsumerReleaseFrame. It needs version 13.0 or newer of the library.
 //
 // Releases the last frame acquired from the EGLStream.
 func EGLStreamConsumerReleaseFrame(conn *EglStreamConnection, pCudaResource GraphicsResource, pStream *Stream) (err error) {
@@ -5322,7 +5320,7 @@ func EGLStreamConsumerReleaseFrame(conn *EglStreamConnection, pCudaResource Grap
 	return
 }
 
-// EGLStreamProducerConnect calls cuEGLStreamProducerConnect.
+// EGLStreamProducerConnect calls cuEGLStreamProducerConnect. It needs version 13.0 or newer of the library.
 //
 // Connect CUDA to EGLStream as a producer.
 func EGLStreamProducerConnect(conn *EglStreamConnection, stream EGLStreamKHR, width EGLint, height EGLint) (err error) {
@@ -5335,7 +5333,7 @@ func EGLStreamProducerConnect(conn *EglStreamConnection, stream EGLStreamKHR, wi
 	return
 }
 
-// EGLStreamProducerDisconnect calls cuEGLStreamProducerDisconnect.
+// EGLStreamProducerDisconnect calls cuEGLStreamProducerDisconnect. It needs version 13.0 or newer of the library.
 //
 // Disconnect CUDA as a producer to EGLStream.
 func EGLStreamProducerDisconnect(conn *EglStreamConnection) (err error) {
@@ -5348,7 +5346,7 @@ func EGLStreamProducerDisconnect(conn *EglStreamConnection) (err error) {
 	return
 }
 
-// EGLStreamProducerPresentFrame calls cuEGLStreamProducerPresentFrame.
+// EGLStreamProducerPresentFrame calls cuEGLStreamProducerPresentFrame. It needs version 13.0 or newer of the library.
 //
 // Present a CUDA eglFrame to the EGLStream with CUDA as a producer.
 func EGLStreamProducerPresentFrame(conn *EglStreamConnection, eglframe EglFrame, pStream *Stream) (err error) {
@@ -5361,7 +5359,7 @@ func EGLStreamProducerPresentFrame(conn *EglStreamConnection, eglframe EglFrame,
 	return
 }
 
-// EGLStreamProducerReturnFrame calls cuEGLStreamProducerReturnFrame.
+// EGLStreamProducerReturnFrame calls cuEGLStreamProducerReturnFrame. It needs version 13.0 or newer of the library.
 //
 // Return the CUDA eglFrame to the EGLStream released by the consumer.
 func EGLStreamProducerReturnFrame(conn *EglStreamConnection, eglframe *EglFrame, pStream *Stream) (err error) {
@@ -5374,9 +5372,9 @@ func EGLStreamProducerReturnFrame(conn *EglStreamConnection, eglframe *EglFrame,
 	return
 }
 
-// EventCreate calls cuEventCreate. It needs version 12.4 or newer of the library.
+// EventCreate calls cuEventCreate. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Creates an event
+// Creates an event.
 //
 // Creates an event *phEvent for the current context with the flags specified via
 // Flags. Valid flags include:
@@ -5422,7 +5420,7 @@ func EventCreate(flags uint32) (phEvent Event, err error) {
 	return
 }
 
-// EventCreateFromEGLSync calls cuEventCreateFromEGLSync.
+// EventCreateFromEGLSync calls cuEventCreateFromEGLSync. It needs version 13.0 or newer of the library.
 //
 // Creates an event from EGLSync object.
 func EventCreateFromEGLSync(phEvent *Event, eglSync EGLSyncKHR, flags uint32) (err error) {
@@ -5435,9 +5433,9 @@ func EventCreateFromEGLSync(phEvent *Event, eglSync EGLSyncKHR, flags uint32) (e
 	return
 }
 
-// EventDestroy calls cuEventDestroy (cuEventDestroy_v2). It needs version 12.4 or newer of the library.
+// EventDestroy calls cuEventDestroy (cuEventDestroy_v2). It is resolved through cuGetProcAddress at CUDA 4.0.
 //
-//	Destroys an event
+// Destroys an event.
 //
 // Destroys the event specified by hEvent.
 //
@@ -5471,9 +5469,9 @@ func EventDestroy(hEvent Event) (err error) {
 	return
 }
 
-// EventElapsedTime calls cuEventElapsedTime (cuEventElapsedTime_v2).
+// EventElapsedTime calls cuEventElapsedTime (cuEventElapsedTime_v2). It is resolved through cuGetProcAddress at CUDA 12.8.
 //
-//	Computes the elapsed time between two events
+// Computes the elapsed time between two events.
 //
 // Computes the elapsed time between two events (in milliseconds with a
 // resolution of around 0.5 microseconds). Note this API is not guaranteed
@@ -5526,9 +5524,9 @@ func EventElapsedTime(pMilliseconds *float32, hStart Event, hEnd Event) (err err
 	return
 }
 
-// EventQuery calls cuEventQuery. It needs version 12.4 or newer of the library.
+// EventQuery calls cuEventQuery. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Queries an event's status
+// Queries an event's status.
 //
 // Queries the status of all work currently captured by hEvent. See
 // cuEventRecord() for details on what is captured by an event.
@@ -5565,9 +5563,9 @@ func EventQuery(hEvent Event) (err error) {
 	return
 }
 
-// EventRecord calls cuEventRecord. It needs version 12.4 or newer of the library.
+// EventRecord calls cuEventRecord. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Records an event
+// Records an event.
 //
 // Captures in hEvent the contents of hStream at the time of this call.
 // hEvent and hStream must be from the same context otherwise
@@ -5614,9 +5612,9 @@ func EventRecord(hEvent Event, hStream Stream) (err error) {
 	return
 }
 
-// EventRecordWithFlags calls cuEventRecordWithFlags. It needs version 12.4 or newer of the library.
+// EventRecordWithFlags calls cuEventRecordWithFlags. It is resolved through cuGetProcAddress at CUDA 11.1.
 //
-//	Records an event
+// Records an event.
 //
 // Captures in hEvent the contents of hStream at the time of this call.
 // hEvent and hStream must be from the same context otherwise
@@ -5670,9 +5668,9 @@ func EventRecordWithFlags(hEvent Event, hStream Stream, flags uint32) (err error
 	return
 }
 
-// EventSynchronize calls cuEventSynchronize. It needs version 12.4 or newer of the library.
+// EventSynchronize calls cuEventSynchronize. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Waits for an event to complete
+// Waits for an event to complete.
 //
 // Waits until the completion of all work currently captured in hEvent.
 // See cuEventRecord() for details on what is captured by an event.
@@ -5708,9 +5706,9 @@ func EventSynchronize(hEvent Event) (err error) {
 	return
 }
 
-// ExternalMemoryGetMappedBuffer calls cuExternalMemoryGetMappedBuffer. It needs version 12.4 or newer of the library.
+// ExternalMemoryGetMappedBuffer calls cuExternalMemoryGetMappedBuffer. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Maps a buffer onto an imported memory object
+// Maps a buffer onto an imported memory object.
 //
 // Maps a buffer onto an imported memory object and returns a device
 // pointer in devPtr.
@@ -5769,9 +5767,9 @@ func ExternalMemoryGetMappedBuffer(extMem ExternalMemory, bufferDesc *ExternalMe
 	return
 }
 
-// ExternalMemoryGetMappedMipmappedArray calls cuExternalMemoryGetMappedMipmappedArray. It needs version 12.4 or newer of the library.
+// ExternalMemoryGetMappedMipmappedArray calls cuExternalMemoryGetMappedMipmappedArray. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Maps a CUDA mipmapped array onto an external memory object
+// Maps a CUDA mipmapped array onto an external memory object.
 //
 // Maps a CUDA mipmapped array onto an external object and returns a
 // handle to it in mipmap.
@@ -5832,9 +5830,9 @@ func ExternalMemoryGetMappedMipmappedArray(extMem ExternalMemory, mipmapDesc *Ex
 	return
 }
 
-// FlushGPUDirectRDMAWrites calls cuFlushGPUDirectRDMAWrites. It needs version 12.4 or newer of the library.
+// FlushGPUDirectRDMAWrites calls cuFlushGPUDirectRDMAWrites. It is resolved through cuGetProcAddress at CUDA 11.3.
 //
-//	Blocks until remote writes are visible to the specified scope
+// Blocks until remote writes are visible to the specified scope.
 //
 // Blocks until GPUDirect RDMA writes to the target context via mappings
 // created through APIs like nvidia_p2p_get_pages (see
@@ -5878,9 +5876,9 @@ func FlushGPUDirectRDMAWrites(target FlushGPUDirectRDMAWritesTarget, scope Flush
 	return
 }
 
-// FuncGetAttribute calls cuFuncGetAttribute. It needs version 12.4 or newer of the library.
+// FuncGetAttribute calls cuFuncGetAttribute. It is resolved through cuGetProcAddress at CUDA 2.2.
 //
-//	Returns information about a function
+// Returns information about a function.
 //
 // Returns in *pi the integer value of the attribute attrib on the kernel
 // given by hfunc. The supported attributes are:
@@ -5981,9 +5979,9 @@ func FuncGetAttribute(attrib FunctionAttribute, hfunc Function) (pi int32, err e
 	return
 }
 
-// FuncGetModule calls cuFuncGetModule. It needs version 12.4 or newer of the library.
+// FuncGetModule calls cuFuncGetModule. It is resolved through cuGetProcAddress at CUDA 11.0.
 //
-//	Returns a module handle
+// Returns a module handle.
 //
 // Returns in *hmod the handle of the module that function hfunc
 // is located in. The lifetime of the module corresponds to the lifetime of
@@ -6013,9 +6011,9 @@ func FuncGetModule(hfunc Function) (hmod Module, err error) {
 	return
 }
 
-// FuncGetName calls cuFuncGetName. It needs version 12.4 or newer of the library.
+// FuncGetName calls cuFuncGetName. It is resolved through cuGetProcAddress at CUDA 12.3.
 //
-//	Returns the function name for a CUfunction handle
+// Returns the function name for a CUfunction handle.
 //
 // Returns in **name the function name associated with the function handle hfunc .
 // The function name is returned as a null-terminated string. The returned name is only
@@ -6042,9 +6040,9 @@ func FuncGetName(name []string, hfunc Function) (err error) {
 	return
 }
 
-// FuncGetParamInfo calls cuFuncGetParamInfo. It needs version 12.4 or newer of the library.
+// FuncGetParamInfo calls cuFuncGetParamInfo. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Returns the offset and size of a kernel parameter in the device-side parameter layout
+// Returns the offset and size of a kernel parameter in the device-side parameter layout.
 //
 // Queries the kernel parameter at paramIndex into func's list of parameters, and returns
 // in paramOffset and paramSize the offset and size, respectively, where the parameter
@@ -6062,7 +6060,7 @@ func FuncGetName(name []string, hfunc Function) (err error) {
 // CUDA_SUCCESS,
 // CUDA_ERROR_INVALID_VALUE,
 //
-// See also: cuKernelGetParamInfo
+// See also: cuKernelGetParamInfo.
 func FuncGetParamInfo(func_ Function, paramIndex uint64, paramSize *uint64) (paramOffset uint64, err error) {
 	fn, err := procs.Get(111)
 	if err != nil {
@@ -6073,9 +6071,9 @@ func FuncGetParamInfo(func_ Function, paramIndex uint64, paramSize *uint64) (par
 	return
 }
 
-// FuncIsLoaded calls cuFuncIsLoaded. It needs version 12.4 or newer of the library.
+// FuncIsLoaded calls cuFuncIsLoaded. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Returns if the function is loaded
+// Returns if the function is loaded.
 //
 // Returns in state the loading state of function.
 //
@@ -6099,9 +6097,9 @@ func FuncIsLoaded(state *FunctionLoadingState, function Function) (err error) {
 	return
 }
 
-// FuncLoad calls cuFuncLoad. It needs version 12.4 or newer of the library.
+// FuncLoad calls cuFuncLoad. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Loads a function
+// Loads a function.
 //
 // Finalizes function loading for function. Calling this API with a
 // fully loaded function has no effect.
@@ -6125,9 +6123,9 @@ func FuncLoad(function Function) (err error) {
 	return
 }
 
-// FuncSetAttribute calls cuFuncSetAttribute. It needs version 12.4 or newer of the library.
+// FuncSetAttribute calls cuFuncSetAttribute. It is resolved through cuGetProcAddress at CUDA 9.0.
 //
-//	Sets information about a function
+// Sets information about a function.
 //
 // This call sets the value of a specified attribute attrib on the kernel given
 // by hfunc to an integer value specified by val
@@ -6199,9 +6197,9 @@ func FuncSetAttribute(hfunc Function, attrib FunctionAttribute, value int32) (er
 	return
 }
 
-// FuncSetBlockShape calls cuFuncSetBlockShape. It needs version 12.4 or newer of the library.
+// FuncSetBlockShape calls cuFuncSetBlockShape. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Sets the block-dimensions for the function
+// Sets the block-dimensions for the function.
 //
 // Deprecated:
 //
@@ -6242,9 +6240,9 @@ func FuncSetBlockShape(hfunc Function, x int32, y int32, z int32) (err error) {
 	return
 }
 
-// FuncSetCacheConfig calls cuFuncSetCacheConfig. It needs version 12.4 or newer of the library.
+// FuncSetCacheConfig calls cuFuncSetCacheConfig. It is resolved through cuGetProcAddress at CUDA 3.0.
 //
-//	Sets the preferred cache configuration for a device function
+// Sets the preferred cache configuration for a device function.
 //
 // On devices where the L1 cache and shared memory use the same hardware
 // resources, this sets through config the preferred cache configuration for
@@ -6293,9 +6291,9 @@ func FuncSetCacheConfig(hfunc Function, config FuncCache) (err error) {
 	return
 }
 
-// FuncSetSharedMemConfig calls cuFuncSetSharedMemConfig. It needs version 12.4 or newer of the library.
+// FuncSetSharedMemConfig calls cuFuncSetSharedMemConfig. It is resolved through cuGetProcAddress at CUDA 4.2.
 //
-//	Sets the shared memory configuration for a device function.
+// Sets the shared memory configuration for a device function.
 //
 // Deprecated:
 //
@@ -6354,9 +6352,9 @@ func FuncSetSharedMemConfig(hfunc Function, config Sharedconfig) (err error) {
 	return
 }
 
-// FuncSetSharedSize calls cuFuncSetSharedSize. It needs version 12.4 or newer of the library.
+// FuncSetSharedSize calls cuFuncSetSharedSize. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Sets the dynamic shared-memory size for the function
+// Sets the dynamic shared-memory size for the function.
 //
 // Deprecated:
 //
@@ -6395,7 +6393,7 @@ func FuncSetSharedSize(hfunc Function, bytes uint32) (err error) {
 	return
 }
 
-// GLGetDevices calls cuGLGetDevices (cuGLGetDevices_v2).
+// GLGetDevices calls cuGLGetDevices (cuGLGetDevices_v2). It needs version 13.0 or newer of the library.
 //
 // Gets the CUDA devices associated with the current OpenGL context.
 func GLGetDevices(pCudaDeviceCount *uint32, pCudaDevices *Device, cudaDeviceCount uint32, deviceList GLDeviceList) (err error) {
@@ -6408,9 +6406,9 @@ func GLGetDevices(pCudaDeviceCount *uint32, pCudaDevices *Device, cudaDeviceCoun
 	return
 }
 
-// GetErrorName calls cuGetErrorName. It needs version 12.4 or newer of the library.
+// GetErrorName calls cuGetErrorName. It is resolved through cuGetProcAddress at CUDA 6.0.
 //
-//	Gets the string representation of an error code enum name
+// Gets the string representation of an error code enum name.
 //
 // Sets *pStr to the address of a NULL-terminated string representation
 // of the name of the enum error code error.
@@ -6439,9 +6437,9 @@ func GetErrorName(error_ Result) (pStr string, err error) {
 	return
 }
 
-// GetErrorString calls cuGetErrorString. It needs version 12.4 or newer of the library.
+// GetErrorString calls cuGetErrorString. It is resolved through cuGetProcAddress at CUDA 6.0.
 //
-//	Gets the string description of an error code
+// Gets the string description of an error code.
 //
 // Sets *pStr to the address of a NULL-terminated string description
 // of the error code error.
@@ -6470,9 +6468,9 @@ func GetErrorString(error_ Result) (pStr string, err error) {
 	return
 }
 
-// GetExportTable calls cuGetExportTable. It needs version 12.4 or newer of the library.
+// GetExportTable calls cuGetExportTable. It is resolved through cuGetProcAddress at CUDA 3.0.
 //
-// @} */ /* END CUDA_COREDUMP
+// @} */ /* END CUDA_COREDUMP.
 func GetExportTable(ppExportTable *unsafe.Pointer, pExportTableId *Uuid) (err error) {
 	fn, err := procs.Get(122)
 	if err != nil {
@@ -6483,9 +6481,9 @@ func GetExportTable(ppExportTable *unsafe.Pointer, pExportTableId *Uuid) (err er
 	return
 }
 
-// GetProcAddress calls cuGetProcAddress (cuGetProcAddress_v2). It needs version 12.4 or newer of the library.
+// GetProcAddress calls cuGetProcAddress (cuGetProcAddress_v2). It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Returns the requested driver API function pointer
+// Returns the requested driver API function pointer.
 //
 // Returns in **pfn the address of the CUDA driver function for the requested
 // CUDA version and flags.
@@ -6557,9 +6555,9 @@ func GetProcAddress(symbol string, pfn *unsafe.Pointer, cudaVersion int32, flags
 	return
 }
 
-// GraphAddBatchMemOpNode calls cuGraphAddBatchMemOpNode. It needs version 12.4 or newer of the library.
+// GraphAddBatchMemOpNode calls cuGraphAddBatchMemOpNode. It is resolved through cuGetProcAddress at CUDA 11.7.
 //
-//	Creates a batch memory operation node and adds it to a graph
+// Creates a batch memory operation node and adds it to a graph.
 //
 // Creates a new batch memory operation node and adds it to hGraph with \p
 // numDependencies dependencies specified via dependencies and arguments specified in nodeParams.
@@ -6617,9 +6615,9 @@ func GraphAddBatchMemOpNode(hGraph Graph, dependencies *GraphNode, numDependenci
 	return
 }
 
-// GraphAddChildGraphNode calls cuGraphAddChildGraphNode. It needs version 12.4 or newer of the library.
+// GraphAddChildGraphNode calls cuGraphAddChildGraphNode. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Creates a child graph node and adds it to a graph
+// Creates a child graph node and adds it to a graph.
 //
 // Creates a new node which executes an embedded graph, and adds it to hGraph with
 // numDependencies dependencies specified via dependencies.
@@ -6665,9 +6663,9 @@ func GraphAddChildGraphNode(hGraph Graph, dependencies *GraphNode, numDependenci
 	return
 }
 
-// GraphAddDependencies calls cuGraphAddDependencies (cuGraphAddDependencies_v2). It needs version 12.4 or newer of the library.
+// GraphAddDependencies calls cuGraphAddDependencies (cuGraphAddDependencies_v2). It is resolved through cuGetProcAddress at CUDA 12.3.
 //
-//	Adds dependency edges to a graph
+// Adds dependency edges to a graph.
 //
 // The number of dependencies to be added is defined by numDependencies
 // Elements in from and to at corresponding indices define a dependency.
@@ -6701,9 +6699,9 @@ func GraphAddDependencies(hGraph Graph, from *GraphNode, to *GraphNode, edgeData
 	return
 }
 
-// GraphAddEmptyNode calls cuGraphAddEmptyNode. It needs version 12.4 or newer of the library.
+// GraphAddEmptyNode calls cuGraphAddEmptyNode. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Creates an empty node and adds it to a graph
+// Creates an empty node and adds it to a graph.
 //
 // Creates a new node which performs no operation, and adds it to hGraph with
 // numDependencies dependencies specified via dependencies.
@@ -6746,9 +6744,9 @@ func GraphAddEmptyNode(hGraph Graph, dependencies *GraphNode, numDependencies ui
 	return
 }
 
-// GraphAddEventRecordNode calls cuGraphAddEventRecordNode. It needs version 12.4 or newer of the library.
+// GraphAddEventRecordNode calls cuGraphAddEventRecordNode. It is resolved through cuGetProcAddress at CUDA 11.1.
 //
-//	Creates an event record node and adds it to a graph
+// Creates an event record node and adds it to a graph.
 //
 // Creates a new event record node and adds it to hGraph with numDependencies
 // dependencies specified via dependencies and event specified in event.
@@ -6794,9 +6792,9 @@ func GraphAddEventRecordNode(hGraph Graph, dependencies *GraphNode, numDependenc
 	return
 }
 
-// GraphAddEventWaitNode calls cuGraphAddEventWaitNode. It needs version 12.4 or newer of the library.
+// GraphAddEventWaitNode calls cuGraphAddEventWaitNode. It is resolved through cuGetProcAddress at CUDA 11.1.
 //
-//	Creates an event wait node and adds it to a graph
+// Creates an event wait node and adds it to a graph.
 //
 // Creates a new event wait node and adds it to hGraph with numDependencies
 // dependencies specified via dependencies and event specified in event.
@@ -6843,9 +6841,9 @@ func GraphAddEventWaitNode(hGraph Graph, dependencies *GraphNode, numDependencie
 	return
 }
 
-// GraphAddExternalSemaphoresSignalNode calls cuGraphAddExternalSemaphoresSignalNode. It needs version 12.4 or newer of the library.
+// GraphAddExternalSemaphoresSignalNode calls cuGraphAddExternalSemaphoresSignalNode. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Creates an external semaphore signal node and adds it to a graph
+// Creates an external semaphore signal node and adds it to a graph.
 //
 // Creates a new external semaphore signal node and adds it to hGraph with \p
 // numDependencies dependencies specified via dependencies and arguments specified
@@ -6898,9 +6896,9 @@ func GraphAddExternalSemaphoresSignalNode(hGraph Graph, dependencies *GraphNode,
 	return
 }
 
-// GraphAddExternalSemaphoresWaitNode calls cuGraphAddExternalSemaphoresWaitNode. It needs version 12.4 or newer of the library.
+// GraphAddExternalSemaphoresWaitNode calls cuGraphAddExternalSemaphoresWaitNode. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Creates an external semaphore wait node and adds it to a graph
+// Creates an external semaphore wait node and adds it to a graph.
 //
 // Creates a new external semaphore wait node and adds it to hGraph with numDependencies
 // dependencies specified via dependencies and arguments specified in nodeParams.
@@ -6953,9 +6951,9 @@ func GraphAddExternalSemaphoresWaitNode(hGraph Graph, dependencies *GraphNode, n
 	return
 }
 
-// GraphAddHostNode calls cuGraphAddHostNode. It needs version 12.4 or newer of the library.
+// GraphAddHostNode calls cuGraphAddHostNode. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Creates a host execution node and adds it to a graph
+// Creates a host execution node and adds it to a graph.
 //
 // Creates a new CPU execution node and adds it to hGraph with numDependencies
 // dependencies specified via dependencies and arguments specified in nodeParams.
@@ -7001,9 +6999,9 @@ func GraphAddHostNode(hGraph Graph, dependencies *GraphNode, numDependencies uin
 	return
 }
 
-// GraphAddKernelNode calls cuGraphAddKernelNode (cuGraphAddKernelNode_v2). It needs version 12.4 or newer of the library.
+// GraphAddKernelNode calls cuGraphAddKernelNode (cuGraphAddKernelNode_v2). It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Creates a kernel execution node and adds it to a graph
+// Creates a kernel execution node and adds it to a graph.
 //
 // Creates a new kernel execution node and adds it to hGraph with numDependencies
 // dependencies specified via dependencies and arguments specified in nodeParams.
@@ -7110,9 +7108,9 @@ func GraphAddKernelNode(hGraph Graph, dependencies *GraphNode, numDependencies u
 	return
 }
 
-// GraphAddMemAllocNode calls cuGraphAddMemAllocNode. It needs version 12.4 or newer of the library.
+// GraphAddMemAllocNode calls cuGraphAddMemAllocNode. It is resolved through cuGetProcAddress at CUDA 11.4.
 //
-//	Creates an allocation node and adds it to a graph
+// Creates an allocation node and adds it to a graph.
 //
 // Creates a new allocation node and adds it to hGraph with numDependencies
 // dependencies specified via dependencies and arguments specified in nodeParams.
@@ -7191,9 +7189,9 @@ func GraphAddMemAllocNode(hGraph Graph, dependencies *GraphNode, numDependencies
 	return
 }
 
-// GraphAddMemFreeNode calls cuGraphAddMemFreeNode. It needs version 12.4 or newer of the library.
+// GraphAddMemFreeNode calls cuGraphAddMemFreeNode. It is resolved through cuGetProcAddress at CUDA 11.4.
 //
-//	Creates a memory free node and adds it to a graph
+// Creates a memory free node and adds it to a graph.
 //
 // Creates a new memory free node and adds it to hGraph with numDependencies
 // dependencies specified via dependencies and arguments specified in nodeParams.
@@ -7255,9 +7253,9 @@ func GraphAddMemFreeNode(hGraph Graph, dependencies *GraphNode, numDependencies 
 	return
 }
 
-// GraphAddMemcpyNode calls cuGraphAddMemcpyNode. It needs version 12.4 or newer of the library.
+// GraphAddMemcpyNode calls cuGraphAddMemcpyNode. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Creates a memcpy node and adds it to a graph
+// Creates a memcpy node and adds it to a graph.
 //
 // Creates a new memcpy node and adds it to hGraph with numDependencies
 // dependencies specified via dependencies.
@@ -7310,9 +7308,9 @@ func GraphAddMemcpyNode(hGraph Graph, dependencies *GraphNode, numDependencies u
 	return
 }
 
-// GraphAddMemsetNode calls cuGraphAddMemsetNode. It needs version 12.4 or newer of the library.
+// GraphAddMemsetNode calls cuGraphAddMemsetNode. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Creates a memset node and adds it to a graph
+// Creates a memset node and adds it to a graph.
 //
 // Creates a new memset node and adds it to hGraph with numDependencies
 // dependencies specified via dependencies.
@@ -7359,9 +7357,9 @@ func GraphAddMemsetNode(hGraph Graph, dependencies *GraphNode, numDependencies u
 	return
 }
 
-// GraphAddNode calls cuGraphAddNode (cuGraphAddNode_v2). It needs version 12.4 or newer of the library.
+// GraphAddNode calls cuGraphAddNode (cuGraphAddNode_v2). It is resolved through cuGetProcAddress at CUDA 12.3.
 //
-//	Adds a node of arbitrary type to a graph
+// Adds a node of arbitrary type to a graph.
 //
 // Creates a new node in hGraph described by nodeParams with numDependencies
 // dependencies specified via dependencies. numDependencies may be 0.
@@ -7408,9 +7406,9 @@ func GraphAddNode(hGraph Graph, dependencies *GraphNode, dependencyData *GraphEd
 	return
 }
 
-// GraphBatchMemOpNodeGetParams calls cuGraphBatchMemOpNodeGetParams. It needs version 12.4 or newer of the library.
+// GraphBatchMemOpNodeGetParams calls cuGraphBatchMemOpNodeGetParams. It is resolved through cuGetProcAddress at CUDA 11.7.
 //
-//	Returns a batch mem op node's parameters
+// Returns a batch mem op node's parameters.
 //
 // Returns the parameters of batch mem op node hNode in nodeParams_out.
 // The paramArray returned in nodeParams_out is owned by the node.
@@ -7442,9 +7440,9 @@ func GraphBatchMemOpNodeGetParams(hNode GraphNode, nodeParamsOut *BatchMemOpNode
 	return
 }
 
-// GraphBatchMemOpNodeSetParams calls cuGraphBatchMemOpNodeSetParams. It needs version 12.4 or newer of the library.
+// GraphBatchMemOpNodeSetParams calls cuGraphBatchMemOpNodeSetParams. It is resolved through cuGetProcAddress at CUDA 11.7.
 //
-//	Sets a batch mem op node's parameters
+// Sets a batch mem op node's parameters.
 //
 // Sets the parameters of batch mem op node hNode to nodeParams.
 //
@@ -7475,9 +7473,9 @@ func GraphBatchMemOpNodeSetParams(hNode GraphNode, nodeParams *BatchMemOpNodePar
 	return
 }
 
-// GraphChildGraphNodeGetGraph calls cuGraphChildGraphNodeGetGraph. It needs version 12.4 or newer of the library.
+// GraphChildGraphNodeGetGraph calls cuGraphChildGraphNodeGetGraph. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Gets a handle to the embedded graph of a child graph node
+// Gets a handle to the embedded graph of a child graph node.
 //
 // Gets a handle to the embedded graph in a child graph node. This call
 // does not clone the graph. Changes to the graph will be reflected in
@@ -7508,9 +7506,9 @@ func GraphChildGraphNodeGetGraph(hNode GraphNode, phGraph *Graph) (err error) {
 	return
 }
 
-// GraphClone calls cuGraphClone. It needs version 12.4 or newer of the library.
+// GraphClone calls cuGraphClone. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Clones a graph
+// Clones a graph.
 //
 // This function creates a copy of originalGraph and returns it in phGraphClone.
 // All parameters are copied into the cloned graph. The original graph may be modified
@@ -7542,9 +7540,9 @@ func GraphClone(originalGraph Graph) (phGraphClone Graph, err error) {
 	return
 }
 
-// GraphConditionalHandleCreate calls cuGraphConditionalHandleCreate. It needs version 12.4 or newer of the library.
+// GraphConditionalHandleCreate calls cuGraphConditionalHandleCreate. It is resolved through cuGetProcAddress at CUDA 12.3.
 //
-//	Create a conditional handle
+// Create a conditional handle.
 //
 // Creates a conditional handle associated with hGraph.
 //
@@ -7579,9 +7577,9 @@ func GraphConditionalHandleCreate(pHandleOut *GraphConditionalHandle, hGraph Gra
 	return
 }
 
-// GraphCreate calls cuGraphCreate. It needs version 12.4 or newer of the library.
+// GraphCreate calls cuGraphCreate. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Creates a graph
+// Creates a graph.
 //
 // Creates an empty graph, which is returned via phGraph.
 //
@@ -7618,9 +7616,9 @@ func GraphCreate(flags uint32) (phGraph Graph, err error) {
 	return
 }
 
-// GraphDebugDotPrint calls cuGraphDebugDotPrint. It needs version 12.4 or newer of the library.
+// GraphDebugDotPrint calls cuGraphDebugDotPrint. It is resolved through cuGetProcAddress at CUDA 11.3.
 //
-//	Write a DOT file describing graph structure
+// Write a DOT file describing graph structure.
 //
 // Using the provided hGraph, write to path a DOT formatted description of the graph.
 // By default this includes the graph topology, node types, node id, kernel names and memcpy direction.
@@ -7646,9 +7644,9 @@ func GraphDebugDotPrint(hGraph Graph, path string, flags uint32) (err error) {
 	return
 }
 
-// GraphDestroy calls cuGraphDestroy. It needs version 12.4 or newer of the library.
+// GraphDestroy calls cuGraphDestroy. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Destroys a graph
+// Destroys a graph.
 //
 // Destroys the graph specified by hGraph, as well as all of its nodes.
 //
@@ -7672,9 +7670,9 @@ func GraphDestroy(hGraph Graph) (err error) {
 	return
 }
 
-// GraphDestroyNode calls cuGraphDestroyNode. It needs version 12.4 or newer of the library.
+// GraphDestroyNode calls cuGraphDestroyNode. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Remove a node from the graph
+// Remove a node from the graph.
 //
 // Removes hNode from its graph. This operation also severs any dependencies of other nodes
 // on hNode and vice versa.
@@ -7705,9 +7703,9 @@ func GraphDestroyNode(hNode GraphNode) (err error) {
 	return
 }
 
-// GraphEventRecordNodeGetEvent calls cuGraphEventRecordNodeGetEvent. It needs version 12.4 or newer of the library.
+// GraphEventRecordNodeGetEvent calls cuGraphEventRecordNodeGetEvent. It is resolved through cuGetProcAddress at CUDA 11.1.
 //
-//	Returns the event associated with an event record node
+// Returns the event associated with an event record node.
 //
 // Returns the event of event record node hNode in event_out.
 //
@@ -7736,9 +7734,9 @@ func GraphEventRecordNodeGetEvent(hNode GraphNode, eventOut *Event) (err error) 
 	return
 }
 
-// GraphEventRecordNodeSetEvent calls cuGraphEventRecordNodeSetEvent. It needs version 12.4 or newer of the library.
+// GraphEventRecordNodeSetEvent calls cuGraphEventRecordNodeSetEvent. It is resolved through cuGetProcAddress at CUDA 11.1.
 //
-//	Sets an event record node's event
+// Sets an event record node's event.
 //
 // Sets the event of event record node hNode to event.
 //
@@ -7768,9 +7766,9 @@ func GraphEventRecordNodeSetEvent(hNode GraphNode, event Event) (err error) {
 	return
 }
 
-// GraphEventWaitNodeGetEvent calls cuGraphEventWaitNodeGetEvent. It needs version 12.4 or newer of the library.
+// GraphEventWaitNodeGetEvent calls cuGraphEventWaitNodeGetEvent. It is resolved through cuGetProcAddress at CUDA 11.1.
 //
-//	Returns the event associated with an event wait node
+// Returns the event associated with an event wait node.
 //
 // Returns the event of event wait node hNode in event_out.
 //
@@ -7799,9 +7797,9 @@ func GraphEventWaitNodeGetEvent(hNode GraphNode, eventOut *Event) (err error) {
 	return
 }
 
-// GraphEventWaitNodeSetEvent calls cuGraphEventWaitNodeSetEvent. It needs version 12.4 or newer of the library.
+// GraphEventWaitNodeSetEvent calls cuGraphEventWaitNodeSetEvent. It is resolved through cuGetProcAddress at CUDA 11.1.
 //
-//	Sets an event wait node's event
+// Sets an event wait node's event.
 //
 // Sets the event of event wait node hNode to event.
 //
@@ -7831,9 +7829,9 @@ func GraphEventWaitNodeSetEvent(hNode GraphNode, event Event) (err error) {
 	return
 }
 
-// GraphExecBatchMemOpNodeSetParams calls cuGraphExecBatchMemOpNodeSetParams. It needs version 12.4 or newer of the library.
+// GraphExecBatchMemOpNodeSetParams calls cuGraphExecBatchMemOpNodeSetParams. It is resolved through cuGetProcAddress at CUDA 11.7.
 //
-//	Sets the parameters for a batch mem op node in the given graphExec
+// Sets the parameters for a batch mem op node in the given graphExec.
 //
 // Sets the parameters of a batch mem op node in an executable graph hGraphExec.
 // The node is identified by the corresponding node hNode in the
@@ -7884,9 +7882,9 @@ func GraphExecBatchMemOpNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nod
 	return
 }
 
-// GraphExecChildGraphNodeSetParams calls cuGraphExecChildGraphNodeSetParams. It needs version 12.4 or newer of the library.
+// GraphExecChildGraphNodeSetParams calls cuGraphExecChildGraphNodeSetParams. It is resolved through cuGetProcAddress at CUDA 11.1.
 //
-//	Updates node parameters in the child graph node in the given graphExec.
+// Updates node parameters in the child graph node in the given graphExec.
 //
 // Updates the work represented by hNode in hGraphExec as though the nodes contained
 // in hNode's graph had the parameters contained in childGraph's nodes at instantiation.
@@ -7934,9 +7932,9 @@ func GraphExecChildGraphNodeSetParams(hGraphExec GraphExec, hNode GraphNode, chi
 	return
 }
 
-// GraphExecDestroy calls cuGraphExecDestroy. It needs version 12.4 or newer of the library.
+// GraphExecDestroy calls cuGraphExecDestroy. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Destroys an executable graph
+// Destroys an executable graph.
 //
 // Destroys the executable graph specified by hGraphExec, as well
 // as all of its executable nodes. If the executable graph is
@@ -7965,9 +7963,9 @@ func GraphExecDestroy(hGraphExec GraphExec) (err error) {
 	return
 }
 
-// GraphExecEventRecordNodeSetEvent calls cuGraphExecEventRecordNodeSetEvent. It needs version 12.4 or newer of the library.
+// GraphExecEventRecordNodeSetEvent calls cuGraphExecEventRecordNodeSetEvent. It is resolved through cuGetProcAddress at CUDA 11.1.
 //
-//	Sets the event for an event record node in the given graphExec
+// Sets the event for an event record node in the given graphExec.
 //
 // Sets the event of an event record node in an executable graph hGraphExec.
 // The node is identified by the corresponding node hNode in the
@@ -8012,9 +8010,9 @@ func GraphExecEventRecordNodeSetEvent(hGraphExec GraphExec, hNode GraphNode, eve
 	return
 }
 
-// GraphExecEventWaitNodeSetEvent calls cuGraphExecEventWaitNodeSetEvent. It needs version 12.4 or newer of the library.
+// GraphExecEventWaitNodeSetEvent calls cuGraphExecEventWaitNodeSetEvent. It is resolved through cuGetProcAddress at CUDA 11.1.
 //
-//	Sets the event for an event wait node in the given graphExec
+// Sets the event for an event wait node in the given graphExec.
 //
 // Sets the event of an event wait node in an executable graph hGraphExec.
 // The node is identified by the corresponding node hNode in the
@@ -8059,9 +8057,9 @@ func GraphExecEventWaitNodeSetEvent(hGraphExec GraphExec, hNode GraphNode, event
 	return
 }
 
-// GraphExecExternalSemaphoresSignalNodeSetParams calls cuGraphExecExternalSemaphoresSignalNodeSetParams. It needs version 12.4 or newer of the library.
+// GraphExecExternalSemaphoresSignalNodeSetParams calls cuGraphExecExternalSemaphoresSignalNodeSetParams. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Sets the parameters for an external semaphore signal node in the given graphExec
+// Sets the parameters for an external semaphore signal node in the given graphExec.
 //
 // Sets the parameters of an external semaphore signal node in an executable graph hGraphExec.
 // The node is identified by the corresponding node hNode in the
@@ -8109,9 +8107,9 @@ func GraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec GraphExec, hNode 
 	return
 }
 
-// GraphExecExternalSemaphoresWaitNodeSetParams calls cuGraphExecExternalSemaphoresWaitNodeSetParams. It needs version 12.4 or newer of the library.
+// GraphExecExternalSemaphoresWaitNodeSetParams calls cuGraphExecExternalSemaphoresWaitNodeSetParams. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Sets the parameters for an external semaphore wait node in the given graphExec
+// Sets the parameters for an external semaphore wait node in the given graphExec.
 //
 // Sets the parameters of an external semaphore wait node in an executable graph hGraphExec.
 // The node is identified by the corresponding node hNode in the
@@ -8159,9 +8157,9 @@ func GraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec GraphExec, hNode Gr
 	return
 }
 
-// GraphExecGetFlags calls cuGraphExecGetFlags. It needs version 12.4 or newer of the library.
+// GraphExecGetFlags calls cuGraphExecGetFlags. It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Query the instantiation flags of an executable graph
+// Query the instantiation flags of an executable graph.
 //
 // Returns the flags that were passed to instantiation for the given executable graph.
 // CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD will not be returned by this API as it does
@@ -8187,9 +8185,9 @@ func GraphExecGetFlags(hGraphExec GraphExec) (flags uint64, err error) {
 	return
 }
 
-// GraphExecHostNodeSetParams calls cuGraphExecHostNodeSetParams. It needs version 12.4 or newer of the library.
+// GraphExecHostNodeSetParams calls cuGraphExecHostNodeSetParams. It is resolved through cuGetProcAddress at CUDA 10.2.
 //
-//	Sets the parameters for a host node in the given graphExec.
+// Sets the parameters for a host node in the given graphExec.
 //
 // Updates the work represented by hNode in hGraphExec as though hNode had
 // contained nodeParams at instantiation.  hNode must remain in the graph which was
@@ -8231,9 +8229,9 @@ func GraphExecHostNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParam
 	return
 }
 
-// GraphExecKernelNodeSetParams calls cuGraphExecKernelNodeSetParams (cuGraphExecKernelNodeSetParams_v2). It needs version 12.4 or newer of the library.
+// GraphExecKernelNodeSetParams calls cuGraphExecKernelNodeSetParams (cuGraphExecKernelNodeSetParams_v2). It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Sets the parameters for a kernel node in the given graphExec
+// Sets the parameters for a kernel node in the given graphExec.
 //
 // Sets the parameters of a kernel node in an executable graph hGraphExec.
 // The node is identified by the corresponding node hNode in the
@@ -8294,9 +8292,9 @@ func GraphExecKernelNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodePar
 	return
 }
 
-// GraphExecMemcpyNodeSetParams calls cuGraphExecMemcpyNodeSetParams. It needs version 12.4 or newer of the library.
+// GraphExecMemcpyNodeSetParams calls cuGraphExecMemcpyNodeSetParams. It is resolved through cuGetProcAddress at CUDA 10.2.
 //
-//	Sets the parameters for a memcpy node in the given graphExec.
+// Sets the parameters for a memcpy node in the given graphExec.
 //
 // Updates the work represented by hNode in hGraphExec as though hNode had
 // contained copyParams at instantiation.  hNode must remain in the graph which was
@@ -8347,9 +8345,9 @@ func GraphExecMemcpyNodeSetParams(hGraphExec GraphExec, hNode GraphNode, copyPar
 	return
 }
 
-// GraphExecMemsetNodeSetParams calls cuGraphExecMemsetNodeSetParams. It needs version 12.4 or newer of the library.
+// GraphExecMemsetNodeSetParams calls cuGraphExecMemsetNodeSetParams. It is resolved through cuGetProcAddress at CUDA 10.2.
 //
-//	Sets the parameters for a memset node in the given graphExec.
+// Sets the parameters for a memset node in the given graphExec.
 //
 // Updates the work represented by hNode in hGraphExec as though hNode had
 // contained memsetParams at instantiation.  hNode must remain in the graph which was
@@ -8404,9 +8402,9 @@ func GraphExecMemsetNodeSetParams(hGraphExec GraphExec, hNode GraphNode, memsetP
 	return
 }
 
-// GraphExecNodeSetParams calls cuGraphExecNodeSetParams. It needs version 12.4 or newer of the library.
+// GraphExecNodeSetParams calls cuGraphExecNodeSetParams. It is resolved through cuGetProcAddress at CUDA 12.2.
 //
-//	Update's a graph node's parameters in an instantiated graph
+// Update's a graph node's parameters in an instantiated graph.
 //
 // Sets the parameters of a node in an executable graph hGraphExec. The node is identified
 // by the corresponding node hNode in the non-executable graph from which the executable
@@ -8457,9 +8455,9 @@ func GraphExecNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *G
 	return
 }
 
-// GraphExecUpdate calls cuGraphExecUpdate (cuGraphExecUpdate_v2). It needs version 12.4 or newer of the library.
+// GraphExecUpdate calls cuGraphExecUpdate (cuGraphExecUpdate_v2). It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Check whether an executable graph can be updated with a graph and perform the update if possible
+// Check whether an executable graph can be updated with a graph and perform the update if possible.
 //
 // Updates the node parameters in the instantiated graph specified by hGraphExec with the
 // node parameters in a topologically identical graph specified by hGraph.
@@ -8555,9 +8553,9 @@ func GraphExecUpdate(hGraphExec GraphExec, hGraph Graph, resultInfo *GraphExecUp
 	return
 }
 
-// GraphExternalSemaphoresSignalNodeGetParams calls cuGraphExternalSemaphoresSignalNodeGetParams. It needs version 12.4 or newer of the library.
+// GraphExternalSemaphoresSignalNodeGetParams calls cuGraphExternalSemaphoresSignalNodeGetParams. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Returns an external semaphore signal node's parameters
+// Returns an external semaphore signal node's parameters.
 //
 // Returns the parameters of an external semaphore signal node hNode in params_out.
 // The extSemArray and paramsArray returned in params_out,
@@ -8592,9 +8590,9 @@ func GraphExternalSemaphoresSignalNodeGetParams(hNode GraphNode, paramsOut *ExtS
 	return
 }
 
-// GraphExternalSemaphoresSignalNodeSetParams calls cuGraphExternalSemaphoresSignalNodeSetParams. It needs version 12.4 or newer of the library.
+// GraphExternalSemaphoresSignalNodeSetParams calls cuGraphExternalSemaphoresSignalNodeSetParams. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Sets an external semaphore signal node's parameters
+// Sets an external semaphore signal node's parameters.
 //
 // Sets the parameters of an external semaphore signal node hNode to nodeParams.
 //
@@ -8624,9 +8622,9 @@ func GraphExternalSemaphoresSignalNodeSetParams(hNode GraphNode, nodeParams *Ext
 	return
 }
 
-// GraphExternalSemaphoresWaitNodeGetParams calls cuGraphExternalSemaphoresWaitNodeGetParams. It needs version 12.4 or newer of the library.
+// GraphExternalSemaphoresWaitNodeGetParams calls cuGraphExternalSemaphoresWaitNodeGetParams. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Returns an external semaphore wait node's parameters
+// Returns an external semaphore wait node's parameters.
 //
 // Returns the parameters of an external semaphore wait node hNode in params_out.
 // The extSemArray and paramsArray returned in params_out,
@@ -8661,9 +8659,9 @@ func GraphExternalSemaphoresWaitNodeGetParams(hNode GraphNode, paramsOut *ExtSem
 	return
 }
 
-// GraphExternalSemaphoresWaitNodeSetParams calls cuGraphExternalSemaphoresWaitNodeSetParams. It needs version 12.4 or newer of the library.
+// GraphExternalSemaphoresWaitNodeSetParams calls cuGraphExternalSemaphoresWaitNodeSetParams. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Sets an external semaphore wait node's parameters
+// Sets an external semaphore wait node's parameters.
 //
 // Sets the parameters of an external semaphore wait node hNode to nodeParams.
 //
@@ -8693,9 +8691,9 @@ func GraphExternalSemaphoresWaitNodeSetParams(hNode GraphNode, nodeParams *ExtSe
 	return
 }
 
-// GraphGetEdges calls cuGraphGetEdges (cuGraphGetEdges_v2). It needs version 12.4 or newer of the library.
+// GraphGetEdges calls cuGraphGetEdges (cuGraphGetEdges_v2). It is resolved through cuGetProcAddress at CUDA 12.3.
 //
-//	Returns a graph's dependency edges
+// Returns a graph's dependency edges.
 //
 // Returns a list of hGraph's dependency edges. Edges are returned via corresponding
 // indices in from, to and edgeData; that is, the node in to[i] has a
@@ -8739,9 +8737,9 @@ func GraphGetEdges(hGraph Graph, from *GraphNode, to *GraphNode, edgeData *Graph
 	return
 }
 
-// GraphGetNodes calls cuGraphGetNodes. It needs version 12.4 or newer of the library.
+// GraphGetNodes calls cuGraphGetNodes. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Returns a graph's nodes
+// Returns a graph's nodes.
 //
 // Returns a list of hGraph's nodes. nodes may be NULL, in which case this
 // function will return the number of nodes in numNodes. Otherwise,
@@ -8776,9 +8774,9 @@ func GraphGetNodes(hGraph Graph, nodes *GraphNode, numNodes *uint64) (err error)
 	return
 }
 
-// GraphGetRootNodes calls cuGraphGetRootNodes. It needs version 12.4 or newer of the library.
+// GraphGetRootNodes calls cuGraphGetRootNodes. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Returns a graph's root nodes
+// Returns a graph's root nodes.
 //
 // Returns a list of hGraph's root nodes. rootNodes may be NULL, in which case this
 // function will return the number of root nodes in numRootNodes. Otherwise,
@@ -8813,9 +8811,9 @@ func GraphGetRootNodes(hGraph Graph, rootNodes *GraphNode, numRootNodes *uint64)
 	return
 }
 
-// GraphHostNodeGetParams calls cuGraphHostNodeGetParams. It needs version 12.4 or newer of the library.
+// GraphHostNodeGetParams calls cuGraphHostNodeGetParams. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Returns a host node's parameters
+// Returns a host node's parameters.
 //
 // Returns the parameters of host node hNode in nodeParams.
 //
@@ -8842,9 +8840,9 @@ func GraphHostNodeGetParams(hNode GraphNode, nodeParams *HostNodeParams) (err er
 	return
 }
 
-// GraphHostNodeSetParams calls cuGraphHostNodeSetParams. It needs version 12.4 or newer of the library.
+// GraphHostNodeSetParams calls cuGraphHostNodeSetParams. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Sets a host node's parameters
+// Sets a host node's parameters.
 //
 // Sets the parameters of host node hNode to nodeParams.
 //
@@ -8872,9 +8870,9 @@ func GraphHostNodeSetParams(hNode GraphNode, nodeParams *HostNodeParams) (err er
 	return
 }
 
-// GraphInstantiateWithFlags calls cuGraphInstantiateWithFlags. It needs version 12.4 or newer of the library.
+// GraphInstantiateWithFlags calls cuGraphInstantiateWithFlags. It is resolved through cuGetProcAddress at CUDA 11.4.
 //
-//	Creates an executable graph from a graph
+// Creates an executable graph from a graph.
 //
 // Instantiates hGraph as an executable graph. The graph is validated for any
 // structural constraints or intra-node constraints which were not previously
@@ -8950,9 +8948,9 @@ func GraphInstantiateWithFlags(hGraph Graph, flags uint64) (phGraphExec GraphExe
 	return
 }
 
-// GraphInstantiateWithParams calls cuGraphInstantiateWithParams. It needs version 12.4 or newer of the library.
+// GraphInstantiateWithParams calls cuGraphInstantiateWithParams. It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Creates an executable graph from a graph
+// Creates an executable graph from a graph.
 //
 // Instantiates hGraph as an executable graph according to the instantiateParams structure.
 // The graph is validated for any structural constraints or intra-node constraints
@@ -9059,9 +9057,9 @@ func GraphInstantiateWithParams(hGraph Graph, instantiateParams *GraphInstantiat
 	return
 }
 
-// GraphKernelNodeCopyAttributes calls cuGraphKernelNodeCopyAttributes. It needs version 12.4 or newer of the library.
+// GraphKernelNodeCopyAttributes calls cuGraphKernelNodeCopyAttributes. It is resolved through cuGetProcAddress at CUDA 11.0.
 //
-//	Copies attributes from source node to destination node.
+// Copies attributes from source node to destination node.
 //
 // Copies attributes from source node src to destination node dst.
 // Both node must have the same context.
@@ -9087,9 +9085,9 @@ func GraphKernelNodeCopyAttributes(dst GraphNode, src GraphNode) (err error) {
 	return
 }
 
-// GraphKernelNodeGetAttribute calls cuGraphKernelNodeGetAttribute. It needs version 12.4 or newer of the library.
+// GraphKernelNodeGetAttribute calls cuGraphKernelNodeGetAttribute. It is resolved through cuGetProcAddress at CUDA 11.0.
 //
-//	Queries node attribute.
+// Queries node attribute.
 //
 // Queries attribute attr from node hNode and stores it in corresponding
 // member of value_out.
@@ -9115,9 +9113,9 @@ func GraphKernelNodeGetAttribute(hNode GraphNode, attr KernelNodeAttrID) (valueO
 	return
 }
 
-// GraphKernelNodeGetParams calls cuGraphKernelNodeGetParams (cuGraphKernelNodeGetParams_v2). It needs version 12.4 or newer of the library.
+// GraphKernelNodeGetParams calls cuGraphKernelNodeGetParams (cuGraphKernelNodeGetParams_v2). It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Returns a kernel node's parameters
+// Returns a kernel node's parameters.
 //
 // Returns the parameters of kernel node hNode in nodeParams.
 // The kernelParams or extra array returned in nodeParams,
@@ -9153,9 +9151,9 @@ func GraphKernelNodeGetParams(hNode GraphNode, nodeParams *KernelNodeParams) (er
 	return
 }
 
-// GraphKernelNodeSetAttribute calls cuGraphKernelNodeSetAttribute. It needs version 12.4 or newer of the library.
+// GraphKernelNodeSetAttribute calls cuGraphKernelNodeSetAttribute. It is resolved through cuGetProcAddress at CUDA 11.0.
 //
-//	Sets node attribute.
+// Sets node attribute.
 //
 // Sets attribute attr on node hNode from corresponding attribute of
 // value.
@@ -9181,9 +9179,9 @@ func GraphKernelNodeSetAttribute(hNode GraphNode, attr KernelNodeAttrID) (value 
 	return
 }
 
-// GraphKernelNodeSetParams calls cuGraphKernelNodeSetParams (cuGraphKernelNodeSetParams_v2). It needs version 12.4 or newer of the library.
+// GraphKernelNodeSetParams calls cuGraphKernelNodeSetParams (cuGraphKernelNodeSetParams_v2). It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Sets a kernel node's parameters
+// Sets a kernel node's parameters.
 //
 // Sets the parameters of kernel node hNode to nodeParams.
 //
@@ -9211,9 +9209,9 @@ func GraphKernelNodeSetParams(hNode GraphNode, nodeParams *KernelNodeParams) (er
 	return
 }
 
-// GraphLaunch calls cuGraphLaunch. It needs version 12.4 or newer of the library.
+// GraphLaunch calls cuGraphLaunch. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Launches an executable graph in a stream
+// Launches an executable graph in a stream.
 //
 // Executes hGraphExec in hStream. Only one instance of hGraphExec may be executing
 // at a time. Each launch is ordered behind both any previous work in hStream
@@ -9247,9 +9245,9 @@ func GraphLaunch(hGraphExec GraphExec, hStream Stream) (err error) {
 	return
 }
 
-// GraphMemAllocNodeGetParams calls cuGraphMemAllocNodeGetParams. It needs version 12.4 or newer of the library.
+// GraphMemAllocNodeGetParams calls cuGraphMemAllocNodeGetParams. It is resolved through cuGetProcAddress at CUDA 11.4.
 //
-//	Returns a memory alloc node's parameters
+// Returns a memory alloc node's parameters.
 //
 // Returns the parameters of a memory alloc node hNode in params_out.
 // The poolProps and accessDescs returned in params_out, are owned by the
@@ -9278,9 +9276,9 @@ func GraphMemAllocNodeGetParams(hNode GraphNode, paramsOut *MemAllocNodeParams) 
 	return
 }
 
-// GraphMemFreeNodeGetParams calls cuGraphMemFreeNodeGetParams. It needs version 12.4 or newer of the library.
+// GraphMemFreeNodeGetParams calls cuGraphMemFreeNodeGetParams. It is resolved through cuGetProcAddress at CUDA 11.4.
 //
-//	Returns a memory free node's parameters
+// Returns a memory free node's parameters.
 //
 // Returns the address of a memory free node hNode in dptr_out.
 //
@@ -9306,9 +9304,9 @@ func GraphMemFreeNodeGetParams(hNode GraphNode, dptrOut *Deviceptr) (err error) 
 	return
 }
 
-// GraphMemcpyNodeGetParams calls cuGraphMemcpyNodeGetParams. It needs version 12.4 or newer of the library.
+// GraphMemcpyNodeGetParams calls cuGraphMemcpyNodeGetParams. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Returns a memcpy node's parameters
+// Returns a memcpy node's parameters.
 //
 // Returns the parameters of memcpy node hNode in nodeParams.
 //
@@ -9335,9 +9333,9 @@ func GraphMemcpyNodeGetParams(hNode GraphNode, nodeParams *Memcpy3DParams) (err 
 	return
 }
 
-// GraphMemcpyNodeSetParams calls cuGraphMemcpyNodeSetParams. It needs version 12.4 or newer of the library.
+// GraphMemcpyNodeSetParams calls cuGraphMemcpyNodeSetParams. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Sets a memcpy node's parameters
+// Sets a memcpy node's parameters.
 //
 // Sets the parameters of memcpy node hNode to nodeParams.
 //
@@ -9365,9 +9363,9 @@ func GraphMemcpyNodeSetParams(hNode GraphNode, nodeParams *Memcpy3DParams) (err 
 	return
 }
 
-// GraphMemsetNodeGetParams calls cuGraphMemsetNodeGetParams. It needs version 12.4 or newer of the library.
+// GraphMemsetNodeGetParams calls cuGraphMemsetNodeGetParams. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Returns a memset node's parameters
+// Returns a memset node's parameters.
 //
 // Returns the parameters of memset node hNode in nodeParams.
 //
@@ -9394,9 +9392,9 @@ func GraphMemsetNodeGetParams(hNode GraphNode, nodeParams *MemsetNodeParams) (er
 	return
 }
 
-// GraphMemsetNodeSetParams calls cuGraphMemsetNodeSetParams. It needs version 12.4 or newer of the library.
+// GraphMemsetNodeSetParams calls cuGraphMemsetNodeSetParams. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Sets a memset node's parameters
+// Sets a memset node's parameters.
 //
 // Sets the parameters of memset node hNode to nodeParams.
 //
@@ -9424,9 +9422,9 @@ func GraphMemsetNodeSetParams(hNode GraphNode, nodeParams *MemsetNodeParams) (er
 	return
 }
 
-// GraphNodeFindInClone calls cuGraphNodeFindInClone. It needs version 12.4 or newer of the library.
+// GraphNodeFindInClone calls cuGraphNodeFindInClone. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Finds a cloned version of a node
+// Finds a cloned version of a node.
 //
 // This function returns the node in hClonedGraph corresponding to hOriginalNode
 // in the original graph.
@@ -9456,9 +9454,9 @@ func GraphNodeFindInClone(hOriginalNode GraphNode, hClonedGraph Graph) (phNode G
 	return
 }
 
-// GraphNodeGetDependencies calls cuGraphNodeGetDependencies (cuGraphNodeGetDependencies_v2). It needs version 12.4 or newer of the library.
+// GraphNodeGetDependencies calls cuGraphNodeGetDependencies (cuGraphNodeGetDependencies_v2). It is resolved through cuGetProcAddress at CUDA 12.3.
 //
-//	Returns a node's dependencies
+// Returns a node's dependencies.
 //
 // Returns a list of node's dependencies. dependencies may be NULL, in which case this
 // function will return the number of dependencies in numDependencies. Otherwise,
@@ -9499,9 +9497,9 @@ func GraphNodeGetDependencies(hNode GraphNode, dependencies *GraphNode, edgeData
 	return
 }
 
-// GraphNodeGetDependentNodes calls cuGraphNodeGetDependentNodes (cuGraphNodeGetDependentNodes_v2). It needs version 12.4 or newer of the library.
+// GraphNodeGetDependentNodes calls cuGraphNodeGetDependentNodes (cuGraphNodeGetDependentNodes_v2). It is resolved through cuGetProcAddress at CUDA 12.3.
 //
-//	Returns a node's dependent nodes
+// Returns a node's dependent nodes.
 //
 // Returns a list of node's dependent nodes. dependentNodes may be NULL, in which
 // case this function will return the number of dependent nodes in numDependentNodes.
@@ -9543,9 +9541,9 @@ func GraphNodeGetDependentNodes(hNode GraphNode, dependentNodes *GraphNode, edge
 	return
 }
 
-// GraphNodeGetEnabled calls cuGraphNodeGetEnabled. It needs version 12.4 or newer of the library.
+// GraphNodeGetEnabled calls cuGraphNodeGetEnabled. It is resolved through cuGetProcAddress at CUDA 11.6.
 //
-//	Query whether a node in the given graphExec is enabled
+// Query whether a node in the given graphExec is enabled.
 //
 // Sets isEnabled to 1 if hNode is enabled, or 0 if hNode is disabled.
 //
@@ -9580,9 +9578,9 @@ func GraphNodeGetEnabled(hGraphExec GraphExec, hNode GraphNode, isEnabled *uint3
 	return
 }
 
-// GraphNodeGetType calls cuGraphNodeGetType. It needs version 12.4 or newer of the library.
+// GraphNodeGetType calls cuGraphNodeGetType. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Returns a node's type
+// Returns a node's type.
 //
 // Returns the node type of hNode in type.
 //
@@ -9617,9 +9615,9 @@ func GraphNodeGetType(hNode GraphNode, type_ *GraphNodeType) (err error) {
 	return
 }
 
-// GraphNodeSetEnabled calls cuGraphNodeSetEnabled. It needs version 12.4 or newer of the library.
+// GraphNodeSetEnabled calls cuGraphNodeSetEnabled. It is resolved through cuGetProcAddress at CUDA 11.6.
 //
-//	Enables or disables the specified node in the given graphExec
+// Enables or disables the specified node in the given graphExec.
 //
 // Sets hNode to be either enabled or disabled. Disabled nodes are functionally equivalent
 // to empty nodes until they are reenabled. Existing node parameters are not affected by
@@ -9664,9 +9662,9 @@ func GraphNodeSetEnabled(hGraphExec GraphExec, hNode GraphNode, isEnabled uint32
 	return
 }
 
-// GraphNodeSetParams calls cuGraphNodeSetParams. It needs version 12.4 or newer of the library.
+// GraphNodeSetParams calls cuGraphNodeSetParams. It is resolved through cuGetProcAddress at CUDA 12.2.
 //
-//	Update's a graph node's parameters
+// Update's a graph node's parameters.
 //
 // Sets the parameters of graph node hNode to nodeParams. The node type specified by
 // nodeParams->type must match the type of hNode. nodeParams must be fully
@@ -9696,9 +9694,9 @@ func GraphNodeSetParams(hNode GraphNode, nodeParams *GraphNodeParams) (err error
 	return
 }
 
-// GraphReleaseUserObject calls cuGraphReleaseUserObject. It needs version 12.4 or newer of the library.
+// GraphReleaseUserObject calls cuGraphReleaseUserObject. It is resolved through cuGetProcAddress at CUDA 11.3.
 //
-//	Release a user object reference from a graph
+// Release a user object reference from a graph.
 //
 // Releases user object references owned by a graph.
 //
@@ -9730,9 +9728,9 @@ func GraphReleaseUserObject(graph Graph, object UserObject, count uint32) (err e
 	return
 }
 
-// GraphRemoveDependencies calls cuGraphRemoveDependencies (cuGraphRemoveDependencies_v2). It needs version 12.4 or newer of the library.
+// GraphRemoveDependencies calls cuGraphRemoveDependencies (cuGraphRemoveDependencies_v2). It is resolved through cuGetProcAddress at CUDA 12.3.
 //
-//	Removes dependency edges from a graph
+// Removes dependency edges from a graph.
 //
 // The number of dependencies to be removed is defined by numDependencies.
 // Elements in from and to at corresponding indices define a dependency.
@@ -9773,9 +9771,9 @@ func GraphRemoveDependencies(hGraph Graph, from *GraphNode, to *GraphNode, edgeD
 	return
 }
 
-// GraphRetainUserObject calls cuGraphRetainUserObject. It needs version 12.4 or newer of the library.
+// GraphRetainUserObject calls cuGraphRetainUserObject. It is resolved through cuGetProcAddress at CUDA 11.3.
 //
-//	Retain a reference to a user object from a graph
+// Retain a reference to a user object from a graph.
 //
 // Creates or moves user object references that will be owned by a CUDA graph.
 //
@@ -9811,9 +9809,9 @@ func GraphRetainUserObject(graph Graph, object UserObject, count uint32, flags u
 	return
 }
 
-// GraphUpload calls cuGraphUpload. It needs version 12.4 or newer of the library.
+// GraphUpload calls cuGraphUpload. It is resolved through cuGetProcAddress at CUDA 11.1.
 //
-//	Uploads an executable graph in a stream
+// Uploads an executable graph in a stream.
 //
 // Uploads hGraphExec to the device in hStream without executing it. Uploads of
 // the same hGraphExec will be serialized. Each upload is ordered behind both any
@@ -9843,7 +9841,7 @@ func GraphUpload(hGraphExec GraphExec, hStream Stream) (err error) {
 	return
 }
 
-// GraphicsEGLRegisterImage calls cuGraphicsEGLRegisterImage.
+// GraphicsEGLRegisterImage calls cuGraphicsEGLRegisterImage. It needs version 13.0 or newer of the library.
 //
 // Registers an EGL image.
 func GraphicsEGLRegisterImage(pCudaResource *GraphicsResource, image EGLImageKHR, flags uint32) (err error) {
@@ -9856,7 +9854,7 @@ func GraphicsEGLRegisterImage(pCudaResource *GraphicsResource, image EGLImageKHR
 	return
 }
 
-// GraphicsGLRegisterBuffer calls cuGraphicsGLRegisterBuffer.
+// GraphicsGLRegisterBuffer calls cuGraphicsGLRegisterBuffer. It needs version 13.0 or newer of the library.
 //
 // Registers an OpenGL buffer object.
 func GraphicsGLRegisterBuffer(pCudaResource *GraphicsResource, buffer GLuint, flags uint32) (err error) {
@@ -9869,7 +9867,7 @@ func GraphicsGLRegisterBuffer(pCudaResource *GraphicsResource, buffer GLuint, fl
 	return
 }
 
-// GraphicsGLRegisterImage calls cuGraphicsGLRegisterImage.
+// GraphicsGLRegisterImage calls cuGraphicsGLRegisterImage. It needs version 13.0 or newer of the library.
 //
 // Register an OpenGL texture or renderbuffer object.
 func GraphicsGLRegisterImage(pCudaResource *GraphicsResource, image GLuint, target GLenum, flags uint32) (err error) {
@@ -9882,9 +9880,9 @@ func GraphicsGLRegisterImage(pCudaResource *GraphicsResource, image GLuint, targ
 	return
 }
 
-// GraphicsMapResources calls cuGraphicsMapResources. It needs version 12.4 or newer of the library.
+// GraphicsMapResources calls cuGraphicsMapResources. It is resolved through cuGetProcAddress at CUDA 3.0.
 //
-//	Map graphics resources for access by CUDA
+// Map graphics resources for access by CUDA.
 //
 // Maps the count graphics resources in resources for access by CUDA.
 //
@@ -9928,7 +9926,7 @@ func GraphicsMapResources(count uint32, resources *GraphicsResource, hStream Str
 	return
 }
 
-// GraphicsResourceGetMappedEglFrame calls cuGraphicsResourceGetMappedEglFrame.
+// GraphicsResourceGetMappedEglFrame calls cuGraphicsResourceGetMappedEglFrame. It needs version 13.0 or newer of the library.
 //
 // Get an eglFrame through which to access a registered EGL graphics resource.
 func GraphicsResourceGetMappedEglFrame(eglFrame *EglFrame, resource GraphicsResource, index uint32, mipLevel uint32) (err error) {
@@ -9941,9 +9939,9 @@ func GraphicsResourceGetMappedEglFrame(eglFrame *EglFrame, resource GraphicsReso
 	return
 }
 
-// GraphicsResourceGetMappedMipmappedArray calls cuGraphicsResourceGetMappedMipmappedArray. It needs version 12.4 or newer of the library.
+// GraphicsResourceGetMappedMipmappedArray calls cuGraphicsResourceGetMappedMipmappedArray. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Get a mipmapped array through which to access a mapped graphics resource.
+// Get a mipmapped array through which to access a mapped graphics resource.
 //
 // Returns in *pMipmappedArray a mipmapped array through which the mapped graphics
 // resource resource. The value set in *pMipmappedArray may change every time
@@ -9979,9 +9977,9 @@ func GraphicsResourceGetMappedMipmappedArray(resource GraphicsResource) (pMipmap
 	return
 }
 
-// GraphicsResourceGetMappedPointer calls cuGraphicsResourceGetMappedPointer (cuGraphicsResourceGetMappedPointer_v2). It needs version 12.4 or newer of the library.
+// GraphicsResourceGetMappedPointer calls cuGraphicsResourceGetMappedPointer (cuGraphicsResourceGetMappedPointer_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Get a device pointer through which to access a mapped graphics resource.
+// Get a device pointer through which to access a mapped graphics resource.
 //
 // Returns in *pDevPtr a pointer through which the mapped graphics resource
 // resource may be accessed.
@@ -10020,9 +10018,9 @@ func GraphicsResourceGetMappedPointer(resource GraphicsResource) (pDevPtr Device
 	return
 }
 
-// GraphicsResourceSetMapFlags calls cuGraphicsResourceSetMapFlags (cuGraphicsResourceSetMapFlags_v2). It needs version 12.4 or newer of the library.
+// GraphicsResourceSetMapFlags calls cuGraphicsResourceSetMapFlags (cuGraphicsResourceSetMapFlags_v2). It is resolved through cuGetProcAddress at CUDA 6.5.
 //
-//	Set usage flags for mapping a graphics resource
+// Set usage flags for mapping a graphics resource.
 //
 // Set flags for mapping the graphics resource resource.
 //
@@ -10068,9 +10066,9 @@ func GraphicsResourceSetMapFlags(resource GraphicsResource, flags uint32) (err e
 	return
 }
 
-// GraphicsSubResourceGetMappedArray calls cuGraphicsSubResourceGetMappedArray. It needs version 12.4 or newer of the library.
+// GraphicsSubResourceGetMappedArray calls cuGraphicsSubResourceGetMappedArray. It is resolved through cuGetProcAddress at CUDA 3.0.
 //
-//	Get an array through which to access a subresource of a mapped graphics resource.
+// Get an array through which to access a subresource of a mapped graphics resource.
 //
 // Returns in *pArray an array through which the subresource of the mapped
 // graphics resource resource which corresponds to array index arrayIndex
@@ -10116,9 +10114,9 @@ func GraphicsSubResourceGetMappedArray(resource GraphicsResource, arrayIndex uin
 	return
 }
 
-// GraphicsUnmapResources calls cuGraphicsUnmapResources. It needs version 12.4 or newer of the library.
+// GraphicsUnmapResources calls cuGraphicsUnmapResources. It is resolved through cuGetProcAddress at CUDA 3.0.
 //
-//	Unmap graphics resources.
+// Unmap graphics resources.
 //
 // Unmaps the count graphics resources in resources.
 //
@@ -10158,9 +10156,9 @@ func GraphicsUnmapResources(count uint32, resources *GraphicsResource, hStream S
 	return
 }
 
-// GraphicsUnregisterResource calls cuGraphicsUnregisterResource. It needs version 12.4 or newer of the library.
+// GraphicsUnregisterResource calls cuGraphicsUnregisterResource. It is resolved through cuGetProcAddress at CUDA 3.0.
 //
-//	Unregisters a graphics resource for access by CUDA
+// Unregisters a graphics resource for access by CUDA.
 //
 // Unregisters the graphics resource resource so it is not accessible by
 // CUDA unless registered again.
@@ -10195,7 +10193,7 @@ func GraphicsUnregisterResource(resource GraphicsResource) (err error) {
 	return
 }
 
-// GraphicsVDPAURegisterOutputSurface calls cuGraphicsVDPAURegisterOutputSurface.
+// GraphicsVDPAURegisterOutputSurface calls cuGraphicsVDPAURegisterOutputSurface. It needs version 13.0 or newer of the library.
 //
 // Registers a VDPAU VdpOutputSurface object.
 func GraphicsVDPAURegisterOutputSurface(pCudaResource *GraphicsResource, vdpSurface VdpOutputSurface, flags uint32) (err error) {
@@ -10208,7 +10206,7 @@ func GraphicsVDPAURegisterOutputSurface(pCudaResource *GraphicsResource, vdpSurf
 	return
 }
 
-// GraphicsVDPAURegisterVideoSurface calls cuGraphicsVDPAURegisterVideoSurface.
+// GraphicsVDPAURegisterVideoSurface calls cuGraphicsVDPAURegisterVideoSurface. It needs version 13.0 or newer of the library.
 //
 // Registers a VDPAU VdpVideoSurface object.
 func GraphicsVDPAURegisterVideoSurface(pCudaResource *GraphicsResource, vdpSurface VdpVideoSurface, flags uint32) (err error) {
@@ -10221,9 +10219,9 @@ func GraphicsVDPAURegisterVideoSurface(pCudaResource *GraphicsResource, vdpSurfa
 	return
 }
 
-// GreenCtxCreate calls cuGreenCtxCreate. It needs version 12.4 or newer of the library.
+// GreenCtxCreate calls cuGreenCtxCreate. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Creates a green context with a specified set of resources.
+// Creates a green context with a specified set of resources.
 //
 // This API creates a green context with the resources specified in the descriptor desc and
 // returns it in the handle represented by phCtx. This API will retain the primary context on device dev,
@@ -10274,9 +10272,9 @@ func GreenCtxCreate(phCtx *GreenCtx, desc DevResourceDesc, dev Device, flags uin
 	return
 }
 
-// GreenCtxDestroy calls cuGreenCtxDestroy. It needs version 12.4 or newer of the library.
+// GreenCtxDestroy calls cuGreenCtxDestroy. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Destroys a green context
+// Destroys a green context.
 //
 // Destroys the green context, releasing the primary context of the device that this green context was created for.
 // Any resources provisioned for this green context (that were initially available via the resource descriptor)
@@ -10308,9 +10306,9 @@ func GreenCtxDestroy(hCtx GreenCtx) (err error) {
 	return
 }
 
-// GreenCtxGetDevResource calls cuGreenCtxGetDevResource. It needs version 12.4 or newer of the library.
+// GreenCtxGetDevResource calls cuGreenCtxGetDevResource. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Get green context resources
+// Get green context resources.
 //
 // Get the type resources available to the green context represented by hCtx
 //   - hCtx : Green context to get resource for
@@ -10337,9 +10335,9 @@ func GreenCtxGetDevResource(hCtx GreenCtx, resource *DevResource, type_ DevResou
 	return
 }
 
-// GreenCtxGetId calls cuGreenCtxGetId.
+// GreenCtxGetId calls cuGreenCtxGetId. It is resolved through cuGetProcAddress at CUDA 12.9.
 //
-//	Returns the unique Id associated with the green context supplied
+// Returns the unique Id associated with the green context supplied.
 //
 // Returns in greenCtxId the unique Id which is associated with a given green context.
 // The Id is unique for the life of the program for this instance of CUDA.
@@ -10370,9 +10368,9 @@ func GreenCtxGetId(greenCtx GreenCtx, greenCtxId *uint64) (err error) {
 	return
 }
 
-// GreenCtxRecordEvent calls cuGreenCtxRecordEvent. It needs version 12.4 or newer of the library.
+// GreenCtxRecordEvent calls cuGreenCtxRecordEvent. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Records an event.
+// Records an event.
 //
 // Captures in hEvent all the activities of the green context of hCtx
 // at the time of this call. hEvent and hCtx must be from the same
@@ -10411,9 +10409,9 @@ func GreenCtxRecordEvent(hCtx GreenCtx, hEvent Event) (err error) {
 	return
 }
 
-// GreenCtxStreamCreate calls cuGreenCtxStreamCreate.
+// GreenCtxStreamCreate calls cuGreenCtxStreamCreate. It is resolved through cuGetProcAddress at CUDA 12.5.
 //
-//	Create a stream for use in the green context
+// Create a stream for use in the green context.
 //
 // Creates a stream for use in the specified green context greenCtx and returns a handle in phStream.
 // The stream can be destroyed by calling cuStreamDestroy(). Note that the API ignores the context that
@@ -10475,9 +10473,9 @@ func GreenCtxStreamCreate(greenCtx GreenCtx, flags uint32, priority int32) (phSt
 	return
 }
 
-// GreenCtxWaitEvent calls cuGreenCtxWaitEvent. It needs version 12.4 or newer of the library.
+// GreenCtxWaitEvent calls cuGreenCtxWaitEvent. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Make a green context wait on an event
+// Make a green context wait on an event.
 //
 // Makes all future work submitted to green context hCtx wait for all work
 // captured in hEvent. The synchronization will be performed on the device
@@ -10517,9 +10515,9 @@ func GreenCtxWaitEvent(hCtx GreenCtx, hEvent Event) (err error) {
 	return
 }
 
-// ImportExternalMemory calls cuImportExternalMemory. It needs version 12.4 or newer of the library.
+// ImportExternalMemory calls cuImportExternalMemory. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Imports an external memory object
+// Imports an external memory object.
 //
 // Imports an externally allocated memory object and returns
 // a handle to that in extMem_out.
@@ -10699,9 +10697,9 @@ func ImportExternalMemory(memHandleDesc *ExternalMemoryHandleDesc) (extMemOut Ex
 	return
 }
 
-// ImportExternalSemaphore calls cuImportExternalSemaphore. It needs version 12.4 or newer of the library.
+// ImportExternalSemaphore calls cuImportExternalSemaphore. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Imports an external semaphore
+// Imports an external semaphore.
 //
 // Imports an externally allocated synchronization object and returns
 // a handle to that in extSem_out.
@@ -10864,10 +10862,9 @@ func ImportExternalSemaphore(semHandleDesc *ExternalSemaphoreHandleDesc) (extSem
 	return
 }
 
-// Init calls cuInit. It needs version 12.4 or newer of the library.
+// Init calls cuInit. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Initialize the CUDA driver API
-//
+// Initialize the CUDA driver API
 // Initializes the driver API and must be called before any other function from
 // the driver API in the current process. Currently, the Flags parameter must be 0. If cuInit()
 // has not been called, any function from the driver API will return
@@ -10895,9 +10892,9 @@ func Init(flags uint32) (err error) {
 	return
 }
 
-// IpcCloseMemHandle calls cuIpcCloseMemHandle. It needs version 12.4 or newer of the library.
+// IpcCloseMemHandle calls cuIpcCloseMemHandle. It is resolved through cuGetProcAddress at CUDA 4.1.
 //
-//	Attempts to close memory mapped with cuIpcOpenMemHandle
+// Attempts to close memory mapped with cuIpcOpenMemHandle.
 //
 // Decrements the reference count of the memory returned by cuIpcOpenMemHandle by 1.
 // When the reference count reaches 0, this API unmaps the memory. The original allocation
@@ -10940,9 +10937,9 @@ func IpcCloseMemHandle(dptr Deviceptr) (err error) {
 	return
 }
 
-// IpcGetEventHandle calls cuIpcGetEventHandle. It needs version 12.4 or newer of the library.
+// IpcGetEventHandle calls cuIpcGetEventHandle. It is resolved through cuGetProcAddress at CUDA 4.1.
 //
-//	Gets an interprocess handle for a previously allocated event
+// Gets an interprocess handle for a previously allocated event.
 //
 // Takes as input a previously allocated event. This event must have been
 // created with the CU_EVENT_INTERPROCESS and CU_EVENT_DISABLE_TIMING
@@ -10998,10 +10995,9 @@ func IpcGetEventHandle(pHandle *IpcEventHandle, event Event) (err error) {
 	return
 }
 
-// IpcGetMemHandle calls cuIpcGetMemHandle. It needs version 12.4 or newer of the library.
+// IpcGetMemHandle calls cuIpcGetMemHandle. It is resolved through cuGetProcAddress at CUDA 4.1.
 //
-//	Gets an interprocess memory handle for an existing device memory
-//
+// Gets an interprocess memory handle for an existing device memory
 // allocation
 //
 // Takes a pointer to the base of an existing device memory allocation created
@@ -11052,9 +11048,9 @@ func IpcGetMemHandle(pHandle *IpcMemHandle, dptr Deviceptr) (err error) {
 	return
 }
 
-// IpcOpenEventHandle calls cuIpcOpenEventHandle. It needs version 12.4 or newer of the library.
+// IpcOpenEventHandle calls cuIpcOpenEventHandle. It is resolved through cuGetProcAddress at CUDA 4.1.
 //
-//	Opens an interprocess event handle for use in the current process
+// Opens an interprocess event handle for use in the current process.
 //
 // Opens an interprocess event handle exported from another process with
 // cuIpcGetEventHandle. This function returns a CUevent that behaves like
@@ -11103,10 +11099,9 @@ func IpcOpenEventHandle(handle IpcEventHandle) (phEvent Event, err error) {
 	return
 }
 
-// IpcOpenMemHandle calls cuIpcOpenMemHandle (cuIpcOpenMemHandle_v2). It needs version 12.4 or newer of the library.
+// IpcOpenMemHandle calls cuIpcOpenMemHandle (cuIpcOpenMemHandle_v2). It is resolved through cuGetProcAddress at CUDA 11.0.
 //
-//	Opens an interprocess memory handle exported from another process
-//
+// Opens an interprocess memory handle exported from another process
 // and returns a device pointer usable in the local process.
 //
 // Maps memory exported from another process with cuIpcGetMemHandle into
@@ -11173,9 +11168,9 @@ func IpcOpenMemHandle(handle IpcMemHandle, flags uint32) (pdptr Deviceptr, err e
 	return
 }
 
-// KernelGetAttribute calls cuKernelGetAttribute. It needs version 12.4 or newer of the library.
+// KernelGetAttribute calls cuKernelGetAttribute. It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Returns information about a kernel
+// Returns information about a kernel.
 //
 // Returns in *pi the integer value of the attribute attrib for the kernel
 // kernel for the requested device dev. The supported attributes are:
@@ -11269,9 +11264,9 @@ func KernelGetAttribute(attrib FunctionAttribute, kernel Kernel, dev Device) (pi
 	return
 }
 
-// KernelGetFunction calls cuKernelGetFunction. It needs version 12.4 or newer of the library.
+// KernelGetFunction calls cuKernelGetFunction. It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Returns a function handle
+// Returns a function handle.
 //
 // Returns in pFunc the handle of the function for the requested kernel kernel and
 // the current context. If function handle is not found, the call returns CUDA_ERROR_NOT_FOUND.
@@ -11305,11 +11300,11 @@ func KernelGetFunction(kernel Kernel) (pFunc Function, err error) {
 	return
 }
 
-// KernelGetLibrary calls cuKernelGetLibrary.
+// KernelGetLibrary calls cuKernelGetLibrary. It is resolved through cuGetProcAddress at CUDA 12.5.
 //
-//	Returns a library handle
+// Returns a library handle.
 //
-// Returns in pLib the handle of the library for the requested kernel kernel
+// Returns in pLib the handle of the library for the requested kernel kernel.
 //
 //   - pLib : Returned library handle
 //   - kernel : Kernel to retrieve library handle
@@ -11336,9 +11331,9 @@ func KernelGetLibrary(kernel Kernel) (pLib Library, err error) {
 	return
 }
 
-// KernelGetName calls cuKernelGetName. It needs version 12.4 or newer of the library.
+// KernelGetName calls cuKernelGetName. It is resolved through cuGetProcAddress at CUDA 12.3.
 //
-//	Returns the function name for a CUkernel handle
+// Returns the function name for a CUkernel handle.
 //
 // Returns in **name the function name associated with the kernel handle hfunc .
 // The function name is returned as a null-terminated string. The returned name is only
@@ -11365,9 +11360,9 @@ func KernelGetName(name []string, hfunc Kernel) (err error) {
 	return
 }
 
-// KernelGetParamInfo calls cuKernelGetParamInfo. It needs version 12.4 or newer of the library.
+// KernelGetParamInfo calls cuKernelGetParamInfo. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Returns the offset and size of a kernel parameter in the device-side parameter layout
+// Returns the offset and size of a kernel parameter in the device-side parameter layout.
 //
 // Queries the kernel parameter at paramIndex into kernel's list of parameters, and returns
 // in paramOffset and paramSize the offset and size, respectively, where the parameter
@@ -11385,7 +11380,7 @@ func KernelGetName(name []string, hfunc Kernel) (err error) {
 // CUDA_SUCCESS,
 // CUDA_ERROR_INVALID_VALUE,
 //
-// See also: cuFuncGetParamInfo
+// See also: cuFuncGetParamInfo.
 func KernelGetParamInfo(kernel Kernel, paramIndex uint64, paramSize *uint64) (paramOffset uint64, err error) {
 	fn, err := procs.Get(232)
 	if err != nil {
@@ -11396,9 +11391,9 @@ func KernelGetParamInfo(kernel Kernel, paramIndex uint64, paramSize *uint64) (pa
 	return
 }
 
-// KernelSetAttribute calls cuKernelSetAttribute. It needs version 12.4 or newer of the library.
+// KernelSetAttribute calls cuKernelSetAttribute. It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Sets information about a kernel
+// Sets information about a kernel.
 //
 // This call sets the value of a specified attribute attrib on the kernel kernel
 // for the requested device dev to an integer value specified by val.
@@ -11485,9 +11480,9 @@ func KernelSetAttribute(attrib FunctionAttribute, val int32, kernel Kernel, dev 
 	return
 }
 
-// KernelSetCacheConfig calls cuKernelSetCacheConfig. It needs version 12.4 or newer of the library.
+// KernelSetCacheConfig calls cuKernelSetCacheConfig. It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Sets the preferred cache configuration for a device kernel.
+// Sets the preferred cache configuration for a device kernel.
 //
 // On devices where the L1 cache and shared memory use the same hardware
 // resources, this sets through config the preferred cache configuration for
@@ -11551,9 +11546,9 @@ func KernelSetCacheConfig(kernel Kernel, config FuncCache, dev Device) (err erro
 	return
 }
 
-// Launch calls cuLaunch. It needs version 12.4 or newer of the library.
+// Launch calls cuLaunch. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Launches a CUDA function
+// Launches a CUDA function.
 //
 // Deprecated:
 //
@@ -11610,10 +11605,9 @@ func Launch(f Function) (err error) {
 	return
 }
 
-// LaunchCooperativeKernel calls cuLaunchCooperativeKernel. It needs version 12.4 or newer of the library.
+// LaunchCooperativeKernel calls cuLaunchCooperativeKernel. It is resolved through cuGetProcAddress at CUDA 9.0.
 //
-//	Launches a CUDA function CUfunction or a CUDA kernel CUkernel where thread blocks
-//
+// Launches a CUDA function CUfunction or a CUDA kernel CUkernel where thread blocks
 // can cooperate and synchronize as they execute
 //
 // Invokes the function CUfunction or the kernel CUkernel f on a gridDimX x gridDimY x gridDimZ
@@ -11707,9 +11701,9 @@ func LaunchCooperativeKernel(f Function, gridDimX uint32, gridDimY uint32, gridD
 	return
 }
 
-// LaunchCooperativeKernelMultiDevice calls cuLaunchCooperativeKernelMultiDevice. It needs version 12.4 or newer of the library.
+// LaunchCooperativeKernelMultiDevice calls cuLaunchCooperativeKernelMultiDevice. It is resolved through cuGetProcAddress at CUDA 9.0.
 //
-//	Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
+// Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute.
 //
 // Deprecated: This function is deprecated as of CUDA 11.3.
 //
@@ -11853,9 +11847,9 @@ func LaunchCooperativeKernelMultiDevice(launchParamsList *LaunchParams, numDevic
 	return
 }
 
-// LaunchGrid calls cuLaunchGrid. It needs version 12.4 or newer of the library.
+// LaunchGrid calls cuLaunchGrid. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Launches a CUDA function
+// Launches a CUDA function.
 //
 // Deprecated:
 //
@@ -11914,9 +11908,9 @@ func LaunchGrid(f Function, gridWidth int32, gridHeight int32) (err error) {
 	return
 }
 
-// LaunchGridAsync calls cuLaunchGridAsync. It needs version 12.4 or newer of the library.
+// LaunchGridAsync calls cuLaunchGridAsync. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Launches a CUDA function
+// Launches a CUDA function.
 //
 // Deprecated:
 //
@@ -11981,9 +11975,9 @@ func LaunchGridAsync(f Function, gridWidth int32, gridHeight int32, hStream Stre
 	return
 }
 
-// LaunchHostFunc calls cuLaunchHostFunc. It needs version 12.4 or newer of the library.
+// LaunchHostFunc calls cuLaunchHostFunc. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Enqueues a host function call in a stream
+// Enqueues a host function call in a stream.
 //
 // Enqueues a host function to run in a stream.  The function will be called
 // after currently enqueued work and will block work added after it.
@@ -12052,9 +12046,9 @@ func LaunchHostFunc(hStream Stream, fn_ HostFn, userData unsafe.Pointer) (err er
 	return
 }
 
-// LaunchKernel calls cuLaunchKernel. It needs version 12.4 or newer of the library.
+// LaunchKernel calls cuLaunchKernel. It is resolved through cuGetProcAddress at CUDA 4.0.
 //
-//	Launches a CUDA function CUfunction or a CUDA kernel CUkernel
+// Launches a CUDA function CUfunction or a CUDA kernel CUkernel.
 //
 // Invokes the function CUfunction or the kernel CUkernel f
 // on a gridDimX x gridDimY x gridDimZ grid of blocks.
@@ -12083,7 +12077,7 @@ func LaunchHostFunc(hStream Stream, fn_ HostFn, userData unsafe.Pointer) (err er
 // size_t argBufferSize;
 // char argBuffer[256];
 //
-// // populate argBuffer and argBufferSize
+// // populate argBuffer and argBufferSize.
 //
 // void *config[] = {
 // CU_LAUNCH_PARAM_BUFFER_POINTER, argBuffer,
@@ -12179,9 +12173,9 @@ func LaunchKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32,
 	return
 }
 
-// LaunchKernelEx calls cuLaunchKernelEx. It needs version 12.4 or newer of the library.
+// LaunchKernelEx calls cuLaunchKernelEx. It is resolved through cuGetProcAddress at CUDA 11.6.
 //
-//	Launches a CUDA function CUfunction or a CUDA kernel CUkernel with launch-time configuration
+// Launches a CUDA function CUfunction or a CUDA kernel CUkernel with launch-time configuration.
 //
 // Invokes the function CUfunction or the kernel CUkernel f with the specified launch-time configuration
 // config.
@@ -12458,9 +12452,9 @@ func LaunchKernelEx(config *LaunchConfig, f Function, kernelParams *unsafe.Point
 	return
 }
 
-// LibraryEnumerateKernels calls cuLibraryEnumerateKernels. It needs version 12.4 or newer of the library.
+// LibraryEnumerateKernels calls cuLibraryEnumerateKernels. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Retrieve the kernel handles within a library.
+// Retrieve the kernel handles within a library.
 //
 // Returns in kernels a maximum number of numKernels kernel handles within lib.
 // The returned kernel handle becomes invalid when the library is unloaded.
@@ -12474,7 +12468,7 @@ func LaunchKernelEx(config *LaunchConfig, f Function, kernelParams *unsafe.Point
 // CUDA_ERROR_INVALID_HANDLE,
 // CUDA_ERROR_INVALID_VALUE
 //
-// See also: cuLibraryGetKernelCount
+// See also: cuLibraryGetKernelCount.
 func LibraryEnumerateKernels(kernels *Kernel, numKernels uint32, lib Library) (err error) {
 	fn, err := procs.Get(243)
 	if err != nil {
@@ -12485,9 +12479,9 @@ func LibraryEnumerateKernels(kernels *Kernel, numKernels uint32, lib Library) (e
 	return
 }
 
-// LibraryGetGlobal calls cuLibraryGetGlobal. It needs version 12.4 or newer of the library.
+// LibraryGetGlobal calls cuLibraryGetGlobal. It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Returns a global device pointer
+// Returns a global device pointer.
 //
 // Returns in *dptr and *bytes the base pointer and size of the global with
 // name name for the requested library library and the current context.
@@ -12526,9 +12520,9 @@ func LibraryGetGlobal(library Library, name string) (dptr Deviceptr, bytes uint6
 	return
 }
 
-// LibraryGetKernel calls cuLibraryGetKernel. It needs version 12.4 or newer of the library.
+// LibraryGetKernel calls cuLibraryGetKernel. It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Returns a kernel handle
+// Returns a kernel handle.
 //
 // Returns in pKernel the handle of the kernel with name name located in library library.
 // If kernel handle is not found, the call returns CUDA_ERROR_NOT_FOUND.
@@ -12562,9 +12556,9 @@ func LibraryGetKernel(library Library, name string) (pKernel Kernel, err error) 
 	return
 }
 
-// LibraryGetKernelCount calls cuLibraryGetKernelCount. It needs version 12.4 or newer of the library.
+// LibraryGetKernelCount calls cuLibraryGetKernelCount. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Returns the number of kernels within a library
+// Returns the number of kernels within a library.
 //
 // Returns in count the number of kernels in lib.
 //
@@ -12585,9 +12579,9 @@ func LibraryGetKernelCount(count *uint32, lib Library) (err error) {
 	return
 }
 
-// LibraryGetManaged calls cuLibraryGetManaged. It needs version 12.4 or newer of the library.
+// LibraryGetManaged calls cuLibraryGetManaged. It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Returns a pointer to managed memory
+// Returns a pointer to managed memory.
 //
 // Returns in *dptr and *bytes the base pointer and size of the managed memory with
 // name name for the requested library library. If no managed memory with the
@@ -12623,9 +12617,9 @@ func LibraryGetManaged(library Library, name string) (dptr Deviceptr, bytes uint
 	return
 }
 
-// LibraryGetModule calls cuLibraryGetModule. It needs version 12.4 or newer of the library.
+// LibraryGetModule calls cuLibraryGetModule. It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Returns a module handle
+// Returns a module handle.
 //
 // Returns in pMod the module handle associated with the current context located in
 // library library. If module handle is not found, the call returns CUDA_ERROR_NOT_FOUND.
@@ -12657,9 +12651,9 @@ func LibraryGetModule(library Library) (pMod Module, err error) {
 	return
 }
 
-// LibraryGetUnifiedFunction calls cuLibraryGetUnifiedFunction. It needs version 12.4 or newer of the library.
+// LibraryGetUnifiedFunction calls cuLibraryGetUnifiedFunction. It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Returns a pointer to a unified function
+// Returns a pointer to a unified function.
 //
 // Returns in *fptr the function pointer to a unified function denoted by symbol.
 // If no unified function with name symbol exists, the call returns CUDA_ERROR_NOT_FOUND.
@@ -12692,9 +12686,9 @@ func LibraryGetUnifiedFunction(library Library, symbol string) (fptr unsafe.Poin
 	return
 }
 
-// LibraryLoadData calls cuLibraryLoadData. It needs version 12.4 or newer of the library.
+// LibraryLoadData calls cuLibraryLoadData. It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Load a library with specified code and options
+// Load a library with specified code and options.
 //
 // Takes a pointer code and loads the corresponding library library based on
 // the application defined library loading mode:
@@ -12760,9 +12754,9 @@ func LibraryLoadData(code unsafe.Pointer, jitOptions *JitOption, jitOptionsValue
 	return
 }
 
-// LibraryLoadFromFile calls cuLibraryLoadFromFile. It needs version 12.4 or newer of the library.
+// LibraryLoadFromFile calls cuLibraryLoadFromFile. It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Load a library with specified file and options
+// Load a library with specified file and options.
 //
 // Takes a pointer code and loads the corresponding library library based on
 // the application defined library loading mode:
@@ -12829,11 +12823,11 @@ func LibraryLoadFromFile(fileName string, jitOptions *JitOption, jitOptionsValue
 	return
 }
 
-// LibraryUnload calls cuLibraryUnload. It needs version 12.4 or newer of the library.
+// LibraryUnload calls cuLibraryUnload. It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Unloads a library
+// Unloads a library.
 //
-// Unloads the library specified with library
+// Unloads the library specified with library.
 //
 //   - library : Library to unload
 //
@@ -12856,9 +12850,9 @@ func LibraryUnload(library Library) (err error) {
 	return
 }
 
-// LinkAddData calls cuLinkAddData (cuLinkAddData_v2). It needs version 12.4 or newer of the library.
+// LinkAddData calls cuLinkAddData (cuLinkAddData_v2). It is resolved through cuGetProcAddress at CUDA 6.5.
 //
-//	Add an input to a pending linker invocation
+// Add an input to a pending linker invocation.
 //
 // Ownership of data is retained by the caller.  No reference is retained to any
 // inputs after this call returns.
@@ -12868,7 +12862,7 @@ func LibraryUnload(library Library) (err error) {
 // CU_JIT_WALL_TIME, CU_JIT_INFO_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER,
 // CU_JIT_TARGET_FROM_CUCONTEXT, or CU_JIT_TARGET.
 //
-// Note: For LTO-IR input, only LTO-IR compiled with toolkits prior to CUDA 12.0 will be accepted
+// Note: For LTO-IR input, only LTO-IR compiled with toolkits prior to CUDA 12.0 will be accepted.
 //
 //   - state : A pending linker action.
 //   - type : The type of the input data.
@@ -12904,9 +12898,9 @@ func LinkAddData(state LinkState, type_ JitInputType, data unsafe.Pointer, size 
 	return
 }
 
-// LinkAddFile calls cuLinkAddFile (cuLinkAddFile_v2). It needs version 12.4 or newer of the library.
+// LinkAddFile calls cuLinkAddFile (cuLinkAddFile_v2). It is resolved through cuGetProcAddress at CUDA 6.5.
 //
-//	Add a file input to a pending linker invocation
+// Add a file input to a pending linker invocation.
 //
 // No reference is retained to any inputs after this call returns.
 //
@@ -12918,7 +12912,7 @@ func LinkAddData(state LinkState, type_ JitInputType, data unsafe.Pointer, size 
 // This method is equivalent to invoking cuLinkAddData on the contents
 // of the file.
 //
-// Note: For LTO-IR input, only LTO-IR compiled with toolkits prior to CUDA 12.0 will be accepted
+// Note: For LTO-IR input, only LTO-IR compiled with toolkits prior to CUDA 12.0 will be accepted.
 //
 //   - state : A pending linker action
 //   - type : The type of the input data
@@ -12953,9 +12947,9 @@ func LinkAddFile(state LinkState, type_ JitInputType, path string, numOptions ui
 	return
 }
 
-// LinkComplete calls cuLinkComplete. It needs version 12.4 or newer of the library.
+// LinkComplete calls cuLinkComplete. It is resolved through cuGetProcAddress at CUDA 5.5.
 //
-//	Complete a pending linker invocation
+// Complete a pending linker invocation.
 //
 // Completes the pending linker action and returns the cubin image for the linked
 // device code, which can be used with cuModuleLoadData.  The cubin is owned by
@@ -12986,9 +12980,9 @@ func LinkComplete(state LinkState, cubinOut *unsafe.Pointer, sizeOut *uint64) (e
 	return
 }
 
-// LinkCreate calls cuLinkCreate (cuLinkCreate_v2). It needs version 12.4 or newer of the library.
+// LinkCreate calls cuLinkCreate (cuLinkCreate_v2). It is resolved through cuGetProcAddress at CUDA 6.5.
 //
-//	Creates a pending JIT linker invocation.
+// Creates a pending JIT linker invocation.
 //
 // If the call is successful, the caller owns the returned CUlinkState, which
 // should eventually be destroyed with cuLinkDestroy.  The
@@ -13009,7 +13003,7 @@ func LinkComplete(state LinkState, cubinOut *unsafe.Pointer, sizeOut *uint64) (e
 // options are used.  No other references to inputs are maintained after this
 // call returns.
 //
-// Note: For LTO-IR input, only LTO-IR compiled with toolkits prior to CUDA 12.0 will be accepted
+// Note: For LTO-IR input, only LTO-IR compiled with toolkits prior to CUDA 12.0 will be accepted.
 //
 //   - numOptions : Size of options arrays
 //   - options : Array of linker and compiler options
@@ -13041,17 +13035,17 @@ func LinkCreate(numOptions uint32, options *JitOption, optionValues *unsafe.Poin
 	return
 }
 
-// LinkDestroy calls cuLinkDestroy. It needs version 12.4 or newer of the library.
+// LinkDestroy calls cuLinkDestroy. It is resolved through cuGetProcAddress at CUDA 5.5.
 //
-//	Destroys state for a JIT linker invocation.
+// Destroys state for a JIT linker invocation.
 //
-//	 - state : State object for the linker invocation
+//   - state : State object for the linker invocation
 //
 // Returns:
 // CUDA_SUCCESS,
 // CUDA_ERROR_INVALID_HANDLE
 //
-// See also: cuLinkCreate
+// See also: cuLinkCreate.
 func LinkDestroy(state LinkState) (err error) {
 	fn, err := procs.Get(257)
 	if err != nil {
@@ -13062,12 +13056,12 @@ func LinkDestroy(state LinkState) (err error) {
 	return
 }
 
-// LogsCurrent calls cuLogsCurrent.
+// LogsCurrent calls cuLogsCurrent. It is resolved through cuGetProcAddress at CUDA 12.9.
 //
-//	Sets log iterator to point to the end of log buffer, where the next message would be written.
+// Sets log iterator to point to the end of log buffer, where the next message would be written.
 //
-//	 - iterator_out : Location to store an iterator to the current tail of the logs
-//	 - flags : Reserved for future use, must be 0
+//   - iterator_out : Location to store an iterator to the current tail of the logs
+//   - flags : Reserved for future use, must be 0
 //
 // Returns:
 // CUDA_SUCCESS
@@ -13082,9 +13076,9 @@ func LogsCurrent(iteratorOut *LogIterator, flags uint32) (err error) {
 	return
 }
 
-// LogsDumpToFile calls cuLogsDumpToFile.
+// LogsDumpToFile calls cuLogsDumpToFile. It is resolved through cuGetProcAddress at CUDA 12.9.
 //
-//	Dump accumulated driver logs into a file
+// Dump accumulated driver logs into a file.
 //
 // Logs generated by the driver are stored in an internal buffer and can be copied out using this API.
 // This API dumps all driver logs starting from iterator into pathToFile provided.
@@ -13115,9 +13109,9 @@ func LogsDumpToFile(iterator *LogIterator, pathToFile string, flags uint32) (err
 	return
 }
 
-// LogsDumpToMemory calls cuLogsDumpToMemory.
+// LogsDumpToMemory calls cuLogsDumpToMemory. It is resolved through cuGetProcAddress at CUDA 12.9.
 //
-//	Dump accumulated driver logs into a buffer
+// Dump accumulated driver logs into a buffer.
 //
 // Logs generated by the driver are stored in an internal buffer and can be copied out using this API.
 // This API dumps driver logs from iterator into buffer up to the size specified in *size.
@@ -13159,13 +13153,13 @@ func LogsDumpToMemory(iterator *LogIterator, buffer *byte, size *uint64, flags u
 	return
 }
 
-// LogsRegisterCallback calls cuLogsRegisterCallback.
+// LogsRegisterCallback calls cuLogsRegisterCallback. It is resolved through cuGetProcAddress at CUDA 12.9.
 //
-//	Register a callback function to receive error log messages
+// Register a callback function to receive error log messages.
 //
-//	 - callbackFunc : The function to register as a callback
-//	 - userData : A generic pointer to user data. This is passed into the callback function.
-//	 - callback_out : Optional location to store the callback handle after it is registered
+//   - callbackFunc : The function to register as a callback
+//   - userData : A generic pointer to user data. This is passed into the callback function.
+//   - callback_out : Optional location to store the callback handle after it is registered
 //
 // Returns:
 // CUDA_SUCCESS
@@ -13180,11 +13174,11 @@ func LogsRegisterCallback(callbackFunc LogsCallback, userData unsafe.Pointer, ca
 	return
 }
 
-// LogsUnregisterCallback calls cuLogsUnregisterCallback.
+// LogsUnregisterCallback calls cuLogsUnregisterCallback. It is resolved through cuGetProcAddress at CUDA 12.9.
 //
-//	Unregister a log message callback
+// Unregister a log message callback.
 //
-//	 - callback : The callback instance to unregister from receiving log messages
+//   - callback : The callback instance to unregister from receiving log messages
 //
 // Returns:
 // CUDA_SUCCESS
@@ -13199,9 +13193,9 @@ func LogsUnregisterCallback(callback LogsCallbackHandle) (err error) {
 	return
 }
 
-// MemAddressFree calls cuMemAddressFree. It needs version 12.4 or newer of the library.
+// MemAddressFree calls cuMemAddressFree. It is resolved through cuGetProcAddress at CUDA 10.2.
 //
-//	Free an address range reservation.
+// Free an address range reservation.
 //
 // Frees a virtual address range reserved by cuMemAddressReserve.  The size
 // must match what was given to memAddressReserve and the ptr given must
@@ -13218,7 +13212,7 @@ func LogsUnregisterCallback(callback LogsCallbackHandle) (err error) {
 // CUDA_ERROR_NOT_PERMITTED,
 // CUDA_ERROR_NOT_SUPPORTED
 //
-// See also: cuMemAddressReserve
+// See also: cuMemAddressReserve.
 func MemAddressFree(ptr Deviceptr, size uint64) (err error) {
 	fn, err := procs.Get(263)
 	if err != nil {
@@ -13229,9 +13223,9 @@ func MemAddressFree(ptr Deviceptr, size uint64) (err error) {
 	return
 }
 
-// MemAddressReserve calls cuMemAddressReserve. It needs version 12.4 or newer of the library.
+// MemAddressReserve calls cuMemAddressReserve. It is resolved through cuGetProcAddress at CUDA 10.2.
 //
-//	Allocate an address range reservation.
+// Allocate an address range reservation.
 //
 // Reserves a virtual address range based on the given parameters, giving
 // the starting address of the range in ptr.  This API requires a system that
@@ -13256,7 +13250,7 @@ func MemAddressFree(ptr Deviceptr, size uint64) (err error) {
 // CUDA_ERROR_NOT_PERMITTED,
 // CUDA_ERROR_NOT_SUPPORTED
 //
-// See also: cuMemAddressFree
+// See also: cuMemAddressFree.
 func MemAddressReserve(size uint64, alignment uint64, addr Deviceptr, flags uint64) (ptr Deviceptr, err error) {
 	fn, err := procs.Get(264)
 	if err != nil {
@@ -13267,9 +13261,9 @@ func MemAddressReserve(size uint64, alignment uint64, addr Deviceptr, flags uint
 	return
 }
 
-// MemAdvise calls cuMemAdvise (cuMemAdvise_v2). It needs version 12.4 or newer of the library.
+// MemAdvise calls cuMemAdvise (cuMemAdvise_v2). It is resolved through cuGetProcAddress at CUDA 12.2.
 //
-//	Advise about the usage of a given memory range
+// Advise about the usage of a given memory range.
 //
 // Advise the Unified Memory subsystem about the usage pattern for the memory range
 // starting at devPtr with a size of count bytes. The start address and end address of the memory
@@ -13393,9 +13387,9 @@ func MemAdvise(devPtr Deviceptr, count uint64, advice MemAdvice, location MemLoc
 	return
 }
 
-// MemAlloc calls cuMemAlloc (cuMemAlloc_v2). It needs version 12.4 or newer of the library.
+// MemAlloc calls cuMemAlloc (cuMemAlloc_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Allocates device memory
+// Allocates device memory.
 //
 // Allocates bytesize bytes of linear memory on the device and returns in
 // *dptr a pointer to the allocated memory. The allocated memory is suitably
@@ -13434,9 +13428,9 @@ func MemAlloc(bytesize uint64) (dptr Deviceptr, err error) {
 	return
 }
 
-// MemAllocAsync calls cuMemAllocAsync. It needs version 12.4 or newer of the library.
+// MemAllocAsync calls cuMemAllocAsync. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Allocates memory with stream ordered semantics
+// Allocates memory with stream ordered semantics.
 //
 // Inserts an allocation operation into hStream.
 // A pointer to the allocated memory is returned immediately in *dptr.
@@ -13476,9 +13470,9 @@ func MemAllocAsync(bytesize uint64, hStream Stream) (dptr Deviceptr, err error) 
 	return
 }
 
-// MemAllocFromPoolAsync calls cuMemAllocFromPoolAsync. It needs version 12.4 or newer of the library.
+// MemAllocFromPoolAsync calls cuMemAllocFromPoolAsync. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Allocates memory from a specified pool with stream ordered semantics.
+// Allocates memory from a specified pool with stream ordered semantics.
 //
 // Inserts an allocation operation into hStream.
 // A pointer to the allocated memory is returned immediately in *dptr.
@@ -13522,9 +13516,9 @@ func MemAllocFromPoolAsync(bytesize uint64, pool MemoryPool, hStream Stream) (dp
 	return
 }
 
-// MemAllocHost calls cuMemAllocHost (cuMemAllocHost_v2). It needs version 12.4 or newer of the library.
+// MemAllocHost calls cuMemAllocHost (cuMemAllocHost_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Allocates page-locked host memory
+// Allocates page-locked host memory.
 //
 // Allocates bytesize bytes of host memory that is page-locked and
 // accessible to the device. The driver tracks the virtual memory ranges
@@ -13580,9 +13574,9 @@ func MemAllocHost(bytesize uint64) (pp unsafe.Pointer, err error) {
 	return
 }
 
-// MemAllocManaged calls cuMemAllocManaged. It needs version 12.4 or newer of the library.
+// MemAllocManaged calls cuMemAllocManaged. It is resolved through cuGetProcAddress at CUDA 6.0.
 //
-//	Allocates memory that will be automatically managed by the Unified Memory system
+// Allocates memory that will be automatically managed by the Unified Memory system.
 //
 // Allocates bytesize bytes of managed memory on the device and returns in
 // *dptr a pointer to the allocated memory. If the device doesn't support
@@ -13697,9 +13691,9 @@ func MemAllocManaged(bytesize uint64, flags uint32) (dptr Deviceptr, err error) 
 	return
 }
 
-// MemAllocPitch calls cuMemAllocPitch (cuMemAllocPitch_v2). It needs version 12.4 or newer of the library.
+// MemAllocPitch calls cuMemAllocPitch (cuMemAllocPitch_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Allocates pitched device memory
+// Allocates pitched device memory.
 //
 // Allocates at least WidthInBytes * Height bytes of linear memory on
 // the device and returns in *dptr a pointer to the allocated memory. The
@@ -13766,12 +13760,11 @@ func MemAllocPitch(widthInBytes uint64, height uint64, elementSizeBytes uint32) 
 	return
 }
 
-// MemBatchDecompressAsync calls cuMemBatchDecompressAsync.
+// MemBatchDecompressAsync calls cuMemBatchDecompressAsync. It is resolved through cuGetProcAddress at CUDA 12.6.
 //
-//	  Submit a batch of count independent decompression operations.
+// Submit a batch of count independent decompression operations.
 //
-//	Each of the count decompression operations is described by a
-//
+// Each of the count decompression operations is described by a
 // single entry in the paramsArray array. Once the batch has been
 // submitted, the function will return, and decompression will happen
 // asynchronously w.r.t. the CPU. To the work completion tracking
@@ -13823,7 +13816,7 @@ func MemAllocPitch(widthInBytes uint64, height uint64, elementSizeBytes uint32) 
 // CUDA_ERROR_INVALID_VALUE,
 // CUDA_ERROR_INVALID_HANDLE
 //
-// See also: cuMemAlloc, cuMemPoolCreate, cuMemAllocFromPoolAsync
+// See also: cuMemAlloc, cuMemPoolCreate, cuMemAllocFromPoolAsync.
 func MemBatchDecompressAsync(paramsArray *MemDecompressParams, count uint64, flags uint32, errorIndex *uint64, stream Stream) (err error) {
 	fn, err := procs.Get(272)
 	if err != nil {
@@ -13834,9 +13827,9 @@ func MemBatchDecompressAsync(paramsArray *MemDecompressParams, count uint64, fla
 	return
 }
 
-// MemCreate calls cuMemCreate. It needs version 12.4 or newer of the library.
+// MemCreate calls cuMemCreate. It is resolved through cuGetProcAddress at CUDA 10.2.
 //
-//	Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
+// Create a CUDA memory handle representing a memory allocation of a given size described by the given properties.
 //
 // This creates a memory allocation on the target device specified through the
 // prop structure. The created allocation will not have any device or host
@@ -13897,7 +13890,7 @@ func MemBatchDecompressAsync(paramsArray *MemDecompressParams, count uint64, fla
 // CUDA_ERROR_NOT_PERMITTED,
 // CUDA_ERROR_NOT_SUPPORTED
 //
-// See also: cuMemRelease, cuMemExportToShareableHandle, cuMemImportFromShareableHandle
+// See also: cuMemRelease, cuMemExportToShareableHandle, cuMemImportFromShareableHandle.
 func MemCreate(size uint64, prop *MemAllocationProp, flags uint64) (handle MemGenericAllocationHandle, err error) {
 	fn, err := procs.Get(273)
 	if err != nil {
@@ -13908,9 +13901,9 @@ func MemCreate(size uint64, prop *MemAllocationProp, flags uint64) (handle MemGe
 	return
 }
 
-// MemDiscardAndPrefetchBatchAsync calls cuMemDiscardAndPrefetchBatchAsync.
+// MemDiscardAndPrefetchBatchAsync calls cuMemDiscardAndPrefetchBatchAsync. It is resolved through cuGetProcAddress at CUDA 13.0.
 //
-//	Performs a batch of memory discards and prefetches asynchronously
+// Performs a batch of memory discards and prefetches asynchronously.
 //
 // Performs a batch of memory discards followed by prefetches. The batch as a whole executes
 // in stream order but operations within a batch are not guaranteed to execute in any specific order.
@@ -13964,9 +13957,9 @@ func MemDiscardAndPrefetchBatchAsync(dptrs *Deviceptr, sizes *uint64, count uint
 	return
 }
 
-// MemDiscardBatchAsync calls cuMemDiscardBatchAsync.
+// MemDiscardBatchAsync calls cuMemDiscardBatchAsync. It is resolved through cuGetProcAddress at CUDA 13.0.
 //
-//	Performs a batch of memory discards asynchronously
+// Performs a batch of memory discards asynchronously.
 //
 // Performs a batch of memory discards. The batch as a whole executes in stream order
 // but operations within a batch are not guaranteed to execute in any specific order.
@@ -14002,9 +13995,9 @@ func MemDiscardBatchAsync(dptrs *Deviceptr, sizes *uint64, count uint64, flags u
 	return
 }
 
-// MemExportToShareableHandle calls cuMemExportToShareableHandle. It needs version 12.4 or newer of the library.
+// MemExportToShareableHandle calls cuMemExportToShareableHandle. It is resolved through cuGetProcAddress at CUDA 10.2.
 //
-//	Exports an allocation to a requested shareable handle type
+// Exports an allocation to a requested shareable handle type.
 //
 // Given a CUDA memory handle, create a shareable memory
 // allocation handle that can be used to share the memory with other
@@ -14033,7 +14026,7 @@ func MemDiscardBatchAsync(dptrs *Deviceptr, sizes *uint64, count uint64, flags u
 // CUDA_ERROR_NOT_PERMITTED,
 // CUDA_ERROR_NOT_SUPPORTED
 //
-// See also: cuMemImportFromShareableHandle
+// See also: cuMemImportFromShareableHandle.
 func MemExportToShareableHandle(shareableHandle unsafe.Pointer, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) (err error) {
 	fn, err := procs.Get(276)
 	if err != nil {
@@ -14044,9 +14037,9 @@ func MemExportToShareableHandle(shareableHandle unsafe.Pointer, handle MemGeneri
 	return
 }
 
-// MemFree calls cuMemFree (cuMemFree_v2). It needs version 12.4 or newer of the library.
+// MemFree calls cuMemFree (cuMemFree_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Frees device memory
+// Frees device memory.
 //
 // Frees the memory space pointed to by dptr, which must have been returned
 // by a previous call to one of the following memory allocation APIs - cuMemAlloc(),
@@ -14088,9 +14081,9 @@ func MemFree(dptr Deviceptr) (err error) {
 	return
 }
 
-// MemFreeAsync calls cuMemFreeAsync. It needs version 12.4 or newer of the library.
+// MemFreeAsync calls cuMemFreeAsync. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Frees memory with stream ordered semantics
+// Frees memory with stream ordered semantics.
 //
 // Inserts a free operation into hStream.
 // The allocation must not be accessed after stream execution reaches the free.
@@ -14119,9 +14112,9 @@ func MemFreeAsync(dptr Deviceptr, hStream Stream) (err error) {
 	return
 }
 
-// MemFreeHost calls cuMemFreeHost. It needs version 12.4 or newer of the library.
+// MemFreeHost calls cuMemFreeHost. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Frees page-locked host memory
+// Frees page-locked host memory.
 //
 // Frees the memory space pointed to by p, which must have been returned by
 // a previous call to cuMemAllocHost().
@@ -14156,13 +14149,13 @@ func MemFreeHost(p unsafe.Pointer) (err error) {
 	return
 }
 
-// MemGetAccess calls cuMemGetAccess. It needs version 12.4 or newer of the library.
+// MemGetAccess calls cuMemGetAccess. It is resolved through cuGetProcAddress at CUDA 10.2.
 //
-//	Get the access flags set for the given location and ptr
+// Get the access flags set for the given location and ptr.
 //
-//	 - flags [out]: Flags set for this location
-//	 - location [in]: Location in which to check the flags for
-//	 - ptr [in]: Address in which to check the access flags for
+//   - flags [out]: Flags set for this location
+//   - location [in]: Location in which to check the flags for
+//   - ptr [in]: Address in which to check the access flags for
 //
 // Returns:s
 // CUDA_SUCCESS,
@@ -14173,7 +14166,7 @@ func MemFreeHost(p unsafe.Pointer) (err error) {
 // CUDA_ERROR_NOT_PERMITTED,
 // CUDA_ERROR_NOT_SUPPORTED
 //
-// See also: cuMemSetAccess
+// See also: cuMemSetAccess.
 func MemGetAccess(location *MemLocation, ptr Deviceptr) (flags uint64, err error) {
 	fn, err := procs.Get(280)
 	if err != nil {
@@ -14184,9 +14177,9 @@ func MemGetAccess(location *MemLocation, ptr Deviceptr) (flags uint64, err error
 	return
 }
 
-// MemGetAddressRange calls cuMemGetAddressRange (cuMemGetAddressRange_v2). It needs version 12.4 or newer of the library.
+// MemGetAddressRange calls cuMemGetAddressRange (cuMemGetAddressRange_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Get information on memory allocations
+// Get information on memory allocations.
 //
 // Returns the base address in *pbase and size in *psize of the
 // allocation by cuMemAlloc() or cuMemAllocPitch() that contains the input
@@ -14225,9 +14218,9 @@ func MemGetAddressRange(dptr Deviceptr) (pbase Deviceptr, psize uint64, err erro
 	return
 }
 
-// MemGetAllocationGranularity calls cuMemGetAllocationGranularity. It needs version 12.4 or newer of the library.
+// MemGetAllocationGranularity calls cuMemGetAllocationGranularity. It is resolved through cuGetProcAddress at CUDA 10.2.
 //
-//	Calculates either the minimal or recommended granularity
+// Calculates either the minimal or recommended granularity.
 //
 // Calculates either the minimal or recommended granularity
 // for a given allocation specification and returns it in granularity.  This
@@ -14245,7 +14238,7 @@ func MemGetAddressRange(dptr Deviceptr) (pbase Deviceptr, psize uint64, err erro
 // CUDA_ERROR_NOT_PERMITTED,
 // CUDA_ERROR_NOT_SUPPORTED
 //
-// See also: cuMemCreate, cuMemMap
+// See also: cuMemCreate, cuMemMap.
 func MemGetAllocationGranularity(prop *MemAllocationProp, option MemAllocationGranularityFlags) (granularity uint64, err error) {
 	fn, err := procs.Get(282)
 	if err != nil {
@@ -14256,12 +14249,12 @@ func MemGetAllocationGranularity(prop *MemAllocationProp, option MemAllocationGr
 	return
 }
 
-// MemGetAllocationPropertiesFromHandle calls cuMemGetAllocationPropertiesFromHandle. It needs version 12.4 or newer of the library.
+// MemGetAllocationPropertiesFromHandle calls cuMemGetAllocationPropertiesFromHandle. It is resolved through cuGetProcAddress at CUDA 10.2.
 //
-//	Retrieve the contents of the property structure defining properties for this handle
+// Retrieve the contents of the property structure defining properties for this handle.
 //
-//	 - prop [out]: Pointer to a properties structure which will hold the information about this handle
-//	 - handle [in]: Handle which to perform the query on
+//   - prop [out]: Pointer to a properties structure which will hold the information about this handle
+//   - handle [in]: Handle which to perform the query on
 //
 // Returns:s
 // CUDA_SUCCESS,
@@ -14271,7 +14264,7 @@ func MemGetAllocationGranularity(prop *MemAllocationProp, option MemAllocationGr
 // CUDA_ERROR_NOT_PERMITTED,
 // CUDA_ERROR_NOT_SUPPORTED
 //
-// See also: cuMemCreate, cuMemImportFromShareableHandle
+// See also: cuMemCreate, cuMemImportFromShareableHandle.
 func MemGetAllocationPropertiesFromHandle(handle MemGenericAllocationHandle) (prop MemAllocationProp, err error) {
 	fn, err := procs.Get(283)
 	if err != nil {
@@ -14282,9 +14275,9 @@ func MemGetAllocationPropertiesFromHandle(handle MemGenericAllocationHandle) (pr
 	return
 }
 
-// MemGetDefaultMemPool calls cuMemGetDefaultMemPool.
+// MemGetDefaultMemPool calls cuMemGetDefaultMemPool. It is resolved through cuGetProcAddress at CUDA 13.0.
 //
-//	Returns the default memory pool for a given location and allocation type
+// Returns the default memory pool for a given location and allocation type.
 //
 // The memory location can be of one of CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST or
 // CU_MEM_LOCATION_TYPE_HOST_NUMA. The allocation type can be one of CU_MEM_ALLOCATION_TYPE_PINNED or
@@ -14300,7 +14293,7 @@ func MemGetAllocationPropertiesFromHandle(handle MemGenericAllocationHandle) (pr
 // CUDA_ERROR_INVALID_DEVICE,
 // CUDA_ERROR_NOT_SUPPORTED
 //
-// See also: cuMemAllocAsync, cuMemPoolTrimTo, cuMemPoolGetAttribute, cuMemPoolSetAttribute, cuMemPoolSetAccess, cuMemGetMemPool, cuMemPoolCreate
+// See also: cuMemAllocAsync, cuMemPoolTrimTo, cuMemPoolGetAttribute, cuMemPoolSetAttribute, cuMemPoolSetAccess, cuMemGetMemPool, cuMemPoolCreate.
 func MemGetDefaultMemPool(poolOut *MemoryPool, location *MemLocation, type_ MemAllocationType) (err error) {
 	fn, err := procs.Get(284)
 	if err != nil {
@@ -14311,9 +14304,9 @@ func MemGetDefaultMemPool(poolOut *MemoryPool, location *MemLocation, type_ MemA
 	return
 }
 
-// MemGetHandleForAddressRange calls cuMemGetHandleForAddressRange. It needs version 12.4 or newer of the library.
+// MemGetHandleForAddressRange calls cuMemGetHandleForAddressRange. It is resolved through cuGetProcAddress at CUDA 11.7.
 //
-//	Retrieve handle for an address range
+// Retrieve handle for an address range.
 //
 // Get a handle of the specified type to an address range.
 // When requesting CUmemRangeHandleTypeCU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
@@ -14367,9 +14360,9 @@ func MemGetHandleForAddressRange(handle unsafe.Pointer, dptr Deviceptr, size uin
 	return
 }
 
-// MemGetInfo calls cuMemGetInfo (cuMemGetInfo_v2). It needs version 12.4 or newer of the library.
+// MemGetInfo calls cuMemGetInfo (cuMemGetInfo_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Gets free and total memory
+// Gets free and total memory.
 //
 // Returns in *total the total amount of memory available to the the current context.
 // Returns in *free the amount of memory on the device that is free according to the OS.
@@ -14417,9 +14410,9 @@ func MemGetInfo() (free uint64, total uint64, err error) {
 	return
 }
 
-// MemGetMemPool calls cuMemGetMemPool.
+// MemGetMemPool calls cuMemGetMemPool. It is resolved through cuGetProcAddress at CUDA 13.0.
 //
-//	Gets the current memory pool for a memory location and of a particular allocation type
+// Gets the current memory pool for a memory location and of a particular allocation type.
 //
 // The memory location can be of one of CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST or
 // CU_MEM_LOCATION_TYPE_HOST_NUMA. The allocation type can be one of CU_MEM_ALLOCATION_TYPE_PINNED or
@@ -14436,7 +14429,7 @@ func MemGetInfo() (free uint64, total uint64, err error) {
 // CUDA_SUCCESS,
 // CUDA_ERROR_INVALID_VALUE
 //
-// See also: cuDeviceGetDefaultMemPool, cuMemPoolCreate, cuDeviceSetMemPool, cuMemSetMemPool
+// See also: cuDeviceGetDefaultMemPool, cuMemPoolCreate, cuDeviceSetMemPool, cuMemSetMemPool.
 func MemGetMemPool(pool *MemoryPool, location *MemLocation, type_ MemAllocationType) (err error) {
 	fn, err := procs.Get(287)
 	if err != nil {
@@ -14447,9 +14440,9 @@ func MemGetMemPool(pool *MemoryPool, location *MemLocation, type_ MemAllocationT
 	return
 }
 
-// MemHostAlloc calls cuMemHostAlloc. It needs version 12.4 or newer of the library.
+// MemHostAlloc calls cuMemHostAlloc. It is resolved through cuGetProcAddress at CUDA 2.2.
 //
-//	Allocates page-locked host memory
+// Allocates page-locked host memory.
 //
 // Allocates bytesize bytes of host memory that is page-locked and accessible
 // to the device. The driver tracks the virtual memory ranges allocated with
@@ -14537,9 +14530,9 @@ func MemHostAlloc(bytesize uint64, flags uint32) (pp unsafe.Pointer, err error) 
 	return
 }
 
-// MemHostGetDevicePointer calls cuMemHostGetDevicePointer (cuMemHostGetDevicePointer_v2). It needs version 12.4 or newer of the library.
+// MemHostGetDevicePointer calls cuMemHostGetDevicePointer (cuMemHostGetDevicePointer_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Passes back device pointer of mapped pinned memory
+// Passes back device pointer of mapped pinned memory.
 //
 // Passes back the device pointer pdptr corresponding to the mapped, pinned
 // host buffer p allocated by cuMemHostAlloc.
@@ -14597,9 +14590,9 @@ func MemHostGetDevicePointer(p unsafe.Pointer, flags uint32) (pdptr Deviceptr, e
 	return
 }
 
-// MemHostGetFlags calls cuMemHostGetFlags. It needs version 12.4 or newer of the library.
+// MemHostGetFlags calls cuMemHostGetFlags. It is resolved through cuGetProcAddress at CUDA 2.3.
 //
-//	Passes back flags that were used for a pinned allocation
+// Passes back flags that were used for a pinned allocation.
 //
 // Passes back the flags pFlags that were specified when allocating
 // the pinned host buffer p allocated by cuMemHostAlloc.
@@ -14631,9 +14624,9 @@ func MemHostGetFlags(p unsafe.Pointer) (pFlags uint32, err error) {
 	return
 }
 
-// MemHostRegister calls cuMemHostRegister (cuMemHostRegister_v2). It needs version 12.4 or newer of the library.
+// MemHostRegister calls cuMemHostRegister (cuMemHostRegister_v2). It is resolved through cuGetProcAddress at CUDA 6.5.
 //
-//	Registers an existing host memory range for use by CUDA
+// Registers an existing host memory range for use by CUDA.
 //
 // Page-locks the memory range specified by p and bytesize and maps it
 // for the device(s) as specified by Flags. This memory range also is added
@@ -14729,9 +14722,9 @@ func MemHostRegister(p unsafe.Pointer, bytesize uint64, flags uint32) (err error
 	return
 }
 
-// MemHostUnregister calls cuMemHostUnregister. It needs version 12.4 or newer of the library.
+// MemHostUnregister calls cuMemHostUnregister. It is resolved through cuGetProcAddress at CUDA 4.0.
 //
-//	Unregisters a memory range that was registered with cuMemHostRegister.
+// Unregisters a memory range that was registered with cuMemHostRegister.
 //
 // Unmaps the memory range whose base address is specified by p, and makes
 // it pageable again.
@@ -14762,9 +14755,9 @@ func MemHostUnregister(p unsafe.Pointer) (err error) {
 	return
 }
 
-// MemImportFromShareableHandle calls cuMemImportFromShareableHandle. It needs version 12.4 or newer of the library.
+// MemImportFromShareableHandle calls cuMemImportFromShareableHandle. It is resolved through cuGetProcAddress at CUDA 10.2.
 //
-//	Imports an allocation from a requested shareable handle type.
+// Imports an allocation from a requested shareable handle type.
 //
 // If the current process cannot support the memory described by this shareable
 // handle, this API will error as CUDA_ERROR_NOT_SUPPORTED.
@@ -14791,7 +14784,7 @@ func MemHostUnregister(p unsafe.Pointer) (err error) {
 // CUDA_ERROR_NOT_PERMITTED,
 // CUDA_ERROR_NOT_SUPPORTED
 //
-// See also: cuMemExportToShareableHandle, cuMemMap, cuMemRelease
+// See also: cuMemExportToShareableHandle, cuMemMap, cuMemRelease.
 func MemImportFromShareableHandle(osHandle unsafe.Pointer, shHandleType MemAllocationHandleType) (handle MemGenericAllocationHandle, err error) {
 	fn, err := procs.Get(293)
 	if err != nil {
@@ -14802,9 +14795,9 @@ func MemImportFromShareableHandle(osHandle unsafe.Pointer, shHandleType MemAlloc
 	return
 }
 
-// MemMap calls cuMemMap. It needs version 12.4 or newer of the library.
+// MemMap calls cuMemMap. It is resolved through cuGetProcAddress at CUDA 10.2.
 //
-//	Maps an allocation handle to a reserved virtual address range.
+// Maps an allocation handle to a reserved virtual address range.
 //
 // Maps bytes of memory represented by handle starting from byte offset to
 // size to address range [addr, addr + size]. This range must be an
@@ -14857,7 +14850,7 @@ func MemImportFromShareableHandle(osHandle unsafe.Pointer, shHandleType MemAlloc
 // CUDA_ERROR_NOT_SUPPORTED,
 // CUDA_ERROR_ILLEGAL_STATE
 //
-// See also: cuMemUnmap, cuMemSetAccess, cuMemCreate, cuMemAddressReserve, cuMemImportFromShareableHandle
+// See also: cuMemUnmap, cuMemSetAccess, cuMemCreate, cuMemAddressReserve, cuMemImportFromShareableHandle.
 func MemMap(ptr Deviceptr, size uint64, offset uint64, handle MemGenericAllocationHandle, flags uint64) (err error) {
 	fn, err := procs.Get(294)
 	if err != nil {
@@ -14868,9 +14861,9 @@ func MemMap(ptr Deviceptr, size uint64, offset uint64, handle MemGenericAllocati
 	return
 }
 
-// MemMapArrayAsync calls cuMemMapArrayAsync. It needs version 12.4 or newer of the library.
+// MemMapArrayAsync calls cuMemMapArrayAsync. It is resolved through cuGetProcAddress at CUDA 11.1.
 //
-//	Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
+// Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays.
 //
 // Performs map or unmap operations on subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays.
 // Each operation is specified by a CUarrayMapInfo entry in the mapInfoList array of size count.
@@ -15000,7 +14993,7 @@ func MemMap(ptr Deviceptr, size uint64, offset uint64, handle MemGenericAllocati
 //   - count [in]: Count of CUarrayMapInfo  in mapInfoList
 //   - hStream [in]: Stream identifier for the stream to use for map or unmap operations
 //
-// See also: cuMipmappedArrayCreate, cuArrayCreate, cuArray3DCreate, cuMemCreate, cuArrayGetSparseProperties, cuMipmappedArrayGetSparseProperties
+// See also: cuMipmappedArrayCreate, cuArrayCreate, cuArray3DCreate, cuMemCreate, cuArrayGetSparseProperties, cuMipmappedArrayGetSparseProperties.
 func MemMapArrayAsync(mapInfoList *ArrayMapInfo, count uint32, hStream Stream) (err error) {
 	fn, err := procs.Get(295)
 	if err != nil {
@@ -15011,9 +15004,9 @@ func MemMapArrayAsync(mapInfoList *ArrayMapInfo, count uint32, hStream Stream) (
 	return
 }
 
-// MemPoolCreate calls cuMemPoolCreate. It needs version 12.4 or newer of the library.
+// MemPoolCreate calls cuMemPoolCreate. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Creates a memory pool
+// Creates a memory pool.
 //
 // Creates a CUDA memory pool and returns the handle in pool.  The poolProps determines
 // the properties of the pool such as the backing device and IPC capabilities.
@@ -15073,9 +15066,9 @@ func MemPoolCreate(pool *MemoryPool, poolProps *MemPoolProps) (err error) {
 	return
 }
 
-// MemPoolDestroy calls cuMemPoolDestroy. It needs version 12.4 or newer of the library.
+// MemPoolDestroy calls cuMemPoolDestroy. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Destroys the specified memory pool
+// Destroys the specified memory pool.
 //
 // If any pointers obtained from this pool haven't been freed or
 // the pool has free operations that haven't completed
@@ -15104,9 +15097,9 @@ func MemPoolDestroy(pool MemoryPool) (err error) {
 	return
 }
 
-// MemPoolExportPointer calls cuMemPoolExportPointer. It needs version 12.4 or newer of the library.
+// MemPoolExportPointer calls cuMemPoolExportPointer. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Export data to share a memory pool allocation between processes.
+// Export data to share a memory pool allocation between processes.
 //
 // Constructs shareData_out for sharing a specific allocation from an already shared memory pool.
 // The recipient process can import the allocation with the cuMemPoolImportPointer api.
@@ -15121,7 +15114,7 @@ func MemPoolDestroy(pool MemoryPool) (err error) {
 // CUDA_ERROR_NOT_INITIALIZED,
 // CUDA_ERROR_OUT_OF_MEMORY
 //
-// See also: cuMemPoolExportToShareableHandle, cuMemPoolImportFromShareableHandle, cuMemPoolImportPointer
+// See also: cuMemPoolExportToShareableHandle, cuMemPoolImportFromShareableHandle, cuMemPoolImportPointer.
 func MemPoolExportPointer(ptr Deviceptr) (shareDataOut MemPoolPtrExportData, err error) {
 	fn, err := procs.Get(298)
 	if err != nil {
@@ -15132,9 +15125,9 @@ func MemPoolExportPointer(ptr Deviceptr) (shareDataOut MemPoolPtrExportData, err
 	return
 }
 
-// MemPoolExportToShareableHandle calls cuMemPoolExportToShareableHandle. It needs version 12.4 or newer of the library.
+// MemPoolExportToShareableHandle calls cuMemPoolExportToShareableHandle. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Exports a memory pool to the requested handle type.
+// Exports a memory pool to the requested handle type.
 //
 // Given an IPC capable mempool, create an OS handle to share the pool with another process.
 // A recipient process can convert the shareable handle into a mempool with cuMemPoolImportFromShareableHandle.
@@ -15169,9 +15162,9 @@ func MemPoolExportToShareableHandle(handleOut unsafe.Pointer, pool MemoryPool, h
 	return
 }
 
-// MemPoolGetAccess calls cuMemPoolGetAccess. It needs version 12.4 or newer of the library.
+// MemPoolGetAccess calls cuMemPoolGetAccess. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Returns the accessibility of a pool from a device
+// Returns the accessibility of a pool from a device.
 //
 // Returns the accessibility of the pool's memory from the specified location.
 //
@@ -15191,9 +15184,9 @@ func MemPoolGetAccess(memPool MemoryPool, location *MemLocation) (flags MemAcces
 	return
 }
 
-// MemPoolGetAttribute calls cuMemPoolGetAttribute. It needs version 12.4 or newer of the library.
+// MemPoolGetAttribute calls cuMemPoolGetAttribute. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Gets attributes of a memory pool
+// Gets attributes of a memory pool.
 //
 // Supported attributes are:
 // - CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: (value type = cuuint64_t)
@@ -15246,9 +15239,9 @@ func MemPoolGetAttribute(pool MemoryPool, attr MemPoolAttribute, value unsafe.Po
 	return
 }
 
-// MemPoolImportFromShareableHandle calls cuMemPoolImportFromShareableHandle. It needs version 12.4 or newer of the library.
+// MemPoolImportFromShareableHandle calls cuMemPoolImportFromShareableHandle. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	imports a memory pool from a shared handle.
+// imports a memory pool from a shared handle.
 //
 // Specific allocations can be imported from the imported pool with cuMemPoolImportPointer.
 //
@@ -15271,7 +15264,7 @@ func MemPoolGetAttribute(pool MemoryPool, attr MemPoolAttribute, value unsafe.Po
 // CUDA_ERROR_NOT_INITIALIZED,
 // CUDA_ERROR_OUT_OF_MEMORY
 //
-// See also: cuMemPoolExportToShareableHandle, cuMemPoolExportPointer, cuMemPoolImportPointer
+// See also: cuMemPoolExportToShareableHandle, cuMemPoolExportPointer, cuMemPoolImportPointer.
 func MemPoolImportFromShareableHandle(handle unsafe.Pointer, handleType MemAllocationHandleType, flags uint64) (poolOut MemoryPool, err error) {
 	fn, err := procs.Get(302)
 	if err != nil {
@@ -15282,9 +15275,9 @@ func MemPoolImportFromShareableHandle(handle unsafe.Pointer, handleType MemAlloc
 	return
 }
 
-// MemPoolImportPointer calls cuMemPoolImportPointer. It needs version 12.4 or newer of the library.
+// MemPoolImportPointer calls cuMemPoolImportPointer. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Import a memory pool allocation from another process.
+// Import a memory pool allocation from another process.
 //
 // Returns in ptr_out a pointer to the imported memory.
 // The imported memory must not be accessed before the allocation operation completes
@@ -15308,7 +15301,7 @@ func MemPoolImportFromShareableHandle(handle unsafe.Pointer, handleType MemAlloc
 // CUDA_ERROR_NOT_INITIALIZED,
 // CUDA_ERROR_OUT_OF_MEMORY
 //
-// See also: cuMemPoolExportToShareableHandle, cuMemPoolImportFromShareableHandle, cuMemPoolExportPointer
+// See also: cuMemPoolExportToShareableHandle, cuMemPoolImportFromShareableHandle, cuMemPoolExportPointer.
 func MemPoolImportPointer(pool MemoryPool, shareData *MemPoolPtrExportData) (ptrOut Deviceptr, err error) {
 	fn, err := procs.Get(303)
 	if err != nil {
@@ -15319,13 +15312,13 @@ func MemPoolImportPointer(pool MemoryPool, shareData *MemPoolPtrExportData) (ptr
 	return
 }
 
-// MemPoolSetAccess calls cuMemPoolSetAccess. It needs version 12.4 or newer of the library.
+// MemPoolSetAccess calls cuMemPoolSetAccess. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Controls visibility of pools between devices
+// Controls visibility of pools between devices.
 //
-//	 - pool [in]: The pool being modified
-//	 - map [in]: Array of access descriptors. Each descriptor instructs the access to enable for a single gpu.
-//	 - count [in]: Number of descriptors in the map array.
+//   - pool [in]: The pool being modified
+//   - map [in]: Array of access descriptors. Each descriptor instructs the access to enable for a single gpu.
+//   - count [in]: Number of descriptors in the map array.
 //
 // Returns:s
 // CUDA_SUCCESS,
@@ -15344,9 +15337,9 @@ func MemPoolSetAccess(pool MemoryPool, map_ *MemAccessDesc, count uint64) (err e
 	return
 }
 
-// MemPoolSetAttribute calls cuMemPoolSetAttribute. It needs version 12.4 or newer of the library.
+// MemPoolSetAttribute calls cuMemPoolSetAttribute. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Sets attributes of a memory pool
+// Sets attributes of a memory pool.
 //
 // Supported attributes are:
 // - CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: (value type = cuuint64_t)
@@ -15395,9 +15388,9 @@ func MemPoolSetAttribute(pool MemoryPool, attr MemPoolAttribute, value unsafe.Po
 	return
 }
 
-// MemPoolTrimTo calls cuMemPoolTrimTo. It needs version 12.4 or newer of the library.
+// MemPoolTrimTo calls cuMemPoolTrimTo. It is resolved through cuGetProcAddress at CUDA 11.2.
 //
-//	Tries to release memory back to the OS
+// Tries to release memory back to the OS.
 //
 // Releases memory back to the OS until the pool contains fewer than minBytesToKeep
 // reserved bytes, or there is no more memory that the allocator can safely release.
@@ -15430,9 +15423,9 @@ func MemPoolTrimTo(pool MemoryPool, minBytesToKeep uint64) (err error) {
 	return
 }
 
-// MemPrefetchAsync calls cuMemPrefetchAsync (cuMemPrefetchAsync_v2). It needs version 12.4 or newer of the library.
+// MemPrefetchAsync calls cuMemPrefetchAsync (cuMemPrefetchAsync_v2). It is resolved through cuGetProcAddress at CUDA 12.2.
 //
-//	Prefetches memory to the specified destination location
+// Prefetches memory to the specified destination location.
 //
 // Prefetches memory to the specified destination location.  devPtr is the
 // base device pointer of the memory to be prefetched and location specifies the
@@ -15512,9 +15505,9 @@ func MemPrefetchAsync(devPtr Deviceptr, count uint64, location MemLocation, flag
 	return
 }
 
-// MemPrefetchBatchAsync calls cuMemPrefetchBatchAsync.
+// MemPrefetchBatchAsync calls cuMemPrefetchBatchAsync. It is resolved through cuGetProcAddress at CUDA 13.0.
 //
-//	Performs a batch of memory prefetches asynchronously
+// Performs a batch of memory prefetches asynchronously.
 //
 // Performs a batch of memory prefetches. The batch as a whole executes in stream order
 // but operations within a batch are not guaranteed to execute in any specific order.
@@ -15561,9 +15554,9 @@ func MemPrefetchBatchAsync(dptrs *Deviceptr, sizes *uint64, count uint64, prefet
 	return
 }
 
-// MemRangeGetAttribute calls cuMemRangeGetAttribute. It needs version 12.4 or newer of the library.
+// MemRangeGetAttribute calls cuMemRangeGetAttribute. It is resolved through cuGetProcAddress at CUDA 8.0.
 //
-//	Query an attribute of a given memory range
+// Query an attribute of a given memory range.
 //
 // Query an attribute about the memory range starting at devPtr with a size of count bytes. The
 // memory range must refer to managed memory allocated via cuMemAllocManaged or declared via
@@ -15648,9 +15641,9 @@ func MemRangeGetAttribute(data unsafe.Pointer, dataSize uint64, attribute MemRan
 	return
 }
 
-// MemRangeGetAttributes calls cuMemRangeGetAttributes. It needs version 12.4 or newer of the library.
+// MemRangeGetAttributes calls cuMemRangeGetAttributes. It is resolved through cuGetProcAddress at CUDA 8.0.
 //
-//	Query attributes of a given memory range.
+// Query attributes of a given memory range.
 //
 // Query attributes of the memory range starting at devPtr with a size of count bytes. The
 // memory range must refer to managed memory allocated via cuMemAllocManaged or declared via
@@ -15701,9 +15694,9 @@ func MemRangeGetAttributes(data *unsafe.Pointer, dataSizes *uint64, attributes *
 	return
 }
 
-// MemRelease calls cuMemRelease. It needs version 12.4 or newer of the library.
+// MemRelease calls cuMemRelease. It is resolved through cuGetProcAddress at CUDA 10.2.
 //
-//	Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate.
+// Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate.
 //
 // Frees the memory that was allocated on a device through cuMemCreate.
 //
@@ -15725,7 +15718,7 @@ func MemRangeGetAttributes(data *unsafe.Pointer, dataSizes *uint64, attributes *
 // CUDA_ERROR_NOT_PERMITTED,
 // CUDA_ERROR_NOT_SUPPORTED
 //
-// See also: cuMemCreate
+// See also: cuMemCreate.
 func MemRelease(handle MemGenericAllocationHandle) (err error) {
 	fn, err := procs.Get(311)
 	if err != nil {
@@ -15736,9 +15729,9 @@ func MemRelease(handle MemGenericAllocationHandle) (err error) {
 	return
 }
 
-// MemRetainAllocationHandle calls cuMemRetainAllocationHandle. It needs version 12.4 or newer of the library.
+// MemRetainAllocationHandle calls cuMemRetainAllocationHandle. It is resolved through cuGetProcAddress at CUDA 11.0.
 //
-//	Given an address addr, returns the allocation handle of the backing memory allocation.
+// Given an address addr, returns the allocation handle of the backing memory allocation.
 //
 // The handle is guaranteed to be the same handle value used to map the memory. If the address
 // requested is not mapped, the function will fail. The returned handle must be released with
@@ -15758,7 +15751,7 @@ func MemRelease(handle MemGenericAllocationHandle) (err error) {
 // CUDA_ERROR_NOT_PERMITTED,
 // CUDA_ERROR_NOT_SUPPORTED
 //
-// See also: cuMemCreate, cuMemRelease, cuMemMap
+// See also: cuMemCreate, cuMemRelease, cuMemMap.
 func MemRetainAllocationHandle(addr unsafe.Pointer) (handle MemGenericAllocationHandle, err error) {
 	fn, err := procs.Get(312)
 	if err != nil {
@@ -15769,9 +15762,9 @@ func MemRetainAllocationHandle(addr unsafe.Pointer) (handle MemGenericAllocation
 	return
 }
 
-// MemSetAccess calls cuMemSetAccess. It needs version 12.4 or newer of the library.
+// MemSetAccess calls cuMemSetAccess. It is resolved through cuGetProcAddress at CUDA 10.2.
 //
-//	Set the access flags for each location specified in desc for the given virtual address range
+// Set the access flags for each location specified in desc for the given virtual address range.
 //
 // Given the virtual address range via ptr and size, and the locations
 // in the array given by desc and count, set the access flags for the
@@ -15800,7 +15793,7 @@ func MemRetainAllocationHandle(addr unsafe.Pointer) (handle MemGenericAllocation
 // CUDA_ERROR_INVALID_DEVICE,
 // CUDA_ERROR_NOT_SUPPORTED
 //
-// See also: cuMemSetAccess, cuMemCreate, :cuMemMap
+// See also: cuMemSetAccess, cuMemCreate, :cuMemMap.
 func MemSetAccess(ptr Deviceptr, size uint64, desc *MemAccessDesc, count uint64) (err error) {
 	fn, err := procs.Get(313)
 	if err != nil {
@@ -15811,9 +15804,9 @@ func MemSetAccess(ptr Deviceptr, size uint64, desc *MemAccessDesc, count uint64)
 	return
 }
 
-// MemSetMemPool calls cuMemSetMemPool.
+// MemSetMemPool calls cuMemSetMemPool. It is resolved through cuGetProcAddress at CUDA 13.0.
 //
-//	Sets the current memory pool for a memory location and allocation type
+// Sets the current memory pool for a memory location and allocation type.
 //
 // The memory location can be of one of CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST or
 // CU_MEM_LOCATION_TYPE_HOST_NUMA. The allocation type can be one of CU_MEM_ALLOCATION_TYPE_PINNED or
@@ -15835,7 +15828,7 @@ func MemSetAccess(ptr Deviceptr, size uint64, desc *MemAccessDesc, count uint64)
 // CUDA_SUCCESS,
 // CUDA_ERROR_INVALID_VALUE
 //
-// See also: cuDeviceGetDefaultMemPool, cuDeviceGetMemPool, cuMemGetMemPool, cuMemPoolCreate, cuMemPoolDestroy, cuMemAllocFromPoolAsync
+// See also: cuDeviceGetDefaultMemPool, cuDeviceGetMemPool, cuMemGetMemPool, cuMemPoolCreate, cuMemPoolDestroy, cuMemAllocFromPoolAsync.
 func MemSetMemPool(location *MemLocation, type_ MemAllocationType, pool MemoryPool) (err error) {
 	fn, err := procs.Get(314)
 	if err != nil {
@@ -15846,9 +15839,9 @@ func MemSetMemPool(location *MemLocation, type_ MemAllocationType, pool MemoryPo
 	return
 }
 
-// MemUnmap calls cuMemUnmap. It needs version 12.4 or newer of the library.
+// MemUnmap calls cuMemUnmap. It is resolved through cuGetProcAddress at CUDA 10.2.
 //
-//	Unmap the backing memory of a given address range.
+// Unmap the backing memory of a given address range.
 //
 // The range must be the entire contiguous address range that was mapped to.  In
 // other words, cuMemUnmap cannot unmap a sub-range of an address range mapped
@@ -15871,7 +15864,7 @@ func MemSetMemPool(location *MemLocation, type_ MemAllocationType, pool MemoryPo
 // CUDA_ERROR_NOT_PERMITTED,
 // CUDA_ERROR_NOT_SUPPORTED
 //
-// See also: cuMemCreate, cuMemAddressReserve
+// See also: cuMemCreate, cuMemAddressReserve.
 func MemUnmap(ptr Deviceptr, size uint64) (err error) {
 	fn, err := procs.Get(315)
 	if err != nil {
@@ -15882,9 +15875,9 @@ func MemUnmap(ptr Deviceptr, size uint64) (err error) {
 	return
 }
 
-// Memcpy calls cuMemcpy. It needs version 12.4 or newer of the library.
+// Memcpy calls cuMemcpy. It is resolved through cuGetProcAddress at CUDA 4.0.
 //
-//	Copies memory
+// Copies memory.
 //
 // Copies data between two pointers.
 // dst and src are base pointers of the destination and source, respectively.
@@ -15927,9 +15920,9 @@ func Memcpy(dst Deviceptr, src Deviceptr, byteCount uint64) (err error) {
 	return
 }
 
-// Memcpy2D calls cuMemcpy2D (cuMemcpy2D_v2). It needs version 12.4 or newer of the library.
+// Memcpy2D calls cuMemcpy2D (cuMemcpy2D_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Copies memory for 2D arrays
+// Copies memory for 2D arrays.
 //
 // Perform a 2D memory copy according to the parameters specified in pCopy.
 // The CUDA_MEMCPY2D structure is defined as:
@@ -16097,9 +16090,9 @@ func Memcpy2D(pCopy *Memcpy2DParams) (err error) {
 	return
 }
 
-// Memcpy2DAsync calls cuMemcpy2DAsync (cuMemcpy2DAsync_v2). It needs version 12.4 or newer of the library.
+// Memcpy2DAsync calls cuMemcpy2DAsync (cuMemcpy2DAsync_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Copies memory for 2D arrays
+// Copies memory for 2D arrays.
 //
 // Perform a 2D memory copy according to the parameters specified in pCopy.
 // The CUDA_MEMCPY2D structure is defined as:
@@ -16271,9 +16264,9 @@ func Memcpy2DAsync(pCopy *Memcpy2DParams, hStream Stream) (err error) {
 	return
 }
 
-// Memcpy2DUnaligned calls cuMemcpy2DUnaligned (cuMemcpy2DUnaligned_v2). It needs version 12.4 or newer of the library.
+// Memcpy2DUnaligned calls cuMemcpy2DUnaligned (cuMemcpy2DUnaligned_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Copies memory for 2D arrays
+// Copies memory for 2D arrays.
 //
 // Perform a 2D memory copy according to the parameters specified in pCopy.
 // The CUDA_MEMCPY2D structure is defined as:
@@ -16439,9 +16432,9 @@ func Memcpy2DUnaligned(pCopy *Memcpy2DParams) (err error) {
 	return
 }
 
-// Memcpy3D calls cuMemcpy3D (cuMemcpy3D_v2). It needs version 12.4 or newer of the library.
+// Memcpy3D calls cuMemcpy3D (cuMemcpy3D_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Copies memory for 3D arrays
+// Copies memory for 3D arrays.
 //
 // Perform a 3D memory copy according to the parameters specified in
 // pCopy. The CUDA_MEMCPY3D structure is defined as:
@@ -16614,9 +16607,9 @@ func Memcpy3D(pCopy *Memcpy3DParams) (err error) {
 	return
 }
 
-// Memcpy3DAsync calls cuMemcpy3DAsync (cuMemcpy3DAsync_v2). It needs version 12.4 or newer of the library.
+// Memcpy3DAsync calls cuMemcpy3DAsync (cuMemcpy3DAsync_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Copies memory for 3D arrays
+// Copies memory for 3D arrays.
 //
 // Perform a 3D memory copy according to the parameters specified in
 // pCopy. The CUDA_MEMCPY3D structure is defined as:
@@ -16793,9 +16786,9 @@ func Memcpy3DAsync(pCopy *Memcpy3DParams, hStream Stream) (err error) {
 	return
 }
 
-// Memcpy3DBatchAsync calls cuMemcpy3DBatchAsync (cuMemcpy3DBatchAsync_v2).
+// Memcpy3DBatchAsync calls cuMemcpy3DBatchAsync (cuMemcpy3DBatchAsync_v2). It is resolved through cuGetProcAddress at CUDA 13.0.
 //
-//	Performs a batch of 3D memory copies asynchronously.
+// Performs a batch of 3D memory copies asynchronously.
 //
 // Performs a batch of memory copies. The batch as a whole executes in stream order but copies within a
 // batch are not guaranteed to execute in any specific order. Note that this means specifying any dependent
@@ -16863,9 +16856,9 @@ func Memcpy3DBatchAsync(numOps uint64, opList *Memcpy3DBatchOp, flags uint64, hS
 	return
 }
 
-// Memcpy3DPeer calls cuMemcpy3DPeer. It needs version 12.4 or newer of the library.
+// Memcpy3DPeer calls cuMemcpy3DPeer. It is resolved through cuGetProcAddress at CUDA 4.0.
 //
-//	Copies memory between contexts
+// Copies memory between contexts.
 //
 // Perform a 3D memory copy according to the parameters specified in
 // pCopy.  See the definition of the CUDA_MEMCPY3D_PEER structure
@@ -16893,9 +16886,9 @@ func Memcpy3DPeer(pCopy *Memcpy3DPeerParams) (err error) {
 	return
 }
 
-// Memcpy3DPeerAsync calls cuMemcpy3DPeerAsync. It needs version 12.4 or newer of the library.
+// Memcpy3DPeerAsync calls cuMemcpy3DPeerAsync. It is resolved through cuGetProcAddress at CUDA 4.0.
 //
-//	Copies memory between contexts asynchronously.
+// Copies memory between contexts asynchronously.
 //
 // Perform a 3D memory copy according to the parameters specified in
 // pCopy.  See the definition of the CUDA_MEMCPY3D_PEER structure
@@ -16924,9 +16917,9 @@ func Memcpy3DPeerAsync(pCopy *Memcpy3DPeerParams, hStream Stream) (err error) {
 	return
 }
 
-// MemcpyAsync calls cuMemcpyAsync. It needs version 12.4 or newer of the library.
+// MemcpyAsync calls cuMemcpyAsync. It is resolved through cuGetProcAddress at CUDA 4.0.
 //
-//	Copies memory asynchronously
+// Copies memory asynchronously.
 //
 // Copies data between two pointers.
 // dst and src are base pointers of the destination and source, respectively.
@@ -16973,9 +16966,9 @@ func MemcpyAsync(dst Deviceptr, src Deviceptr, byteCount uint64, hStream Stream)
 	return
 }
 
-// MemcpyAtoA calls cuMemcpyAtoA (cuMemcpyAtoA_v2). It needs version 12.4 or newer of the library.
+// MemcpyAtoA calls cuMemcpyAtoA (cuMemcpyAtoA_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Copies memory from Array to Array
+// Copies memory from Array to Array.
 //
 // Copies from one 1D CUDA array to another. dstArray and srcArray
 // specify the handles of the destination and source CUDA arrays for the copy,
@@ -17019,9 +17012,9 @@ func MemcpyAtoA(dstArray Array, dstOffset uint64, srcArray Array, srcOffset uint
 	return
 }
 
-// MemcpyAtoD calls cuMemcpyAtoD (cuMemcpyAtoD_v2). It needs version 12.4 or newer of the library.
+// MemcpyAtoD calls cuMemcpyAtoD (cuMemcpyAtoD_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Copies memory from Array to Device
+// Copies memory from Array to Device.
 //
 // Copies from one 1D CUDA array to device memory. dstDevice specifies the
 // base pointer of the destination and must be naturally aligned with the CUDA
@@ -17063,9 +17056,9 @@ func MemcpyAtoD(dstDevice Deviceptr, srcArray Array, srcOffset uint64, byteCount
 	return
 }
 
-// MemcpyAtoH calls cuMemcpyAtoH (cuMemcpyAtoH_v2). It needs version 12.4 or newer of the library.
+// MemcpyAtoH calls cuMemcpyAtoH (cuMemcpyAtoH_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Copies memory from Array to Host
+// Copies memory from Array to Host.
 //
 // Copies from one 1D CUDA array to host memory. dstHost specifies the base
 // pointer of the destination. srcArray and srcOffset specify the CUDA
@@ -17105,9 +17098,9 @@ func MemcpyAtoH(dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, byteCo
 	return
 }
 
-// MemcpyAtoHAsync calls cuMemcpyAtoHAsync (cuMemcpyAtoHAsync_v2). It needs version 12.4 or newer of the library.
+// MemcpyAtoHAsync calls cuMemcpyAtoHAsync (cuMemcpyAtoHAsync_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Copies memory from Array to Host
+// Copies memory from Array to Host.
 //
 // Copies from one 1D CUDA array to host memory. dstHost specifies the base
 // pointer of the destination. srcArray and srcOffset specify the CUDA
@@ -17151,9 +17144,9 @@ func MemcpyAtoHAsync(dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, b
 	return
 }
 
-// MemcpyBatchAsync calls cuMemcpyBatchAsync (cuMemcpyBatchAsync_v2).
+// MemcpyBatchAsync calls cuMemcpyBatchAsync (cuMemcpyBatchAsync_v2). It is resolved through cuGetProcAddress at CUDA 13.0.
 //
-//	Performs a batch of memory copies asynchronously.
+// Performs a batch of memory copies asynchronously.
 //
 // Performs a batch of memory copies. The batch as a whole executes in stream order but copies within a
 // batch are not guaranteed to execute in any specific order. This API only supports pointer-to-pointer copies.
@@ -17226,9 +17219,9 @@ func MemcpyBatchAsync(dsts *Deviceptr, srcs *Deviceptr, sizes *uint64, count uin
 	return
 }
 
-// MemcpyDtoA calls cuMemcpyDtoA (cuMemcpyDtoA_v2). It needs version 12.4 or newer of the library.
+// MemcpyDtoA calls cuMemcpyDtoA (cuMemcpyDtoA_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Copies memory from Device to Array
+// Copies memory from Device to Array.
 //
 // Copies from device memory to a 1D CUDA array. dstArray and dstOffset
 // specify the CUDA array handle and starting index of the destination data.
@@ -17268,9 +17261,9 @@ func MemcpyDtoA(dstArray Array, dstOffset uint64, srcDevice Deviceptr, byteCount
 	return
 }
 
-// MemcpyDtoD calls cuMemcpyDtoD (cuMemcpyDtoD_v2). It needs version 12.4 or newer of the library.
+// MemcpyDtoD calls cuMemcpyDtoD (cuMemcpyDtoD_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Copies memory from Device to Device
+// Copies memory from Device to Device.
 //
 // Copies from device memory to device memory. dstDevice and srcDevice
 // are the base pointers of the destination and source, respectively.
@@ -17310,9 +17303,9 @@ func MemcpyDtoD(dstDevice Deviceptr, srcDevice Deviceptr, byteCount uint64) (err
 	return
 }
 
-// MemcpyDtoDAsync calls cuMemcpyDtoDAsync (cuMemcpyDtoDAsync_v2). It needs version 12.4 or newer of the library.
+// MemcpyDtoDAsync calls cuMemcpyDtoDAsync (cuMemcpyDtoDAsync_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Copies memory from Device to Device
+// Copies memory from Device to Device.
 //
 // Copies from device memory to device memory. dstDevice and srcDevice
 // are the base pointers of the destination and source, respectively.
@@ -17356,9 +17349,9 @@ func MemcpyDtoDAsync(dstDevice Deviceptr, srcDevice Deviceptr, byteCount uint64,
 	return
 }
 
-// MemcpyDtoH calls cuMemcpyDtoH (cuMemcpyDtoH_v2). It needs version 12.4 or newer of the library.
+// MemcpyDtoH calls cuMemcpyDtoH (cuMemcpyDtoH_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Copies memory from Device to Host
+// Copies memory from Device to Host.
 //
 // Copies from device to host memory. dstHost and srcDevice specify the
 // base pointers of the destination and source, respectively. ByteCount
@@ -17397,9 +17390,9 @@ func MemcpyDtoH(dstHost unsafe.Pointer, srcDevice Deviceptr, byteCount uint64) (
 	return
 }
 
-// MemcpyDtoHAsync calls cuMemcpyDtoHAsync (cuMemcpyDtoHAsync_v2). It needs version 12.4 or newer of the library.
+// MemcpyDtoHAsync calls cuMemcpyDtoHAsync (cuMemcpyDtoHAsync_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Copies memory from Device to Host
+// Copies memory from Device to Host.
 //
 // Copies from device to host memory. dstHost and srcDevice specify the
 // base pointers of the destination and source, respectively. ByteCount
@@ -17442,9 +17435,9 @@ func MemcpyDtoHAsync(dstHost unsafe.Pointer, srcDevice Deviceptr, byteCount uint
 	return
 }
 
-// MemcpyHtoA calls cuMemcpyHtoA (cuMemcpyHtoA_v2). It needs version 12.4 or newer of the library.
+// MemcpyHtoA calls cuMemcpyHtoA (cuMemcpyHtoA_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Copies memory from Host to Array
+// Copies memory from Host to Array.
 //
 // Copies from host memory to a 1D CUDA array. dstArray and dstOffset
 // specify the CUDA array handle and starting offset in bytes of the destination
@@ -17484,9 +17477,9 @@ func MemcpyHtoA(dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCo
 	return
 }
 
-// MemcpyHtoAAsync calls cuMemcpyHtoAAsync (cuMemcpyHtoAAsync_v2). It needs version 12.4 or newer of the library.
+// MemcpyHtoAAsync calls cuMemcpyHtoAAsync (cuMemcpyHtoAAsync_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Copies memory from Host to Array
+// Copies memory from Host to Array.
 //
 // Copies from host memory to a 1D CUDA array. dstArray and dstOffset
 // specify the CUDA array handle and starting offset in bytes of the
@@ -17530,9 +17523,9 @@ func MemcpyHtoAAsync(dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, b
 	return
 }
 
-// MemcpyHtoD calls cuMemcpyHtoD (cuMemcpyHtoD_v2). It needs version 12.4 or newer of the library.
+// MemcpyHtoD calls cuMemcpyHtoD (cuMemcpyHtoD_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Copies memory from Host to Device
+// Copies memory from Host to Device.
 //
 // Copies from host memory to device memory. dstDevice and srcHost are
 // the base addresses of the destination and source, respectively. ByteCount
@@ -17571,9 +17564,9 @@ func MemcpyHtoD(dstDevice Deviceptr, srcHost unsafe.Pointer, byteCount uint64) (
 	return
 }
 
-// MemcpyHtoDAsync calls cuMemcpyHtoDAsync (cuMemcpyHtoDAsync_v2). It needs version 12.4 or newer of the library.
+// MemcpyHtoDAsync calls cuMemcpyHtoDAsync (cuMemcpyHtoDAsync_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Copies memory from Host to Device
+// Copies memory from Host to Device.
 //
 // Copies from host memory to device memory. dstDevice and srcHost are
 // the base addresses of the destination and source, respectively. ByteCount
@@ -17616,9 +17609,9 @@ func MemcpyHtoDAsync(dstDevice Deviceptr, srcHost unsafe.Pointer, byteCount uint
 	return
 }
 
-// MemcpyPeer calls cuMemcpyPeer. It needs version 12.4 or newer of the library.
+// MemcpyPeer calls cuMemcpyPeer. It is resolved through cuGetProcAddress at CUDA 4.0.
 //
-//	Copies device memory between two contexts
+// Copies device memory between two contexts.
 //
 // Copies from device memory in one context to device memory in another
 // context. dstDevice is the base device pointer of the destination memory
@@ -17652,9 +17645,9 @@ func MemcpyPeer(dstDevice Deviceptr, dstContext Context, srcDevice Deviceptr, sr
 	return
 }
 
-// MemcpyPeerAsync calls cuMemcpyPeerAsync. It needs version 12.4 or newer of the library.
+// MemcpyPeerAsync calls cuMemcpyPeerAsync. It is resolved through cuGetProcAddress at CUDA 4.0.
 //
-//	Copies device memory between two contexts asynchronously.
+// Copies device memory between two contexts asynchronously.
 //
 // Copies from device memory in one context to device memory in another
 // context. dstDevice is the base device pointer of the destination memory
@@ -17690,9 +17683,9 @@ func MemcpyPeerAsync(dstDevice Deviceptr, dstContext Context, srcDevice Devicept
 	return
 }
 
-// MemsetD16 calls cuMemsetD16 (cuMemsetD16_v2). It needs version 12.4 or newer of the library.
+// MemsetD16 calls cuMemsetD16 (cuMemsetD16_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Initializes device memory
+// Initializes device memory.
 //
 // Sets the memory range of N 16-bit values to the specified value
 // us. The dstDevice pointer must be two byte aligned.
@@ -17731,9 +17724,9 @@ func MemsetD16(dstDevice Deviceptr, us uint16, n uint64) (err error) {
 	return
 }
 
-// MemsetD16Async calls cuMemsetD16Async. It needs version 12.4 or newer of the library.
+// MemsetD16Async calls cuMemsetD16Async. It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Sets device memory
+// Sets device memory.
 //
 // Sets the memory range of N 16-bit values to the specified value
 // us. The dstDevice pointer must be two byte aligned.
@@ -17773,9 +17766,9 @@ func MemsetD16Async(dstDevice Deviceptr, us uint16, n uint64, hStream Stream) (e
 	return
 }
 
-// MemsetD2D16 calls cuMemsetD2D16 (cuMemsetD2D16_v2). It needs version 12.4 or newer of the library.
+// MemsetD2D16 calls cuMemsetD2D16 (cuMemsetD2D16_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Initializes device memory
+// Initializes device memory.
 //
 // Sets the 2D memory range of Width 16-bit values to the specified value
 // us. Height specifies the number of rows to set, and dstPitch
@@ -17820,9 +17813,9 @@ func MemsetD2D16(dstDevice Deviceptr, dstPitch uint64, us uint16, width uint64, 
 	return
 }
 
-// MemsetD2D16Async calls cuMemsetD2D16Async. It needs version 12.4 or newer of the library.
+// MemsetD2D16Async calls cuMemsetD2D16Async. It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Sets device memory
+// Sets device memory.
 //
 // Sets the 2D memory range of Width 16-bit values to the specified value
 // us. Height specifies the number of rows to set, and dstPitch
@@ -17868,9 +17861,9 @@ func MemsetD2D16Async(dstDevice Deviceptr, dstPitch uint64, us uint16, width uin
 	return
 }
 
-// MemsetD2D32 calls cuMemsetD2D32 (cuMemsetD2D32_v2). It needs version 12.4 or newer of the library.
+// MemsetD2D32 calls cuMemsetD2D32 (cuMemsetD2D32_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Initializes device memory
+// Initializes device memory.
 //
 // Sets the 2D memory range of Width 32-bit values to the specified value
 // ui. Height specifies the number of rows to set, and dstPitch
@@ -17915,9 +17908,9 @@ func MemsetD2D32(dstDevice Deviceptr, dstPitch uint64, ui uint32, width uint64, 
 	return
 }
 
-// MemsetD2D32Async calls cuMemsetD2D32Async. It needs version 12.4 or newer of the library.
+// MemsetD2D32Async calls cuMemsetD2D32Async. It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Sets device memory
+// Sets device memory.
 //
 // Sets the 2D memory range of Width 32-bit values to the specified value
 // ui. Height specifies the number of rows to set, and dstPitch
@@ -17963,9 +17956,9 @@ func MemsetD2D32Async(dstDevice Deviceptr, dstPitch uint64, ui uint32, width uin
 	return
 }
 
-// MemsetD2D8 calls cuMemsetD2D8 (cuMemsetD2D8_v2). It needs version 12.4 or newer of the library.
+// MemsetD2D8 calls cuMemsetD2D8 (cuMemsetD2D8_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Initializes device memory
+// Initializes device memory.
 //
 // Sets the 2D memory range of Width 8-bit values to the specified value
 // uc. Height specifies the number of rows to set, and dstPitch
@@ -18009,9 +18002,9 @@ func MemsetD2D8(dstDevice Deviceptr, dstPitch uint64, uc uint8, width uint64, he
 	return
 }
 
-// MemsetD2D8Async calls cuMemsetD2D8Async. It needs version 12.4 or newer of the library.
+// MemsetD2D8Async calls cuMemsetD2D8Async. It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Sets device memory
+// Sets device memory.
 //
 // Sets the 2D memory range of Width 8-bit values to the specified value
 // uc. Height specifies the number of rows to set, and dstPitch
@@ -18056,9 +18049,9 @@ func MemsetD2D8Async(dstDevice Deviceptr, dstPitch uint64, uc uint8, width uint6
 	return
 }
 
-// MemsetD32 calls cuMemsetD32 (cuMemsetD32_v2). It needs version 12.4 or newer of the library.
+// MemsetD32 calls cuMemsetD32 (cuMemsetD32_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Initializes device memory
+// Initializes device memory.
 //
 // Sets the memory range of N 32-bit values to the specified value
 // ui. The dstDevice pointer must be four byte aligned.
@@ -18097,9 +18090,9 @@ func MemsetD32(dstDevice Deviceptr, ui uint32, n uint64) (err error) {
 	return
 }
 
-// MemsetD32Async calls cuMemsetD32Async. It needs version 12.4 or newer of the library.
+// MemsetD32Async calls cuMemsetD32Async. It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Sets device memory
+// Sets device memory.
 //
 // Sets the memory range of N 32-bit values to the specified value
 // ui. The dstDevice pointer must be four byte aligned.
@@ -18138,9 +18131,9 @@ func MemsetD32Async(dstDevice Deviceptr, ui uint32, n uint64, hStream Stream) (e
 	return
 }
 
-// MemsetD8 calls cuMemsetD8 (cuMemsetD8_v2). It needs version 12.4 or newer of the library.
+// MemsetD8 calls cuMemsetD8 (cuMemsetD8_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Initializes device memory
+// Initializes device memory.
 //
 // Sets the memory range of N 8-bit values to the specified value
 // uc.
@@ -18179,9 +18172,9 @@ func MemsetD8(dstDevice Deviceptr, uc uint8, n uint64) (err error) {
 	return
 }
 
-// MemsetD8Async calls cuMemsetD8Async. It needs version 12.4 or newer of the library.
+// MemsetD8Async calls cuMemsetD8Async. It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Sets device memory
+// Sets device memory.
 //
 // Sets the memory range of N 8-bit values to the specified value
 // uc.
@@ -18221,9 +18214,9 @@ func MemsetD8Async(dstDevice Deviceptr, uc uint8, n uint64, hStream Stream) (err
 	return
 }
 
-// MipmappedArrayCreate calls cuMipmappedArrayCreate. It needs version 12.4 or newer of the library.
+// MipmappedArrayCreate calls cuMipmappedArrayCreate. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Creates a CUDA mipmapped array
+// Creates a CUDA mipmapped array.
 //
 // Creates a CUDA mipmapped array according to the CUDA_ARRAY3D_DESCRIPTOR structure
 // pMipmappedArrayDesc and returns a handle to the new CUDA mipmapped array in *pHandle.
@@ -18412,9 +18405,9 @@ func MipmappedArrayCreate(pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevel
 	return
 }
 
-// MipmappedArrayDestroy calls cuMipmappedArrayDestroy. It needs version 12.4 or newer of the library.
+// MipmappedArrayDestroy calls cuMipmappedArrayDestroy. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Destroys a CUDA mipmapped array
+// Destroys a CUDA mipmapped array.
 //
 // Destroys the CUDA mipmapped array hMipmappedArray.
 //
@@ -18444,9 +18437,9 @@ func MipmappedArrayDestroy(hMipmappedArray MipmappedArray) (err error) {
 	return
 }
 
-// MipmappedArrayGetLevel calls cuMipmappedArrayGetLevel. It needs version 12.4 or newer of the library.
+// MipmappedArrayGetLevel calls cuMipmappedArrayGetLevel. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Gets a mipmap level of a CUDA mipmapped array
+// Gets a mipmap level of a CUDA mipmapped array.
 //
 // Returns in *pLevelArray a CUDA array that represents a single mipmap level
 // of the CUDA mipmapped array hMipmappedArray.
@@ -18481,9 +18474,9 @@ func MipmappedArrayGetLevel(hMipmappedArray MipmappedArray, level uint32) (pLeve
 	return
 }
 
-// MipmappedArrayGetMemoryRequirements calls cuMipmappedArrayGetMemoryRequirements. It needs version 12.4 or newer of the library.
+// MipmappedArrayGetMemoryRequirements calls cuMipmappedArrayGetMemoryRequirements. It is resolved through cuGetProcAddress at CUDA 11.6.
 //
-//	Returns the memory requirements of a CUDA mipmapped array
+// Returns the memory requirements of a CUDA mipmapped array.
 //
 // Returns the memory requirements of a CUDA mipmapped array in memoryRequirements
 // If the CUDA mipmapped array is not allocated with flag CUDA_ARRAY3D_DEFERRED_MAPPING
@@ -18514,9 +18507,9 @@ func MipmappedArrayGetMemoryRequirements(mipmap MipmappedArray, device Device) (
 	return
 }
 
-// MipmappedArrayGetSparseProperties calls cuMipmappedArrayGetSparseProperties. It needs version 12.4 or newer of the library.
+// MipmappedArrayGetSparseProperties calls cuMipmappedArrayGetSparseProperties. It is resolved through cuGetProcAddress at CUDA 11.1.
 //
-//	Returns the layout properties of a sparse CUDA mipmapped array
+// Returns the layout properties of a sparse CUDA mipmapped array.
 //
 // Returns the sparse array layout properties in sparseProperties
 // If the CUDA mipmapped array is not allocated with flag CUDA_ARRAY3D_SPARSE
@@ -18548,9 +18541,9 @@ func MipmappedArrayGetSparseProperties(mipmap MipmappedArray) (sparseProperties 
 	return
 }
 
-// ModuleEnumerateFunctions calls cuModuleEnumerateFunctions. It needs version 12.4 or newer of the library.
+// ModuleEnumerateFunctions calls cuModuleEnumerateFunctions. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Returns the function handles within a module.
+// Returns the function handles within a module.
 //
 // Returns in functions a maximum number of numFunctions function handles within mod. When
 // function loading mode is set to LAZY the function retrieved may be partially loaded. The loading
@@ -18583,9 +18576,9 @@ func ModuleEnumerateFunctions(functions *Function, numFunctions uint32, mod Modu
 	return
 }
 
-// ModuleGetFunction calls cuModuleGetFunction. It needs version 12.4 or newer of the library.
+// ModuleGetFunction calls cuModuleGetFunction. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Returns a function handle
+// Returns a function handle.
 //
 // Returns in *hfunc the handle of the function of name name located in
 // module hmod. If no function of that name exists, cuModuleGetFunction()
@@ -18621,9 +18614,9 @@ func ModuleGetFunction(hmod Module, name string) (hfunc Function, err error) {
 	return
 }
 
-// ModuleGetFunctionCount calls cuModuleGetFunctionCount. It needs version 12.4 or newer of the library.
+// ModuleGetFunctionCount calls cuModuleGetFunctionCount. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Returns the number of functions within a module
+// Returns the number of functions within a module.
 //
 // Returns in count the number of functions in mod.
 //
@@ -18644,9 +18637,9 @@ func ModuleGetFunctionCount(count *uint32, mod Module) (err error) {
 	return
 }
 
-// ModuleGetGlobal calls cuModuleGetGlobal (cuModuleGetGlobal_v2). It needs version 12.4 or newer of the library.
+// ModuleGetGlobal calls cuModuleGetGlobal (cuModuleGetGlobal_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Returns a global pointer from a module
+// Returns a global pointer from a module.
 //
 // Returns in *dptr and *bytes the base pointer and size of the
 // global of name name located in module hmod. If no variable of that name
@@ -18687,9 +18680,9 @@ func ModuleGetGlobal(hmod Module, name string) (dptr Deviceptr, bytes uint64, er
 	return
 }
 
-// ModuleGetLoadingMode calls cuModuleGetLoadingMode. It needs version 12.4 or newer of the library.
+// ModuleGetLoadingMode calls cuModuleGetLoadingMode. It is resolved through cuGetProcAddress at CUDA 11.7.
 //
-//	Query lazy loading mode
+// Query lazy loading mode.
 //
 // Returns lazy loading mode
 // Module loading mode is controlled by CUDA_MODULE_LOADING env variable
@@ -18712,9 +18705,9 @@ func ModuleGetLoadingMode() (mode ModuleLoadingMode, err error) {
 	return
 }
 
-// ModuleGetSurfRef calls cuModuleGetSurfRef. It needs version 12.4 or newer of the library.
+// ModuleGetSurfRef calls cuModuleGetSurfRef. It is resolved through cuGetProcAddress at CUDA 3.0.
 //
-//	Returns a handle to a surface reference
+// Returns a handle to a surface reference.
 //
 // Deprecated:
 //
@@ -18754,9 +18747,9 @@ func ModuleGetSurfRef(hmod Module, name string) (pSurfRef Surfref, err error) {
 	return
 }
 
-// ModuleGetTexRef calls cuModuleGetTexRef. It needs version 12.4 or newer of the library.
+// ModuleGetTexRef calls cuModuleGetTexRef. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Returns a handle to a texture reference
+// Returns a handle to a texture reference.
 //
 // Deprecated:
 //
@@ -18798,9 +18791,9 @@ func ModuleGetTexRef(hmod Module, name string) (pTexRef Texref, err error) {
 	return
 }
 
-// ModuleLoad calls cuModuleLoad. It needs version 12.4 or newer of the library.
+// ModuleLoad calls cuModuleLoad. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Loads a compute module
+// Loads a compute module.
 //
 // Takes a filename fname and loads the corresponding module module into
 // the current context. The CUDA driver API does not attempt to lazily
@@ -18847,9 +18840,9 @@ func ModuleLoad(fname string) (module Module, err error) {
 	return
 }
 
-// ModuleLoadData calls cuModuleLoadData. It needs version 12.4 or newer of the library.
+// ModuleLoadData calls cuModuleLoadData. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Load a module's data
+// Load a module's data.
 //
 // Takes a pointer image and loads the corresponding module module into
 // the current context. The image may be a cubin or fatbin
@@ -18890,9 +18883,9 @@ func ModuleLoadData(image unsafe.Pointer) (module Module, err error) {
 	return
 }
 
-// ModuleLoadDataEx calls cuModuleLoadDataEx. It needs version 12.4 or newer of the library.
+// ModuleLoadDataEx calls cuModuleLoadDataEx. It is resolved through cuGetProcAddress at CUDA 2.1.
 //
-//	Load a module's data with options
+// Load a module's data with options.
 //
 // Takes a pointer image and loads the corresponding module module into
 // the current context. The image may be a cubin or fatbin
@@ -18936,9 +18929,9 @@ func ModuleLoadDataEx(image unsafe.Pointer, numOptions uint32, options *JitOptio
 	return
 }
 
-// ModuleLoadFatBinary calls cuModuleLoadFatBinary. It needs version 12.4 or newer of the library.
+// ModuleLoadFatBinary calls cuModuleLoadFatBinary. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Load a module's data
+// Load a module's data.
 //
 // Takes a pointer fatCubin and loads the corresponding module module
 // into the current context. The pointer represents a <i>fat binary</i> object,
@@ -18986,9 +18979,9 @@ func ModuleLoadFatBinary(fatCubin unsafe.Pointer) (module Module, err error) {
 	return
 }
 
-// ModuleUnload calls cuModuleUnload. It needs version 12.4 or newer of the library.
+// ModuleUnload calls cuModuleUnload. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Unloads a module
+// Unloads a module.
 //
 // Unloads a module hmod from the current context. Attempting to unload
 // a module which was obtained from the Library Management API such as
@@ -19021,9 +19014,9 @@ func ModuleUnload(hmod Module) (err error) {
 	return
 }
 
-// MulticastAddDevice calls cuMulticastAddDevice. It needs version 12.4 or newer of the library.
+// MulticastAddDevice calls cuMulticastAddDevice. It is resolved through cuGetProcAddress at CUDA 12.1.
 //
-//	Associate a device to a multicast object.
+// Associate a device to a multicast object.
 //
 // Associates a device to a multicast object. The added device will be a part of
 // the multicast team of size specified by CUmulticastObjectPropnumDevices
@@ -19052,7 +19045,7 @@ func ModuleUnload(hmod Module) (err error) {
 // CUDA_ERROR_NOT_PERMITTED,
 // CUDA_ERROR_NOT_SUPPORTED
 //
-// See also: cuMulticastCreate, cuMulticastBindMem, cuMulticastBindAddr
+// See also: cuMulticastCreate, cuMulticastBindMem, cuMulticastBindAddr.
 func MulticastAddDevice(mcHandle MemGenericAllocationHandle, dev Device) (err error) {
 	fn, err := procs.Get(371)
 	if err != nil {
@@ -19063,9 +19056,9 @@ func MulticastAddDevice(mcHandle MemGenericAllocationHandle, dev Device) (err er
 	return
 }
 
-// MulticastBindAddr calls cuMulticastBindAddr. It needs version 12.4 or newer of the library.
+// MulticastBindAddr calls cuMulticastBindAddr. It is resolved through cuGetProcAddress at CUDA 12.1.
 //
-//	Bind a memory allocation represented by a virtual address to a multicast object.
+// Bind a memory allocation represented by a virtual address to a multicast object.
 //
 // Binds a memory allocation specified by its mapped address memptr to a
 // multicast object represented by mcHandle.
@@ -19114,7 +19107,7 @@ func MulticastAddDevice(mcHandle MemGenericAllocationHandle, dev Device) (err er
 // CUDA_ERROR_SYSTEM_NOT_READY,
 // CUDA_ERROR_ILLEGAL_STATE
 //
-// See also: cuMulticastCreate, cuMulticastAddDevice, cuMemCreate
+// See also: cuMulticastCreate, cuMulticastAddDevice, cuMemCreate.
 func MulticastBindAddr(mcHandle MemGenericAllocationHandle, mcOffset uint64, memptr Deviceptr, size uint64, flags uint64) (err error) {
 	fn, err := procs.Get(372)
 	if err != nil {
@@ -19125,9 +19118,9 @@ func MulticastBindAddr(mcHandle MemGenericAllocationHandle, mcOffset uint64, mem
 	return
 }
 
-// MulticastBindMem calls cuMulticastBindMem. It needs version 12.4 or newer of the library.
+// MulticastBindMem calls cuMulticastBindMem. It is resolved through cuGetProcAddress at CUDA 12.1.
 //
-//	Bind a memory allocation represented by a handle to a multicast object.
+// Bind a memory allocation represented by a handle to a multicast object.
 //
 // Binds a memory allocation specified by memHandle and created via
 // cuMemCreate to a multicast object represented by mcHandle and created
@@ -19178,7 +19171,7 @@ func MulticastBindAddr(mcHandle MemGenericAllocationHandle, mcOffset uint64, mem
 // CUDA_ERROR_SYSTEM_NOT_READY,
 // CUDA_ERROR_ILLEGAL_STATE
 //
-// See also: cuMulticastCreate, cuMulticastAddDevice, cuMemCreate
+// See also: cuMulticastCreate, cuMulticastAddDevice, cuMemCreate.
 func MulticastBindMem(mcHandle MemGenericAllocationHandle, mcOffset uint64, memHandle MemGenericAllocationHandle, memOffset uint64, size uint64, flags uint64) (err error) {
 	fn, err := procs.Get(373)
 	if err != nil {
@@ -19189,9 +19182,9 @@ func MulticastBindMem(mcHandle MemGenericAllocationHandle, mcOffset uint64, memH
 	return
 }
 
-// MulticastCreate calls cuMulticastCreate. It needs version 12.4 or newer of the library.
+// MulticastCreate calls cuMulticastCreate. It is resolved through cuGetProcAddress at CUDA 12.1.
 //
-//	Create a generic allocation handle representing a multicast object described by the given properties.
+// Create a generic allocation handle representing a multicast object described by the given properties.
 //
 // This creates a multicast object as described by prop. The number of
 // participating devices is specified by CUmulticastObjectPropnumDevices.
@@ -19240,9 +19233,9 @@ func MulticastCreate(prop *MulticastObjectProp) (mcHandle MemGenericAllocationHa
 	return
 }
 
-// MulticastGetGranularity calls cuMulticastGetGranularity. It needs version 12.4 or newer of the library.
+// MulticastGetGranularity calls cuMulticastGetGranularity. It is resolved through cuGetProcAddress at CUDA 12.1.
 //
-//	Calculates either the minimal or recommended granularity for multicast object
+// Calculates either the minimal or recommended granularity for multicast object.
 //
 // Calculates either the minimal or recommended granularity for a given set of
 // multicast object properties and returns it in granularity.  This granularity
@@ -19261,7 +19254,7 @@ func MulticastCreate(prop *MulticastObjectProp) (mcHandle MemGenericAllocationHa
 // CUDA_ERROR_NOT_PERMITTED,
 // CUDA_ERROR_NOT_SUPPORTED
 //
-// See also: cuMulticastCreate, cuMulticastBindMem, cuMulticastBindAddr, cuMulticastUnbind
+// See also: cuMulticastCreate, cuMulticastBindMem, cuMulticastBindAddr, cuMulticastUnbind.
 func MulticastGetGranularity(prop *MulticastObjectProp, option MulticastGranularityFlags) (granularity uint64, err error) {
 	fn, err := procs.Get(375)
 	if err != nil {
@@ -19272,9 +19265,9 @@ func MulticastGetGranularity(prop *MulticastObjectProp, option MulticastGranular
 	return
 }
 
-// MulticastUnbind calls cuMulticastUnbind. It needs version 12.4 or newer of the library.
+// MulticastUnbind calls cuMulticastUnbind. It is resolved through cuGetProcAddress at CUDA 12.1.
 //
-//	Unbind any memory allocations bound to a multicast object at a given offset and upto a given size.
+// Unbind any memory allocations bound to a multicast object at a given offset and upto a given size.
 //
 // Unbinds any memory allocations hosted on dev and bound to a multicast
 // object at mcOffset and upto a given size.
@@ -19303,7 +19296,7 @@ func MulticastGetGranularity(prop *MulticastObjectProp, option MulticastGranular
 // CUDA_ERROR_NOT_PERMITTED,
 // CUDA_ERROR_NOT_SUPPORTED
 //
-// See also: cuMulticastBindMem, cuMulticastBindAddr
+// See also: cuMulticastBindMem, cuMulticastBindAddr.
 func MulticastUnbind(mcHandle MemGenericAllocationHandle, dev Device, mcOffset uint64, size uint64) (err error) {
 	fn, err := procs.Get(376)
 	if err != nil {
@@ -19314,9 +19307,9 @@ func MulticastUnbind(mcHandle MemGenericAllocationHandle, dev Device, mcOffset u
 	return
 }
 
-// OccupancyAvailableDynamicSMemPerBlock calls cuOccupancyAvailableDynamicSMemPerBlock. It needs version 12.4 or newer of the library.
+// OccupancyAvailableDynamicSMemPerBlock calls cuOccupancyAvailableDynamicSMemPerBlock. It is resolved through cuGetProcAddress at CUDA 10.2.
 //
-//	Returns dynamic shared memory available per block when launching numBlocks blocks on SM
+// Returns dynamic shared memory available per block when launching numBlocks blocks on SM.
 //
 // Returns in *dynamicSmemSize the maximum size of dynamic shared memory to allow numBlocks blocks per SM.
 //
@@ -19347,9 +19340,9 @@ func OccupancyAvailableDynamicSMemPerBlock(func_ Function, numBlocks int32, bloc
 	return
 }
 
-// OccupancyMaxActiveBlocksPerMultiprocessor calls cuOccupancyMaxActiveBlocksPerMultiprocessor. It needs version 12.4 or newer of the library.
+// OccupancyMaxActiveBlocksPerMultiprocessor calls cuOccupancyMaxActiveBlocksPerMultiprocessor. It is resolved through cuGetProcAddress at CUDA 6.5.
 //
-//	Returns occupancy of a function
+// Returns occupancy of a function.
 //
 // Returns in *numBlocks the number of the maximum active blocks per
 // streaming multiprocessor.
@@ -19384,9 +19377,9 @@ func OccupancyMaxActiveBlocksPerMultiprocessor(func_ Function, blockSize int32, 
 	return
 }
 
-// OccupancyMaxActiveBlocksPerMultiprocessorWithFlags calls cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags. It needs version 12.4 or newer of the library.
+// OccupancyMaxActiveBlocksPerMultiprocessorWithFlags calls cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags. It is resolved through cuGetProcAddress at CUDA 7.0.
 //
-//	Returns occupancy of a function
+// Returns occupancy of a function.
 //
 // Returns in *numBlocks the number of the maximum active blocks per
 // streaming multiprocessor.
@@ -19438,10 +19431,9 @@ func OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func_ Function, blockSiz
 	return
 }
 
-// OccupancyMaxActiveClusters calls cuOccupancyMaxActiveClusters. It needs version 12.4 or newer of the library.
+// OccupancyMaxActiveClusters calls cuOccupancyMaxActiveClusters. It is resolved through cuGetProcAddress at CUDA 11.7.
 //
-//	Given the kernel function (func) and launch configuration
-//
+// Given the kernel function (func) and launch configuration
 // (config), return the maximum number of clusters that could co-exist
 // on the target device in *numClusters.
 //
@@ -19491,9 +19483,9 @@ func OccupancyMaxActiveClusters(func_ Function, config *LaunchConfig) (numCluste
 	return
 }
 
-// OccupancyMaxPotentialBlockSize calls cuOccupancyMaxPotentialBlockSize. It needs version 12.4 or newer of the library.
+// OccupancyMaxPotentialBlockSize calls cuOccupancyMaxPotentialBlockSize. It is resolved through cuGetProcAddress at CUDA 6.5.
 //
-//	Suggest a launch configuration with reasonable occupancy
+// Suggest a launch configuration with reasonable occupancy.
 //
 // Returns in *blockSize a reasonable block size that can achieve
 // the maximum occupancy (or, the maximum number of active warps with
@@ -19555,9 +19547,9 @@ func OccupancyMaxPotentialBlockSize(func_ Function, blockSizeToDynamicSMemSize O
 	return
 }
 
-// OccupancyMaxPotentialBlockSizeWithFlags calls cuOccupancyMaxPotentialBlockSizeWithFlags. It needs version 12.4 or newer of the library.
+// OccupancyMaxPotentialBlockSizeWithFlags calls cuOccupancyMaxPotentialBlockSizeWithFlags. It is resolved through cuGetProcAddress at CUDA 7.0.
 //
-//	Suggest a launch configuration with reasonable occupancy
+// Suggest a launch configuration with reasonable occupancy.
 //
 // An extended version of cuOccupancyMaxPotentialBlockSize. In
 // addition to arguments passed to cuOccupancyMaxPotentialBlockSize,
@@ -19613,10 +19605,9 @@ func OccupancyMaxPotentialBlockSizeWithFlags(func_ Function, blockSizeToDynamicS
 	return
 }
 
-// OccupancyMaxPotentialClusterSize calls cuOccupancyMaxPotentialClusterSize. It needs version 12.4 or newer of the library.
+// OccupancyMaxPotentialClusterSize calls cuOccupancyMaxPotentialClusterSize. It is resolved through cuGetProcAddress at CUDA 11.7.
 //
-//	Given the kernel function (func) and launch configuration
-//
+// Given the kernel function (func) and launch configuration
 // (config), return the maximum cluster size in *clusterSize.
 //
 // The cluster dimensions in config are ignored. If func has a required
@@ -19664,9 +19655,9 @@ func OccupancyMaxPotentialClusterSize(func_ Function, config *LaunchConfig) (clu
 	return
 }
 
-// ParamSetSize calls cuParamSetSize. It needs version 12.4 or newer of the library.
+// ParamSetSize calls cuParamSetSize. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Sets the parameter size for the function
+// Sets the parameter size for the function.
 //
 // Deprecated:
 //
@@ -19703,9 +19694,9 @@ func ParamSetSize(hfunc Function, numbytes uint32) (err error) {
 	return
 }
 
-// ParamSetTexRef calls cuParamSetTexRef. It needs version 12.4 or newer of the library.
+// ParamSetTexRef calls cuParamSetTexRef. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Adds a texture-reference to the function's argument list
+// Adds a texture-reference to the function's argument list.
 //
 // Deprecated:
 //
@@ -19734,9 +19725,9 @@ func ParamSetTexRef(hfunc Function, texunit int32, hTexRef Texref) (err error) {
 	return
 }
 
-// ParamSetf calls cuParamSetf. It needs version 12.4 or newer of the library.
+// ParamSetf calls cuParamSetf. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Adds a floating-point parameter to the function's argument list
+// Adds a floating-point parameter to the function's argument list.
 //
 // Deprecated:
 //
@@ -19774,9 +19765,9 @@ func ParamSetf(hfunc Function, offset int32, value float32) (err error) {
 	return
 }
 
-// ParamSeti calls cuParamSeti. It needs version 12.4 or newer of the library.
+// ParamSeti calls cuParamSeti. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Adds an integer parameter to the function's argument list
+// Adds an integer parameter to the function's argument list.
 //
 // Deprecated:
 //
@@ -19814,9 +19805,9 @@ func ParamSeti(hfunc Function, offset int32, value uint32) (err error) {
 	return
 }
 
-// ParamSetv calls cuParamSetv. It needs version 12.4 or newer of the library.
+// ParamSetv calls cuParamSetv. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Adds arbitrary data to the function's argument list
+// Adds arbitrary data to the function's argument list.
 //
 // Deprecated:
 //
@@ -19856,9 +19847,9 @@ func ParamSetv(hfunc Function, offset int32, ptr unsafe.Pointer, numbytes uint32
 	return
 }
 
-// PointerGetAttribute calls cuPointerGetAttribute. It needs version 12.4 or newer of the library.
+// PointerGetAttribute calls cuPointerGetAttribute. It is resolved through cuGetProcAddress at CUDA 4.0.
 //
-//	Returns information about a pointer
+// Returns information about a pointer.
 //
 // The supported attributes are:
 //
@@ -20008,7 +19999,7 @@ func ParamSetv(hfunc Function, offset int32, ptr unsafe.Pointer, numbytes uint32
 // to memory that is capable to be used for hardware accelerated
 // decompression.
 //
-// \par
+// \par.
 //
 // Note that for most allocations in the unified virtual address space
 // the host and device pointer for accessing the allocation will be the
@@ -20058,9 +20049,9 @@ func PointerGetAttribute(data unsafe.Pointer, attribute PointerAttribute, ptr De
 	return
 }
 
-// PointerGetAttributes calls cuPointerGetAttributes. It needs version 12.4 or newer of the library.
+// PointerGetAttributes calls cuPointerGetAttributes. It is resolved through cuGetProcAddress at CUDA 7.0.
 //
-//	Returns information about a pointer.
+// Returns information about a pointer.
 //
 // The supported attributes are (refer to cuPointerGetAttribute for attribute descriptions and restrictions):
 //
@@ -20117,9 +20108,9 @@ func PointerGetAttributes(numAttributes uint32, attributes *PointerAttribute, da
 	return
 }
 
-// PointerSetAttribute calls cuPointerSetAttribute. It needs version 12.4 or newer of the library.
+// PointerSetAttribute calls cuPointerSetAttribute. It is resolved through cuGetProcAddress at CUDA 6.0.
 //
-//	Set attributes on a previously allocated memory region
+// Set attributes on a previously allocated memory region.
 //
 // The supported attributes are:
 //
@@ -20166,7 +20157,7 @@ func PointerSetAttribute(value unsafe.Pointer, attribute PointerAttribute, ptr D
 	return
 }
 
-// ProfilerStart calls cuProfilerStart.
+// ProfilerStart calls cuProfilerStart. It needs version 13.0 or newer of the library.
 //
 // Enable profile collection by the active profiling tool for the current context.
 func ProfilerStart() (err error) {
@@ -20179,7 +20170,7 @@ func ProfilerStart() (err error) {
 	return
 }
 
-// ProfilerStop calls cuProfilerStop.
+// ProfilerStop calls cuProfilerStop. It needs version 13.0 or newer of the library.
 //
 // Disable profile collection by the active profiling tool for the current context.
 func ProfilerStop() (err error) {
@@ -20192,9 +20183,9 @@ func ProfilerStop() (err error) {
 	return
 }
 
-// SignalExternalSemaphoresAsync calls cuSignalExternalSemaphoresAsync. It needs version 12.4 or newer of the library.
+// SignalExternalSemaphoresAsync calls cuSignalExternalSemaphoresAsync. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Signals a set of external semaphore objects
+// Signals a set of external semaphore objects.
 //
 // Enqueues a signal operation on a set of externally allocated
 // semaphore object in the specified stream. The operations will be
@@ -20294,9 +20285,9 @@ func SignalExternalSemaphoresAsync(extSemArray *ExternalSemaphore, paramsArray *
 	return
 }
 
-// StreamAddCallback calls cuStreamAddCallback. It needs version 12.4 or newer of the library.
+// StreamAddCallback calls cuStreamAddCallback. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Add a callback to a compute stream
+// Add a callback to a compute stream.
 //
 // Note: This function is slated for eventual deprecation and removal. If
 // you do not require the callback to execute in case of a device error,
@@ -20375,9 +20366,9 @@ func StreamAddCallback(hStream Stream, callback StreamCallback, userData unsafe.
 	return
 }
 
-// StreamAttachMemAsync calls cuStreamAttachMemAsync. It needs version 12.4 or newer of the library.
+// StreamAttachMemAsync calls cuStreamAttachMemAsync. It is resolved through cuGetProcAddress at CUDA 6.0.
 //
-//	Attach memory to a stream asynchronously
+// Attach memory to a stream asynchronously.
 //
 // Enqueues an operation in hStream to specify stream association of
 // length bytes of memory starting from dptr. This function is a
@@ -20470,9 +20461,9 @@ func StreamAttachMemAsync(hStream Stream, dptr Deviceptr, length uint64, flags u
 	return
 }
 
-// StreamBatchMemOp calls cuStreamBatchMemOp (cuStreamBatchMemOp_v2). It needs version 12.4 or newer of the library.
+// StreamBatchMemOp calls cuStreamBatchMemOp (cuStreamBatchMemOp_v2). It is resolved through cuGetProcAddress at CUDA 11.7.
 //
-//	Batch operations to synchronize the stream via memory operations
+// Batch operations to synchronize the stream via memory operations.
 //
 // This is a batch version of cuStreamWaitValue32() and cuStreamWriteValue32().
 // Batching operations may avoid some performance overhead in both the API call
@@ -20518,9 +20509,9 @@ func StreamBatchMemOp(stream Stream, count uint32, paramArray *StreamBatchMemOpP
 	return
 }
 
-// StreamBeginCapture calls cuStreamBeginCapture (cuStreamBeginCapture_v2). It needs version 12.4 or newer of the library.
+// StreamBeginCapture calls cuStreamBeginCapture (cuStreamBeginCapture_v2). It is resolved through cuGetProcAddress at CUDA 10.1.
 //
-//	Begins graph capture on a stream
+// Begins graph capture on a stream.
 //
 // Begin graph capture on hStream. When a stream is in capture mode, all operations
 // pushed into the stream will not be executed, but will instead be captured into
@@ -20564,9 +20555,9 @@ func StreamBeginCapture(hStream Stream, mode StreamCaptureMode) (err error) {
 	return
 }
 
-// StreamBeginCaptureToGraph calls cuStreamBeginCaptureToGraph. It needs version 12.4 or newer of the library.
+// StreamBeginCaptureToGraph calls cuStreamBeginCaptureToGraph. It is resolved through cuGetProcAddress at CUDA 12.3.
 //
-//	Begins graph capture on a stream to an existing graph
+// Begins graph capture on a stream to an existing graph.
 //
 // Begin graph capture on hStream, placing new nodes into an existing graph. When a stream is
 // in capture mode, all operations pushed into the stream will not be executed, but will instead
@@ -20618,9 +20609,9 @@ func StreamBeginCaptureToGraph(hStream Stream, hGraph Graph, dependencies *Graph
 	return
 }
 
-// StreamCopyAttributes calls cuStreamCopyAttributes. It needs version 12.4 or newer of the library.
+// StreamCopyAttributes calls cuStreamCopyAttributes. It is resolved through cuGetProcAddress at CUDA 11.0.
 //
-//	Copies attributes from source stream to destination stream.
+// Copies attributes from source stream to destination stream.
 //
 // Copies attributes from source stream src to destination stream dst.
 // Both streams must have the same context.
@@ -20646,9 +20637,9 @@ func StreamCopyAttributes(dst Stream, src Stream) (err error) {
 	return
 }
 
-// StreamCreate calls cuStreamCreate. It needs version 12.4 or newer of the library.
+// StreamCreate calls cuStreamCreate. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Create a stream
+// Create a stream.
 //
 // Creates a stream and returns a handle in phStream.  The Flags argument
 // determines behaviors of the stream.
@@ -20692,9 +20683,9 @@ func StreamCreate(flags uint32) (phStream Stream, err error) {
 	return
 }
 
-// StreamCreateWithPriority calls cuStreamCreateWithPriority. It needs version 12.4 or newer of the library.
+// StreamCreateWithPriority calls cuStreamCreateWithPriority. It is resolved through cuGetProcAddress at CUDA 5.5.
 //
-//	Create a stream with the given priority
+// Create a stream with the given priority.
 //
 // Creates a stream with the specified priority and returns a handle in phStream.
 // This affects the scheduling priority of work in the stream. Priorities provide a
@@ -20754,9 +20745,9 @@ func StreamCreateWithPriority(flags uint32, priority int32) (phStream Stream, er
 	return
 }
 
-// StreamDestroy calls cuStreamDestroy (cuStreamDestroy_v2). It needs version 12.4 or newer of the library.
+// StreamDestroy calls cuStreamDestroy (cuStreamDestroy_v2). It is resolved through cuGetProcAddress at CUDA 4.0.
 //
-//	Destroys a stream
+// Destroys a stream.
 //
 // Destroys the stream specified by hStream.
 //
@@ -20791,9 +20782,9 @@ func StreamDestroy(hStream Stream) (err error) {
 	return
 }
 
-// StreamEndCapture calls cuStreamEndCapture. It needs version 12.4 or newer of the library.
+// StreamEndCapture calls cuStreamEndCapture. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Ends capture on a stream, returning the captured graph
+// Ends capture on a stream, returning the captured graph.
 //
 // End capture on hStream, returning the captured graph via phGraph.
 // Capture must have been initiated on hStream via a call to cuStreamBeginCapture.
@@ -20829,9 +20820,9 @@ func StreamEndCapture(hStream Stream, phGraph *Graph) (err error) {
 	return
 }
 
-// StreamGetAttribute calls cuStreamGetAttribute. It needs version 12.4 or newer of the library.
+// StreamGetAttribute calls cuStreamGetAttribute. It is resolved through cuGetProcAddress at CUDA 11.0.
 //
-//	Queries stream attribute.
+// Queries stream attribute.
 //
 // Queries attribute attr from hStream and stores it in corresponding
 // member of value_out.
@@ -20857,9 +20848,9 @@ func StreamGetAttribute(hStream Stream, attr StreamAttrID) (valueOut StreamAttrV
 	return
 }
 
-// StreamGetCaptureInfo calls cuStreamGetCaptureInfo (cuStreamGetCaptureInfo_v3). It needs version 12.4 or newer of the library.
+// StreamGetCaptureInfo calls cuStreamGetCaptureInfo (cuStreamGetCaptureInfo_v3). It is resolved through cuGetProcAddress at CUDA 12.3.
 //
-//	Query a stream's capture state
+// Query a stream's capture state.
 //
 // Query stream state related to stream capture.
 //
@@ -20927,11 +20918,11 @@ func StreamGetCaptureInfo(hStream Stream, captureStatusOut *StreamCaptureStatus,
 	return
 }
 
-// StreamGetCaptureInfoV2 calls cuStreamGetCaptureInfo_v2. It needs version 12.4 or newer of the library.
+// StreamGetCaptureInfoV2 calls cuStreamGetCaptureInfo_v2. It is resolved through cuGetProcAddress at CUDA 11.3.
 //
 // Declared by the CUDA 12.4 header; the 13.0 header no longer declares it.
 //
-//	Query a stream's capture state
+// Query a stream's capture state.
 //
 // Query stream state related to stream capture.
 //
@@ -20988,9 +20979,9 @@ func StreamGetCaptureInfoV2(hStream Stream, captureStatusOut *StreamCaptureStatu
 	return
 }
 
-// StreamGetCtx calls cuStreamGetCtx. It needs version 12.4 or newer of the library.
+// StreamGetCtx calls cuStreamGetCtx. It is resolved through cuGetProcAddress at CUDA 9.2.
 //
-//	Query the context associated with a stream
+// Query the context associated with a stream.
 //
 // Returns the CUDA context that the stream is associated with.
 //
@@ -21045,9 +21036,9 @@ func StreamGetCtx(hStream Stream) (pctx Context, err error) {
 	return
 }
 
-// StreamGetCtxV2 calls cuStreamGetCtx_v2.
+// StreamGetCtxV2 calls cuStreamGetCtx_v2. It is resolved through cuGetProcAddress at CUDA 12.5.
 //
-//	Query the contexts associated with a stream
+// Query the contexts associated with a stream.
 //
 // Returns the contexts that the stream is associated with.
 //
@@ -21110,11 +21101,11 @@ func StreamGetCtxV2(hStream Stream) (pCtx Context, pGreenCtx GreenCtx, err error
 	return
 }
 
-// StreamGetDevice calls cuStreamGetDevice.
+// StreamGetDevice calls cuStreamGetDevice. It is resolved through cuGetProcAddress at CUDA 12.8.
 //
-//	Returns the device handle of the stream
+// Returns the device handle of the stream.
 //
-// Returns in *device the device handle of the stream
+// Returns in *device the device handle of the stream.
 //
 //   - hStream : Handle to the stream to be queried
 //   - device : Returns the device to which a stream belongs
@@ -21143,9 +21134,9 @@ func StreamGetDevice(hStream Stream) (device Device, err error) {
 	return
 }
 
-// StreamGetFlags calls cuStreamGetFlags. It needs version 12.4 or newer of the library.
+// StreamGetFlags calls cuStreamGetFlags. It is resolved through cuGetProcAddress at CUDA 5.5.
 //
-//	Query the flags of a given stream
+// Query the flags of a given stream.
 //
 // Query the flags of a stream created using cuStreamCreate, cuStreamCreateWithPriority or cuGreenCtxStreamCreate
 // and return the flags in flags.
@@ -21181,9 +21172,9 @@ func StreamGetFlags(hStream Stream, flags *uint32) (err error) {
 	return
 }
 
-// StreamGetGreenCtx calls cuStreamGetGreenCtx. It needs version 12.4 or newer of the library.
+// StreamGetGreenCtx calls cuStreamGetGreenCtx. It is resolved through cuGetProcAddress at CUDA 12.4.
 //
-//	Query the green context associated with a stream
+// Query the green context associated with a stream.
 //
 // Returns the CUDA green context that the stream is associated with, or NULL if the stream
 // is not associated with any green context.
@@ -21241,9 +21232,9 @@ func StreamGetGreenCtx(hStream Stream) (phCtx GreenCtx, err error) {
 	return
 }
 
-// StreamGetId calls cuStreamGetId. It needs version 12.4 or newer of the library.
+// StreamGetId calls cuStreamGetId. It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Returns the unique Id associated with the stream handle supplied
+// Returns the unique Id associated with the stream handle supplied.
 //
 // Returns in streamId the unique Id which is associated with the given stream handle.
 // The Id is unique for the life of the program.
@@ -21281,9 +21272,9 @@ func StreamGetId(hStream Stream, streamId *uint64) (err error) {
 	return
 }
 
-// StreamGetPriority calls cuStreamGetPriority. It needs version 12.4 or newer of the library.
+// StreamGetPriority calls cuStreamGetPriority. It is resolved through cuGetProcAddress at CUDA 5.5.
 //
-//	Query the priority of a given stream
+// Query the priority of a given stream.
 //
 // Query the priority of a stream created using cuStreamCreate, cuStreamCreateWithPriority or cuGreenCtxStreamCreate
 // and return the priority in priority. Note that if the stream was created with a
@@ -21321,9 +21312,9 @@ func StreamGetPriority(hStream Stream, priority *int32) (err error) {
 	return
 }
 
-// StreamIsCapturing calls cuStreamIsCapturing. It needs version 12.4 or newer of the library.
+// StreamIsCapturing calls cuStreamIsCapturing. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Returns a stream's capture status
+// Returns a stream's capture status.
 //
 // Return the capture status of hStream via captureStatus. After a successful
 // call, *captureStatus will contain one of the following:
@@ -21368,9 +21359,9 @@ func StreamIsCapturing(hStream Stream) (captureStatus StreamCaptureStatus, err e
 	return
 }
 
-// StreamQuery calls cuStreamQuery. It needs version 12.4 or newer of the library.
+// StreamQuery calls cuStreamQuery. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Determine status of a compute stream
+// Determine status of a compute stream.
 //
 // Returns CUDA_SUCCESS if all operations in the stream specified by
 // hStream have completed, or CUDA_ERROR_NOT_READY if not.
@@ -21404,9 +21395,9 @@ func StreamQuery(hStream Stream) (err error) {
 	return
 }
 
-// StreamSetAttribute calls cuStreamSetAttribute. It needs version 12.4 or newer of the library.
+// StreamSetAttribute calls cuStreamSetAttribute. It is resolved through cuGetProcAddress at CUDA 11.0.
 //
-//	Sets stream attribute.
+// Sets stream attribute.
 //
 // Sets attribute attr on hStream from corresponding attribute of
 // value. The updated attribute will be applied to subsequent work
@@ -21433,9 +21424,9 @@ func StreamSetAttribute(hStream Stream, attr StreamAttrID, value *StreamAttrValu
 	return
 }
 
-// StreamSynchronize calls cuStreamSynchronize. It needs version 12.4 or newer of the library.
+// StreamSynchronize calls cuStreamSynchronize. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Wait until a stream's tasks are completed
+// Wait until a stream's tasks are completed.
 //
 // Waits until the device has completed all operations in the stream specified
 // by hStream. If the context was created with the
@@ -21467,9 +21458,9 @@ func StreamSynchronize(hStream Stream) (err error) {
 	return
 }
 
-// StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies (cuStreamUpdateCaptureDependencies_v2). It needs version 12.4 or newer of the library.
+// StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies (cuStreamUpdateCaptureDependencies_v2). It is resolved through cuGetProcAddress at CUDA 12.3.
 //
-//	Update the set of dependencies in a capturing stream
+// Update the set of dependencies in a capturing stream.
 //
 // Modifies the dependency set of a capturing stream. The dependency set is the set
 // of nodes that the next captured node in the stream will depend on along with the
@@ -21510,9 +21501,9 @@ func StreamUpdateCaptureDependencies(hStream Stream, dependencies *GraphNode, de
 	return
 }
 
-// StreamWaitEvent calls cuStreamWaitEvent. It needs version 12.4 or newer of the library.
+// StreamWaitEvent calls cuStreamWaitEvent. It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Make a compute stream wait on an event
+// Make a compute stream wait on an event.
 //
 // Makes all future work submitted to hStream wait for all work captured in
 // hEvent.  See cuEventRecord() for details on what is captured by an event.
@@ -21553,9 +21544,9 @@ func StreamWaitEvent(hStream Stream, hEvent Event, flags uint32) (err error) {
 	return
 }
 
-// StreamWaitValue32 calls cuStreamWaitValue32 (cuStreamWaitValue32_v2). It needs version 12.4 or newer of the library.
+// StreamWaitValue32 calls cuStreamWaitValue32 (cuStreamWaitValue32_v2). It is resolved through cuGetProcAddress at CUDA 11.7.
 //
-//	Wait on a memory location
+// Wait on a memory location.
 //
 // Enqueues a synchronization of the stream on the given memory location. Work
 // ordered after the operation will block until the given condition on the
@@ -21604,9 +21595,9 @@ func StreamWaitValue32(stream Stream, addr Deviceptr, value uint32, flags uint32
 	return
 }
 
-// StreamWaitValue64 calls cuStreamWaitValue64 (cuStreamWaitValue64_v2). It needs version 12.4 or newer of the library.
+// StreamWaitValue64 calls cuStreamWaitValue64 (cuStreamWaitValue64_v2). It is resolved through cuGetProcAddress at CUDA 11.7.
 //
-//	Wait on a memory location
+// Wait on a memory location.
 //
 // Enqueues a synchronization of the stream on the given memory location. Work
 // ordered after the operation will block until the given condition on the
@@ -21654,9 +21645,9 @@ func StreamWaitValue64(stream Stream, addr Deviceptr, value uint64, flags uint32
 	return
 }
 
-// StreamWriteValue32 calls cuStreamWriteValue32 (cuStreamWriteValue32_v2). It needs version 12.4 or newer of the library.
+// StreamWriteValue32 calls cuStreamWriteValue32 (cuStreamWriteValue32_v2). It is resolved through cuGetProcAddress at CUDA 11.7.
 //
-//	Write a value to memory
+// Write a value to memory.
 //
 // Write a value to memory.
 //
@@ -21690,9 +21681,9 @@ func StreamWriteValue32(stream Stream, addr Deviceptr, value uint32, flags uint3
 	return
 }
 
-// StreamWriteValue64 calls cuStreamWriteValue64 (cuStreamWriteValue64_v2). It needs version 12.4 or newer of the library.
+// StreamWriteValue64 calls cuStreamWriteValue64 (cuStreamWriteValue64_v2). It is resolved through cuGetProcAddress at CUDA 11.7.
 //
-//	Write a value to memory
+// Write a value to memory.
 //
 // Write a value to memory.
 //
@@ -21728,9 +21719,9 @@ func StreamWriteValue64(stream Stream, addr Deviceptr, value uint64, flags uint3
 	return
 }
 
-// SurfObjectCreate calls cuSurfObjectCreate. It needs version 12.4 or newer of the library.
+// SurfObjectCreate calls cuSurfObjectCreate. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Creates a surface object
+// Creates a surface object.
 //
 // Creates a surface object and returns it in pSurfObject. pResDesc describes
 // the data to perform surface load/stores on. CUDA_RESOURCE_DESCresType must be
@@ -21764,9 +21755,9 @@ func SurfObjectCreate(pSurfObject *SurfObject, pResDesc *ResourceDesc) (err erro
 	return
 }
 
-// SurfObjectDestroy calls cuSurfObjectDestroy. It needs version 12.4 or newer of the library.
+// SurfObjectDestroy calls cuSurfObjectDestroy. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Destroys a surface object
+// Destroys a surface object.
 //
 // Destroys the surface object specified by surfObject.
 //
@@ -21792,9 +21783,9 @@ func SurfObjectDestroy(surfObject SurfObject) (err error) {
 	return
 }
 
-// SurfObjectGetResourceDesc calls cuSurfObjectGetResourceDesc. It needs version 12.4 or newer of the library.
+// SurfObjectGetResourceDesc calls cuSurfObjectGetResourceDesc. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Returns a surface object's resource descriptor
+// Returns a surface object's resource descriptor.
 //
 // Returns the resource descriptor for the surface object specified by surfObject.
 //
@@ -21821,9 +21812,9 @@ func SurfObjectGetResourceDesc(pResDesc *ResourceDesc, surfObject SurfObject) (e
 	return
 }
 
-// SurfRefGetArray calls cuSurfRefGetArray. It needs version 12.4 or newer of the library.
+// SurfRefGetArray calls cuSurfRefGetArray. It is resolved through cuGetProcAddress at CUDA 3.0.
 //
-//	Passes back the CUDA array bound to a surface reference.
+// Passes back the CUDA array bound to a surface reference.
 //
 // Deprecated:
 //
@@ -21841,7 +21832,7 @@ func SurfObjectGetResourceDesc(pResDesc *ResourceDesc, surfObject SurfObject) (e
 // CUDA_ERROR_INVALID_CONTEXT,
 // CUDA_ERROR_INVALID_VALUE
 //
-// See also: cuModuleGetSurfRef, cuSurfRefSetArray
+// See also: cuModuleGetSurfRef, cuSurfRefSetArray.
 func SurfRefGetArray(phArray *Array, hSurfRef Surfref) (err error) {
 	fn, err := procs.Get(428)
 	if err != nil {
@@ -21852,9 +21843,9 @@ func SurfRefGetArray(phArray *Array, hSurfRef Surfref) (err error) {
 	return
 }
 
-// SurfRefSetArray calls cuSurfRefSetArray. It needs version 12.4 or newer of the library.
+// SurfRefSetArray calls cuSurfRefSetArray. It is resolved through cuGetProcAddress at CUDA 3.0.
 //
-//	Sets the CUDA array for a surface reference.
+// Sets the CUDA array for a surface reference.
 //
 // Deprecated:
 //
@@ -21888,9 +21879,9 @@ func SurfRefSetArray(hSurfRef Surfref, hArray Array, flags uint32) (err error) {
 	return
 }
 
-// TensorMapEncodeIm2col calls cuTensorMapEncodeIm2col. It needs version 12.4 or newer of the library.
+// TensorMapEncodeIm2col calls cuTensorMapEncodeIm2col. It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Create a tensor map descriptor object representing im2col memory region
+// Create a tensor map descriptor object representing im2col memory region.
 //
 // Creates a descriptor for Tensor Memory Access (TMA) object specified
 // by the parameters describing a im2col memory layout and returns it in tensorMap.
@@ -22081,10 +22072,9 @@ func TensorMapEncodeIm2col(tensorMap *TensorMap, tensorDataType TensorMapDataTyp
 	return
 }
 
-// TensorMapEncodeIm2colWide calls cuTensorMapEncodeIm2colWide.
+// TensorMapEncodeIm2colWide calls cuTensorMapEncodeIm2colWide. It is resolved through cuGetProcAddress at CUDA 12.8.
 //
-//	Create a tensor map descriptor object representing im2col memory region, but where
-//
+// Create a tensor map descriptor object representing im2col memory region, but where
 // the elements are exclusively loaded along the W dimension.
 //
 // Creates a descriptor for Tensor Memory Access (TMA) object specified by the parameters
@@ -22274,9 +22264,9 @@ func TensorMapEncodeIm2colWide(tensorMap *TensorMap, tensorDataType TensorMapDat
 	return
 }
 
-// TensorMapEncodeTiled calls cuTensorMapEncodeTiled. It needs version 12.4 or newer of the library.
+// TensorMapEncodeTiled calls cuTensorMapEncodeTiled. It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Create a tensor map descriptor object representing tiled memory region
+// Create a tensor map descriptor object representing tiled memory region.
 //
 // Creates a descriptor for Tensor Memory Access (TMA) object specified
 // by the parameters describing a tiled region and returns it in tensorMap.
@@ -22451,9 +22441,9 @@ func TensorMapEncodeTiled(tensorMap *TensorMap, tensorDataType TensorMapDataType
 	return
 }
 
-// TensorMapReplaceAddress calls cuTensorMapReplaceAddress. It needs version 12.4 or newer of the library.
+// TensorMapReplaceAddress calls cuTensorMapReplaceAddress. It is resolved through cuGetProcAddress at CUDA 12.0.
 //
-//	Modify an existing tensor map descriptor with an updated global address
+// Modify an existing tensor map descriptor with an updated global address.
 //
 // Modifies the descriptor for Tensor Memory Access (TMA) object passed in tensorMap with
 // an updated globalAddress.
@@ -22486,9 +22476,9 @@ func TensorMapReplaceAddress(tensorMap *TensorMap, globalAddress unsafe.Pointer)
 	return
 }
 
-// TexObjectCreate calls cuTexObjectCreate. It needs version 12.4 or newer of the library.
+// TexObjectCreate calls cuTexObjectCreate. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Creates a texture object
+// Creates a texture object.
 //
 // Creates a texture object and returns it in pTexObject. pResDesc describes
 // the data to texture from. pTexDesc describes how the data should be sampled.
@@ -22717,9 +22707,9 @@ func TexObjectCreate(pTexObject *TexObject, pResDesc *ResourceDesc, pTexDesc *Te
 	return
 }
 
-// TexObjectDestroy calls cuTexObjectDestroy. It needs version 12.4 or newer of the library.
+// TexObjectDestroy calls cuTexObjectDestroy. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Destroys a texture object
+// Destroys a texture object.
 //
 // Destroys the texture object specified by texObject.
 //
@@ -22745,9 +22735,9 @@ func TexObjectDestroy(texObject TexObject) (err error) {
 	return
 }
 
-// TexObjectGetResourceDesc calls cuTexObjectGetResourceDesc. It needs version 12.4 or newer of the library.
+// TexObjectGetResourceDesc calls cuTexObjectGetResourceDesc. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Returns a texture object's resource descriptor
+// Returns a texture object's resource descriptor.
 //
 // Returns the resource descriptor for the texture object specified by texObject.
 //
@@ -22774,9 +22764,9 @@ func TexObjectGetResourceDesc(pResDesc *ResourceDesc, texObject TexObject) (err 
 	return
 }
 
-// TexObjectGetResourceViewDesc calls cuTexObjectGetResourceViewDesc. It needs version 12.4 or newer of the library.
+// TexObjectGetResourceViewDesc calls cuTexObjectGetResourceViewDesc. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Returns a texture object's resource view descriptor
+// Returns a texture object's resource view descriptor.
 //
 // Returns the resource view descriptor for the texture object specified by texObject.
 // If no resource view was set for texObject, the CUDA_ERROR_INVALID_VALUE is returned.
@@ -22804,9 +22794,9 @@ func TexObjectGetResourceViewDesc(pResViewDesc *ResourceViewDesc, texObject TexO
 	return
 }
 
-// TexObjectGetTextureDesc calls cuTexObjectGetTextureDesc. It needs version 12.4 or newer of the library.
+// TexObjectGetTextureDesc calls cuTexObjectGetTextureDesc. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Returns a texture object's texture descriptor
+// Returns a texture object's texture descriptor.
 //
 // Returns the texture descriptor for the texture object specified by texObject.
 //
@@ -22833,9 +22823,9 @@ func TexObjectGetTextureDesc(pTexDesc *TextureDesc, texObject TexObject) (err er
 	return
 }
 
-// TexRefCreate calls cuTexRefCreate. It needs version 12.4 or newer of the library.
+// TexRefCreate calls cuTexRefCreate. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Creates a texture reference
+// Creates a texture reference.
 //
 // Deprecated:
 //
@@ -22855,7 +22845,7 @@ func TexObjectGetTextureDesc(pTexDesc *TextureDesc, texObject TexObject) (err er
 // CUDA_ERROR_INVALID_CONTEXT,
 // CUDA_ERROR_INVALID_VALUE
 //
-// See also: cuTexRefDestroy
+// See also: cuTexRefDestroy.
 func TexRefCreate() (pTexRef Texref, err error) {
 	fn, err := procs.Get(439)
 	if err != nil {
@@ -22866,9 +22856,9 @@ func TexRefCreate() (pTexRef Texref, err error) {
 	return
 }
 
-// TexRefDestroy calls cuTexRefDestroy. It needs version 12.4 or newer of the library.
+// TexRefDestroy calls cuTexRefDestroy. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Destroys a texture reference
+// Destroys a texture reference.
 //
 // Deprecated:
 //
@@ -22883,7 +22873,7 @@ func TexRefCreate() (pTexRef Texref, err error) {
 // CUDA_ERROR_INVALID_CONTEXT,
 // CUDA_ERROR_INVALID_VALUE
 //
-// See also: cuTexRefCreate
+// See also: cuTexRefCreate.
 func TexRefDestroy(hTexRef Texref) (err error) {
 	fn, err := procs.Get(440)
 	if err != nil {
@@ -22894,9 +22884,9 @@ func TexRefDestroy(hTexRef Texref) (err error) {
 	return
 }
 
-// TexRefGetAddress calls cuTexRefGetAddress (cuTexRefGetAddress_v2). It needs version 12.4 or newer of the library.
+// TexRefGetAddress calls cuTexRefGetAddress (cuTexRefGetAddress_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Gets the address associated with a texture reference
+// Gets the address associated with a texture reference.
 //
 // Deprecated:
 //
@@ -22929,9 +22919,9 @@ func TexRefGetAddress(hTexRef Texref) (pdptr Deviceptr, err error) {
 	return
 }
 
-// TexRefGetAddressMode calls cuTexRefGetAddressMode. It needs version 12.4 or newer of the library.
+// TexRefGetAddressMode calls cuTexRefGetAddressMode. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Gets the addressing mode used by a texture reference
+// Gets the addressing mode used by a texture reference.
 //
 // Deprecated:
 //
@@ -22965,9 +22955,9 @@ func TexRefGetAddressMode(hTexRef Texref, dim int32) (pam AddressMode, err error
 	return
 }
 
-// TexRefGetArray calls cuTexRefGetArray. It needs version 12.4 or newer of the library.
+// TexRefGetArray calls cuTexRefGetArray. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Gets the array bound to a texture reference
+// Gets the array bound to a texture reference.
 //
 // Deprecated:
 //
@@ -23000,9 +22990,9 @@ func TexRefGetArray(hTexRef Texref) (phArray Array, err error) {
 	return
 }
 
-// TexRefGetBorderColor calls cuTexRefGetBorderColor. It needs version 12.4 or newer of the library.
+// TexRefGetBorderColor calls cuTexRefGetBorderColor. It is resolved through cuGetProcAddress at CUDA 8.0.
 //
-//	Gets the border color used by a texture reference
+// Gets the border color used by a texture reference.
 //
 // Deprecated:
 //
@@ -23037,9 +23027,9 @@ func TexRefGetBorderColor(hTexRef Texref) (pBorderColor float32, err error) {
 	return
 }
 
-// TexRefGetFilterMode calls cuTexRefGetFilterMode. It needs version 12.4 or newer of the library.
+// TexRefGetFilterMode calls cuTexRefGetFilterMode. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Gets the filter-mode used by a texture reference
+// Gets the filter-mode used by a texture reference.
 //
 // Deprecated:
 //
@@ -23071,9 +23061,9 @@ func TexRefGetFilterMode(hTexRef Texref) (pfm FilterMode, err error) {
 	return
 }
 
-// TexRefGetFlags calls cuTexRefGetFlags. It needs version 12.4 or newer of the library.
+// TexRefGetFlags calls cuTexRefGetFlags. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Gets the flags used by a texture reference
+// Gets the flags used by a texture reference.
 //
 // Deprecated:
 //
@@ -23104,9 +23094,9 @@ func TexRefGetFlags(hTexRef Texref) (pFlags uint32, err error) {
 	return
 }
 
-// TexRefGetFormat calls cuTexRefGetFormat. It needs version 12.4 or newer of the library.
+// TexRefGetFormat calls cuTexRefGetFormat. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Gets the format used by a texture reference
+// Gets the format used by a texture reference.
 //
 // Deprecated:
 //
@@ -23140,9 +23130,9 @@ func TexRefGetFormat(hTexRef Texref) (pFormat ArrayFormat, pNumChannels int32, e
 	return
 }
 
-// TexRefGetMaxAnisotropy calls cuTexRefGetMaxAnisotropy. It needs version 12.4 or newer of the library.
+// TexRefGetMaxAnisotropy calls cuTexRefGetMaxAnisotropy. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Gets the maximum anisotropy for a texture reference
+// Gets the maximum anisotropy for a texture reference.
 //
 // Deprecated:
 //
@@ -23174,9 +23164,9 @@ func TexRefGetMaxAnisotropy(hTexRef Texref) (pmaxAniso int32, err error) {
 	return
 }
 
-// TexRefGetMipmapFilterMode calls cuTexRefGetMipmapFilterMode. It needs version 12.4 or newer of the library.
+// TexRefGetMipmapFilterMode calls cuTexRefGetMipmapFilterMode. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Gets the mipmap filtering mode for a texture reference
+// Gets the mipmap filtering mode for a texture reference.
 //
 // Deprecated:
 //
@@ -23208,9 +23198,9 @@ func TexRefGetMipmapFilterMode(hTexRef Texref) (pfm FilterMode, err error) {
 	return
 }
 
-// TexRefGetMipmapLevelBias calls cuTexRefGetMipmapLevelBias. It needs version 12.4 or newer of the library.
+// TexRefGetMipmapLevelBias calls cuTexRefGetMipmapLevelBias. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Gets the mipmap level bias for a texture reference
+// Gets the mipmap level bias for a texture reference.
 //
 // Deprecated:
 //
@@ -23242,9 +23232,9 @@ func TexRefGetMipmapLevelBias(hTexRef Texref) (pbias float32, err error) {
 	return
 }
 
-// TexRefGetMipmapLevelClamp calls cuTexRefGetMipmapLevelClamp. It needs version 12.4 or newer of the library.
+// TexRefGetMipmapLevelClamp calls cuTexRefGetMipmapLevelClamp. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Gets the min/max mipmap level clamps for a texture reference
+// Gets the min/max mipmap level clamps for a texture reference.
 //
 // Deprecated:
 //
@@ -23277,9 +23267,9 @@ func TexRefGetMipmapLevelClamp(hTexRef Texref) (pminMipmapLevelClamp float32, pm
 	return
 }
 
-// TexRefGetMipmappedArray calls cuTexRefGetMipmappedArray. It needs version 12.4 or newer of the library.
+// TexRefGetMipmappedArray calls cuTexRefGetMipmappedArray. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Gets the mipmapped array bound to a texture reference
+// Gets the mipmapped array bound to a texture reference.
 //
 // Deprecated:
 //
@@ -23312,9 +23302,9 @@ func TexRefGetMipmappedArray(hTexRef Texref) (phMipmappedArray MipmappedArray, e
 	return
 }
 
-// TexRefSetAddress calls cuTexRefSetAddress (cuTexRefSetAddress_v2). It needs version 12.4 or newer of the library.
+// TexRefSetAddress calls cuTexRefSetAddress (cuTexRefSetAddress_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
-//	Binds an address as a texture reference
+// Binds an address as a texture reference.
 //
 // Deprecated:
 //
@@ -23366,9 +23356,9 @@ func TexRefSetAddress(hTexRef Texref, dptr Deviceptr, bytes uint64) (byteOffset 
 	return
 }
 
-// TexRefSetAddress2D calls cuTexRefSetAddress2D (cuTexRefSetAddress2D_v3). It needs version 12.4 or newer of the library.
+// TexRefSetAddress2D calls cuTexRefSetAddress2D (cuTexRefSetAddress2D_v3). It is resolved through cuGetProcAddress at CUDA 4.1.
 //
-//	Binds an address as a 2D texture reference
+// Binds an address as a 2D texture reference.
 //
 // Deprecated:
 //
@@ -23429,9 +23419,9 @@ func TexRefSetAddress2D(hTexRef Texref, desc *ArrayDescriptor, dptr Deviceptr, p
 	return
 }
 
-// TexRefSetAddressMode calls cuTexRefSetAddressMode. It needs version 12.4 or newer of the library.
+// TexRefSetAddressMode calls cuTexRefSetAddressMode. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Sets the addressing mode for a texture reference
+// Sets the addressing mode for a texture reference.
 //
 // Deprecated:
 //
@@ -23480,9 +23470,9 @@ func TexRefSetAddressMode(hTexRef Texref, dim int32, am AddressMode) (err error)
 	return
 }
 
-// TexRefSetArray calls cuTexRefSetArray. It needs version 12.4 or newer of the library.
+// TexRefSetArray calls cuTexRefSetArray. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Binds an array as a texture reference
+// Binds an array as a texture reference.
 //
 // Deprecated:
 //
@@ -23519,9 +23509,9 @@ func TexRefSetArray(hTexRef Texref, hArray Array, flags uint32) (err error) {
 	return
 }
 
-// TexRefSetBorderColor calls cuTexRefSetBorderColor. It needs version 12.4 or newer of the library.
+// TexRefSetBorderColor calls cuTexRefSetBorderColor. It is resolved through cuGetProcAddress at CUDA 8.0.
 //
-//	Sets the border color for a texture reference
+// Sets the border color for a texture reference.
 //
 // Deprecated:
 //
@@ -23560,9 +23550,9 @@ func TexRefSetBorderColor(hTexRef Texref, pBorderColor *float32) (err error) {
 	return
 }
 
-// TexRefSetFilterMode calls cuTexRefSetFilterMode. It needs version 12.4 or newer of the library.
+// TexRefSetFilterMode calls cuTexRefSetFilterMode. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Sets the filtering mode for a texture reference
+// Sets the filtering mode for a texture reference.
 //
 // Deprecated:
 //
@@ -23604,9 +23594,9 @@ func TexRefSetFilterMode(hTexRef Texref, fm FilterMode) (err error) {
 	return
 }
 
-// TexRefSetFlags calls cuTexRefSetFlags. It needs version 12.4 or newer of the library.
+// TexRefSetFlags calls cuTexRefSetFlags. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Sets the flags for a texture reference
+// Sets the flags for a texture reference.
 //
 // Deprecated:
 //
@@ -23654,9 +23644,9 @@ func TexRefSetFlags(hTexRef Texref, flags uint32) (err error) {
 	return
 }
 
-// TexRefSetFormat calls cuTexRefSetFormat. It needs version 12.4 or newer of the library.
+// TexRefSetFormat calls cuTexRefSetFormat. It is resolved through cuGetProcAddress at CUDA 2.0.
 //
-//	Sets the format for a texture reference
+// Sets the format for a texture reference.
 //
 // Deprecated:
 //
@@ -23694,9 +23684,9 @@ func TexRefSetFormat(hTexRef Texref, fmt ArrayFormat, numPackedComponents int32)
 	return
 }
 
-// TexRefSetMaxAnisotropy calls cuTexRefSetMaxAnisotropy. It needs version 12.4 or newer of the library.
+// TexRefSetMaxAnisotropy calls cuTexRefSetMaxAnisotropy. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Sets the maximum anisotropy for a texture reference
+// Sets the maximum anisotropy for a texture reference.
 //
 // Deprecated:
 //
@@ -23731,9 +23721,9 @@ func TexRefSetMaxAnisotropy(hTexRef Texref, maxAniso uint32) (err error) {
 	return
 }
 
-// TexRefSetMipmapFilterMode calls cuTexRefSetMipmapFilterMode. It needs version 12.4 or newer of the library.
+// TexRefSetMipmapFilterMode calls cuTexRefSetMipmapFilterMode. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Sets the mipmap filtering mode for a texture reference
+// Sets the mipmap filtering mode for a texture reference.
 //
 // Deprecated:
 //
@@ -23775,9 +23765,9 @@ func TexRefSetMipmapFilterMode(hTexRef Texref, fm FilterMode) (err error) {
 	return
 }
 
-// TexRefSetMipmapLevelBias calls cuTexRefSetMipmapLevelBias. It needs version 12.4 or newer of the library.
+// TexRefSetMipmapLevelBias calls cuTexRefSetMipmapLevelBias. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Sets the mipmap level bias for a texture reference
+// Sets the mipmap level bias for a texture reference.
 //
 // Deprecated:
 //
@@ -23812,9 +23802,9 @@ func TexRefSetMipmapLevelBias(hTexRef Texref, bias float32) (err error) {
 	return
 }
 
-// TexRefSetMipmapLevelClamp calls cuTexRefSetMipmapLevelClamp. It needs version 12.4 or newer of the library.
+// TexRefSetMipmapLevelClamp calls cuTexRefSetMipmapLevelClamp. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Sets the mipmap min/max mipmap level clamps for a texture reference
+// Sets the mipmap min/max mipmap level clamps for a texture reference.
 //
 // Deprecated:
 //
@@ -23851,9 +23841,9 @@ func TexRefSetMipmapLevelClamp(hTexRef Texref, minMipmapLevelClamp float32, maxM
 	return
 }
 
-// TexRefSetMipmappedArray calls cuTexRefSetMipmappedArray. It needs version 12.4 or newer of the library.
+// TexRefSetMipmappedArray calls cuTexRefSetMipmappedArray. It is resolved through cuGetProcAddress at CUDA 5.0.
 //
-//	Binds a mipmapped array to a texture reference
+// Binds a mipmapped array to a texture reference.
 //
 // Deprecated:
 //
@@ -23889,9 +23879,9 @@ func TexRefSetMipmappedArray(hTexRef Texref, hMipmappedArray MipmappedArray, fla
 	return
 }
 
-// ThreadExchangeStreamCaptureMode calls cuThreadExchangeStreamCaptureMode. It needs version 12.4 or newer of the library.
+// ThreadExchangeStreamCaptureMode calls cuThreadExchangeStreamCaptureMode. It is resolved through cuGetProcAddress at CUDA 10.1.
 //
-//	Swaps the stream capture interaction mode for a thread
+// Swaps the stream capture interaction mode for a thread.
 //
 // Sets the calling thread's stream capture interaction mode to the value contained
 // in *mode, and overwrites *mode with the previous mode for the thread. To
@@ -23949,9 +23939,9 @@ func ThreadExchangeStreamCaptureMode(mode *StreamCaptureMode) (err error) {
 	return
 }
 
-// UserObjectCreate calls cuUserObjectCreate. It needs version 12.4 or newer of the library.
+// UserObjectCreate calls cuUserObjectCreate. It is resolved through cuGetProcAddress at CUDA 11.3.
 //
-//	Create a user object
+// Create a user object.
 //
 // Create a user object with the specified destructor callback and initial reference count. The
 // initial references are owned by the caller.
@@ -23995,9 +23985,9 @@ func UserObjectCreate(objectOut *UserObject, ptr unsafe.Pointer, destroy HostFn,
 	return
 }
 
-// UserObjectRelease calls cuUserObjectRelease. It needs version 12.4 or newer of the library.
+// UserObjectRelease calls cuUserObjectRelease. It is resolved through cuGetProcAddress at CUDA 11.3.
 //
-//	Release a reference to a user object
+// Release a reference to a user object.
 //
 // Releases user object references owned by the caller. The object's destructor is invoked if
 // the reference count reaches zero.
@@ -24032,9 +24022,9 @@ func UserObjectRelease(object UserObject, count uint32) (err error) {
 	return
 }
 
-// UserObjectRetain calls cuUserObjectRetain. It needs version 12.4 or newer of the library.
+// UserObjectRetain calls cuUserObjectRetain. It is resolved through cuGetProcAddress at CUDA 11.3.
 //
-//	Retain a reference to a user object
+// Retain a reference to a user object.
 //
 // Retains new references to a user object. The new references are owned by the caller.
 //
@@ -24065,7 +24055,7 @@ func UserObjectRetain(object UserObject, count uint32) (err error) {
 	return
 }
 
-// VDPAUCtxCreate calls cuVDPAUCtxCreate (cuVDPAUCtxCreate_v2).
+// VDPAUCtxCreate calls cuVDPAUCtxCreate (cuVDPAUCtxCreate_v2). It needs version 13.0 or newer of the library.
 //
 // Create a CUDA context for interoperability with VDPAU.
 func VDPAUCtxCreate(pCtx *Context, flags uint32, device Device, vdpDevice VdpDevice, vdpGetProcAddress *VdpGetProcAddress) (err error) {
@@ -24078,7 +24068,7 @@ func VDPAUCtxCreate(pCtx *Context, flags uint32, device Device, vdpDevice VdpDev
 	return
 }
 
-// VDPAUGetDevice calls cuVDPAUGetDevice.
+// VDPAUGetDevice calls cuVDPAUGetDevice. It needs version 13.0 or newer of the library.
 //
 // Gets the CUDA device associated with a VDPAU device.
 func VDPAUGetDevice(pDevice *Device, vdpDevice VdpDevice, vdpGetProcAddress *VdpGetProcAddress) (err error) {
@@ -24091,9 +24081,9 @@ func VDPAUGetDevice(pDevice *Device, vdpDevice VdpDevice, vdpGetProcAddress *Vdp
 	return
 }
 
-// WaitExternalSemaphoresAsync calls cuWaitExternalSemaphoresAsync. It needs version 12.4 or newer of the library.
+// WaitExternalSemaphoresAsync calls cuWaitExternalSemaphoresAsync. It is resolved through cuGetProcAddress at CUDA 10.0.
 //
-//	Waits on a set of external semaphore objects
+// Waits on a set of external semaphore objects.
 //
 // Enqueues a wait operation on a set of externally allocated
 // semaphore object in the specified stream. The operations will be

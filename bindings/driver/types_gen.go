@@ -17,7 +17,7 @@ type DeviceptrV2 = Deviceptr
 
 // Device is the C type CUdevice.
 //
-// typedef int CUdevice_v1;                                     /**< CUDA device
+// typedef int CUdevice_v1;                                     /**< CUDA device.
 type Device int32
 
 // DeviceV1 is the C type CUdevice_v1, the same as Device.
@@ -25,91 +25,91 @@ type DeviceV1 = Device
 
 // Context is the C type CUcontext.
 //
-// typedef CUdevice_v1 CUdevice;                                /**< CUDA device
+// typedef CUdevice_v1 CUdevice;                                /**< CUDA device.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Context uintptr
 
 // Module is the C type CUmodule.
 //
-// typedef struct CUctx_st *CUcontext;                          /**< A regular context handle
+// typedef struct CUctx_st *CUcontext;                          /**< A regular context handle.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Module uintptr
 
 // Function is the C type CUfunction.
 //
-// typedef struct CUmod_st *CUmodule;                           /**< CUDA module
+// typedef struct CUmod_st *CUmodule;                           /**< CUDA module.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Function uintptr
 
 // Library is the C type CUlibrary.
 //
-// typedef struct CUfunc_st *CUfunction;                        /**< CUDA function
+// typedef struct CUfunc_st *CUfunction;                        /**< CUDA function.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Library uintptr
 
 // Kernel is the C type CUkernel.
 //
-// typedef struct CUlib_st *CUlibrary;                          /**< CUDA library
+// typedef struct CUlib_st *CUlibrary;                          /**< CUDA library.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Kernel uintptr
 
 // Array is the C type CUarray.
 //
-// typedef struct CUkern_st *CUkernel;                          /**< CUDA kernel
+// typedef struct CUkern_st *CUkernel;                          /**< CUDA kernel.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Array uintptr
 
 // MipmappedArray is the C type CUmipmappedArray.
 //
-// typedef struct CUarray_st *CUarray;                          /**< CUDA array
+// typedef struct CUarray_st *CUarray;                          /**< CUDA array.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type MipmappedArray uintptr
 
 // Texref is the C type CUtexref.
 //
-// typedef struct CUmipmappedArray_st *CUmipmappedArray;        /**< CUDA mipmapped array
+// typedef struct CUmipmappedArray_st *CUmipmappedArray;        /**< CUDA mipmapped array.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Texref uintptr
 
 // Surfref is the C type CUsurfref.
 //
-// typedef struct CUtexref_st *CUtexref;                        /**< CUDA texture reference
+// typedef struct CUtexref_st *CUtexref;                        /**< CUDA texture reference.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Surfref uintptr
 
 // Event is the C type CUevent.
 //
-// typedef struct CUsurfref_st *CUsurfref;                      /**< CUDA surface reference
+// typedef struct CUsurfref_st *CUsurfref;                      /**< CUDA surface reference.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Event uintptr
 
 // Stream is the C type CUstream.
 //
-// typedef struct CUevent_st *CUevent;                          /**< CUDA event
+// typedef struct CUevent_st *CUevent;                          /**< CUDA event.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Stream uintptr
 
 // GraphicsResource is the C type CUgraphicsResource.
 //
-// typedef struct CUstream_st *CUstream;                        /**< CUDA stream
+// typedef struct CUstream_st *CUstream;                        /**< CUDA stream.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type GraphicsResource uintptr
 
 // TexObject is the C type CUtexObject.
 //
-// typedef unsigned long long CUtexObject_v1;                   /**< An opaque value that represents a CUDA texture object
+// typedef unsigned long long CUtexObject_v1;                   /**< An opaque value that represents a CUDA texture object.
 type TexObject uint64
 
 // TexObjectV1 is the C type CUtexObject_v1, the same as TexObject.
@@ -117,7 +117,7 @@ type TexObjectV1 = TexObject
 
 // SurfObject is the C type CUsurfObject.
 //
-// typedef unsigned long long CUsurfObject_v1;                  /**< An opaque value that represents a CUDA surface object
+// typedef unsigned long long CUsurfObject_v1;                  /**< An opaque value that represents a CUDA surface object.
 type SurfObject uint64
 
 // SurfObjectV1 is the C type CUsurfObject_v1, the same as SurfObject.
@@ -125,68 +125,68 @@ type SurfObjectV1 = SurfObject
 
 // ExternalMemory is the C type CUexternalMemory.
 //
-// typedef CUsurfObject_v1 CUsurfObject;                        /**< An opaque value that represents a CUDA surface object
+// typedef CUsurfObject_v1 CUsurfObject;                        /**< An opaque value that represents a CUDA surface object.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type ExternalMemory uintptr
 
 // ExternalSemaphore is the C type CUexternalSemaphore.
 //
-// typedef struct CUextMemory_st *CUexternalMemory;             /**< CUDA external memory
+// typedef struct CUextMemory_st *CUexternalMemory;             /**< CUDA external memory.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type ExternalSemaphore uintptr
 
 // Graph is the C type CUgraph.
 //
-// typedef struct CUextSemaphore_st *CUexternalSemaphore;       /**< CUDA external semaphore
+// typedef struct CUextSemaphore_st *CUexternalSemaphore;       /**< CUDA external semaphore.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Graph uintptr
 
 // GraphNode is the C type CUgraphNode.
 //
-// typedef struct CUgraph_st *CUgraph;                          /**< CUDA graph
+// typedef struct CUgraph_st *CUgraph;                          /**< CUDA graph.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type GraphNode uintptr
 
 // GraphExec is the C type CUgraphExec.
 //
-// typedef struct CUgraphNode_st *CUgraphNode;                  /**< CUDA graph node
+// typedef struct CUgraphNode_st *CUgraphNode;                  /**< CUDA graph node.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type GraphExec uintptr
 
 // MemoryPool is the C type CUmemoryPool.
 //
-// typedef struct CUgraphExec_st *CUgraphExec;                  /**< CUDA executable graph
+// typedef struct CUgraphExec_st *CUgraphExec;                  /**< CUDA executable graph.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type MemoryPool uintptr
 
 // UserObject is the C type CUuserObject.
 //
-// typedef struct CUmemPoolHandle_st *CUmemoryPool;             /**< CUDA memory pool
+// typedef struct CUmemPoolHandle_st *CUmemoryPool;             /**< CUDA memory pool.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type UserObject uintptr
 
 // GraphConditionalHandle is the C type CUgraphConditionalHandle.
 //
-// typedef struct CUuserObject_st *CUuserObject;                /**< CUDA user object for graphs
+// typedef struct CUuserObject_st *CUuserObject;                /**< CUDA user object for graphs.
 type GraphConditionalHandle uint64
 
 // GraphDeviceNode is the C type CUgraphDeviceNode.
 //
-// typedef cuuint64_t CUgraphConditionalHandle; /**< CUDA graph conditional handle
+// typedef cuuint64_t CUgraphConditionalHandle; /**< CUDA graph conditional handle.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type GraphDeviceNode uintptr
 
 // AsyncCallbackHandle is the C type CUasyncCallbackHandle.
 //
-// typedef struct CUgraphDeviceUpdatableNode_st *CUgraphDeviceNode; /**< CUDA graph device node handle
+// typedef struct CUgraphDeviceUpdatableNode_st *CUgraphDeviceNode; /**< CUDA graph device node handle.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type AsyncCallbackHandle uintptr
@@ -487,7 +487,7 @@ type EglStreamConnection uintptr
 
 // IpcMemFlags is the C type CUipcMem_flags.
 //
-// CUDA Ipc Mem Flags
+// CUDA Ipc Mem Flags.
 type IpcMemFlags uint32
 
 const (
@@ -506,7 +506,7 @@ func (v IpcMemFlags) String() string {
 
 // MemAttachFlags is the C type CUmemAttach_flags.
 //
-// CUDA Mem Attach Flags
+// CUDA Mem Attach Flags.
 type MemAttachFlags uint32
 
 const (
@@ -533,7 +533,7 @@ func (v MemAttachFlags) String() string {
 
 // CtxFlags is the C type CUctx_flags.
 //
-// Context creation flags
+// Context creation flags.
 type CtxFlags uint32
 
 const (
@@ -561,7 +561,7 @@ const (
 	CtxUserCoredumpEnable CtxFlags = 64 // CU_CTX_USER_COREDUMP_ENABLE
 	// CtxSyncMemops: Ensure synchronous memory operations on this context will synchronize
 	CtxSyncMemops CtxFlags = 128 // CU_CTX_SYNC_MEMOPS
-	// CtxFlagsMask: CU_CTX_SYNC_MEMOPS         = 0x80, /**< Ensure synchronous memory operations on this context will synchronize
+	// CtxFlagsMask: CU_CTX_SYNC_MEMOPS         = 0x80, /**< Ensure synchronous memory operations on this context will synchronize.
 	CtxFlagsMask CtxFlags = 255 // CU_CTX_FLAGS_MASK
 )
 
@@ -596,7 +596,7 @@ func (v CtxFlags) String() string {
 
 // EventSchedFlags is the C type CUevent_sched_flags.
 //
-// Event sched flags
+// Event sched flags.
 type EventSchedFlags uint32
 
 const (
@@ -627,7 +627,7 @@ func (v EventSchedFlags) String() string {
 
 // ClEventFlags is the C type cl_event_flags.
 //
-// NVCL event scheduling flags
+// NVCL event scheduling flags.
 type ClEventFlags uint32
 
 const (
@@ -658,7 +658,7 @@ func (v ClEventFlags) String() string {
 
 // ClContextFlags is the C type cl_context_flags.
 //
-// NVCL context scheduling flags
+// NVCL context scheduling flags.
 type ClContextFlags uint32
 
 const (
@@ -689,7 +689,7 @@ func (v ClContextFlags) String() string {
 
 // StreamFlags is the C type CUstream_flags.
 //
-// Stream creation flags
+// Stream creation flags.
 type StreamFlags uint32
 
 const (
@@ -712,7 +712,7 @@ func (v StreamFlags) String() string {
 
 // EventFlags is the C type CUevent_flags.
 //
-// Event creation flags
+// Event creation flags.
 type EventFlags uint32
 
 const (
@@ -743,7 +743,7 @@ func (v EventFlags) String() string {
 
 // EventRecordFlags is the C type CUevent_record_flags.
 //
-// Event record flags
+// Event record flags.
 type EventRecordFlags uint32
 
 const (
@@ -766,7 +766,7 @@ func (v EventRecordFlags) String() string {
 
 // EventWaitFlags is the C type CUevent_wait_flags.
 //
-// Event wait flags
+// Event wait flags.
 type EventWaitFlags uint32
 
 const (
@@ -789,7 +789,7 @@ func (v EventWaitFlags) String() string {
 
 // StreamWaitValueFlags is the C type CUstreamWaitValue_flags.
 //
-// Flags for cuStreamWaitValue32 and cuStreamWaitValue64
+// Flags for cuStreamWaitValue32 and cuStreamWaitValue64.
 type StreamWaitValueFlags uint32
 
 const (
@@ -824,7 +824,7 @@ func (v StreamWaitValueFlags) String() string {
 
 // StreamWriteValueFlags is the C type CUstreamWriteValue_flags.
 //
-// Flags for cuStreamWriteValue32
+// Flags for cuStreamWriteValue32.
 type StreamWriteValueFlags uint32
 
 const (
@@ -847,7 +847,7 @@ func (v StreamWriteValueFlags) String() string {
 
 // StreamBatchMemOpType is the C type CUstreamBatchMemOpType.
 //
-// Operations for cuStreamBatchMemOp
+// Operations for cuStreamBatchMemOp.
 type StreamBatchMemOpType uint32
 
 const (
@@ -886,7 +886,7 @@ func (v StreamBatchMemOpType) String() string {
 
 // StreamMemoryBarrierFlags is the C type CUstreamMemoryBarrier_flags.
 //
-// Flags for CUstreamBatchMemOpParamsmemoryBarrier
+// Flags for CUstreamBatchMemOpParamsmemoryBarrier.
 type StreamMemoryBarrierFlags uint32
 
 const (
@@ -909,7 +909,7 @@ func (v StreamMemoryBarrierFlags) String() string {
 
 // OccupancyFlags is the C type CUoccupancy_flags.
 //
-// Occupancy calculator flag
+// Occupancy calculator flag.
 type OccupancyFlags uint32
 
 const (
@@ -932,7 +932,7 @@ func (v OccupancyFlags) String() string {
 
 // StreamUpdateCaptureDependenciesFlags is the C type CUstreamUpdateCaptureDependencies_flags.
 //
-// Flags for cuStreamUpdateCaptureDependencies
+// Flags for cuStreamUpdateCaptureDependencies.
 type StreamUpdateCaptureDependenciesFlags uint32
 
 const (
@@ -955,7 +955,7 @@ func (v StreamUpdateCaptureDependenciesFlags) String() string {
 
 // AsyncNotificationType is the C type CUasyncNotificationType.
 //
-// Types of async notification that can be sent
+// Types of async notification that can be sent.
 type AsyncNotificationType uint32
 
 const (
@@ -974,7 +974,7 @@ func (v AsyncNotificationType) String() string {
 
 // ArrayFormat is the C type CUarray_format.
 //
-// Array formats
+// Array formats.
 type ArrayFormat uint32
 
 const (
@@ -1080,7 +1080,7 @@ const (
 	ADFORMATYUV44416bitSemiPlanar ArrayFormat = 181 // CU_AD_FORMAT_YUV444_16bit_SemiPlanar
 	// AdFormatUnormInt1010102: 4 channel unorm R10G10B10A2 RGB format
 	AdFormatUnormInt1010102 ArrayFormat = 80 // CU_AD_FORMAT_UNORM_INT_101010_2
-	// AdFormatMax: CU_AD_FORMAT_UNORM_INT_101010_2       = 0x50, /**< 4 channel unorm R10G10B10A2 RGB format
+	// AdFormatMax: CU_AD_FORMAT_UNORM_INT_101010_2       = 0x50, /**< 4 channel unorm R10G10B10A2 RGB format.
 	AdFormatMax ArrayFormat = 2147483647 // CU_AD_FORMAT_MAX
 )
 
@@ -1197,7 +1197,7 @@ func (v ArrayFormat) String() string {
 
 // AddressMode is the C type CUaddress_mode.
 //
-// Texture reference addressing modes
+// Texture reference addressing modes.
 type AddressMode uint32
 
 const (
@@ -1228,7 +1228,7 @@ func (v AddressMode) String() string {
 
 // FilterMode is the C type CUfilter_mode.
 //
-// Texture reference filtering modes
+// Texture reference filtering modes.
 type FilterMode uint32
 
 const (
@@ -1251,7 +1251,7 @@ func (v FilterMode) String() string {
 
 // DeviceAttribute is the C type CUdevice_attribute.
 //
-// Device properties
+// Device properties.
 type DeviceAttribute uint32
 
 const (
@@ -1561,7 +1561,7 @@ const (
 	DeviceAttributeHostAllocDmaBufSupported DeviceAttribute = 146 // CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED
 	// DeviceAttributeOnlyPartialHostNativeAtomicSupported: Link between the device and the host supports only some native atomic operations
 	DeviceAttributeOnlyPartialHostNativeAtomicSupported DeviceAttribute = 147 // CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED
-	// DeviceAttributeMax: CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED = 147,     /**< Link between the device and the host supports only some native atomic operations
+	// DeviceAttributeMax: CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED = 147,     /**< Link between the device and the host supports only some native atomic operations.
 	DeviceAttributeMax DeviceAttribute = 148 // CU_DEVICE_ATTRIBUTE_MAX
 )
 
@@ -1870,7 +1870,7 @@ func (v DeviceAttribute) String() string {
 
 // PointerAttribute is the C type CUpointer_attribute.
 //
-// Pointer information
+// Pointer information.
 type PointerAttribute uint32
 
 const (
@@ -1969,7 +1969,7 @@ func (v PointerAttribute) String() string {
 
 // FunctionAttribute is the C type CUfunction_attribute.
 //
-// Function properties
+// Function properties.
 type FunctionAttribute uint32
 
 const (
@@ -2056,7 +2056,7 @@ const (
 	// CUDA API provides cudaOccupancyMaxActiveClusters to assist with checking
 	// whether the desired size can be launched on the current device.
 	//
-	// Portable Cluster Size
+	// Portable Cluster Size.
 	//
 	// A portable cluster size is guaranteed to be functional on all compute
 	// capabilities higher than the target compute capability. The portable
@@ -2117,7 +2117,7 @@ func (v FunctionAttribute) String() string {
 
 // FuncCache is the C type CUfunc_cache.
 //
-// Function cache configurations
+// Function cache configurations.
 type FuncCache uint32
 
 const (
@@ -2150,7 +2150,7 @@ func (v FuncCache) String() string {
 //
 // Deprecated:
 //
-// Shared memory configurations
+// Shared memory configurations.
 type Sharedconfig uint32
 
 const (
@@ -2177,7 +2177,7 @@ func (v Sharedconfig) String() string {
 
 // SharedCarveout is the C type CUshared_carveout.
 //
-// Shared memory carveout configurations. These may be passed to cuFuncSetAttribute or cuKernelSetAttribute
+// Shared memory carveout configurations. These may be passed to cuFuncSetAttribute or cuKernelSetAttribute.
 type SharedCarveout int32
 
 const (
@@ -2204,7 +2204,7 @@ func (v SharedCarveout) String() string {
 
 // Memorytype is the C type CUmemorytype.
 //
-// Memory types
+// Memory types.
 type Memorytype uint32
 
 const (
@@ -2235,7 +2235,7 @@ func (v Memorytype) String() string {
 
 // Computemode is the C type CUcomputemode.
 //
-// Compute Modes
+// Compute Modes.
 type Computemode uint32
 
 const (
@@ -2262,7 +2262,7 @@ func (v Computemode) String() string {
 
 // MemAdvice is the C type CUmem_advise.
 //
-// Memory advise values
+// Memory advise values.
 type MemAdvice uint32
 
 const (
@@ -2346,7 +2346,7 @@ func (v MemRangeAttribute) String() string {
 
 // JitOption is the C type CUjit_option.
 //
-// Online compiler and linker options
+// Online compiler and linker options.
 type JitOption uint32
 
 const (
@@ -2467,7 +2467,7 @@ const (
 	// Option type: int\n
 	// Applies to: compiler and linker
 	//
-	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0
+	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0.
 	JitLto JitOption = 20 // CU_JIT_LTO
 	// JitFtz: Deprecated:
 	// Control single-precision denormals (-ftz) support (0: false, default).
@@ -2476,7 +2476,7 @@ const (
 	// Option type: int\n
 	// Applies to: link-time optimization specified with CU_JIT_LTO
 	//
-	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0
+	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0.
 	JitFtz JitOption = 21 // CU_JIT_FTZ
 	// JitPrecDiv: Deprecated:
 	// Control single-precision floating-point division and reciprocals
@@ -2486,7 +2486,7 @@ const (
 	// Option type: int\n
 	// Applies to: link-time optimization specified with CU_JIT_LTO
 	//
-	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0
+	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0.
 	JitPrecDiv JitOption = 22 // CU_JIT_PREC_DIV
 	// JitPrecSqrt: Deprecated:
 	// Control single-precision floating-point square root
@@ -2496,7 +2496,7 @@ const (
 	// Option type: int\n
 	// Applies to: link-time optimization specified with CU_JIT_LTO
 	//
-	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0
+	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0.
 	JitPrecSqrt JitOption = 23 // CU_JIT_PREC_SQRT
 	// JitFma: Deprecated:
 	// Enable/Disable the contraction of floating-point multiplies
@@ -2505,7 +2505,7 @@ const (
 	// Option type: int\n
 	// Applies to: link-time optimization specified with CU_JIT_LTO
 	//
-	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0
+	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0.
 	JitFma JitOption = 24 // CU_JIT_FMA
 	// JitReferencedKernelNames: Deprecated:
 	// Array of kernel names that should be preserved at link time while others
@@ -2522,14 +2522,14 @@ const (
 	// Option type: const char **\n
 	// Applies to: dynamic linker only
 	//
-	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0
+	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0.
 	JitReferencedKernelNames JitOption = 25 // CU_JIT_REFERENCED_KERNEL_NAMES
 	// JitReferencedKernelCount: Deprecated:
 	// Number of entries in CU_JIT_REFERENCED_KERNEL_NAMES array.\n
 	// Option type: unsigned int\n
 	// Applies to: dynamic linker only
 	//
-	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0
+	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0.
 	JitReferencedKernelCount JitOption = 26 // CU_JIT_REFERENCED_KERNEL_COUNT
 	// JitReferencedVariableNames: Deprecated:
 	// Array of variable names (__device__ and/or __constant__) that should be
@@ -2546,14 +2546,14 @@ const (
 	// Option type: const char **\n
 	// Applies to: link-time optimization specified with CU_JIT_LTO
 	//
-	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0
+	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0.
 	JitReferencedVariableNames JitOption = 27 // CU_JIT_REFERENCED_VARIABLE_NAMES
 	// JitReferencedVariableCount: Deprecated:
 	// Number of entries in CU_JIT_REFERENCED_VARIABLE_NAMES array.\n
 	// Option type: unsigned int\n
 	// Applies to: link-time optimization specified with CU_JIT_LTO
 	//
-	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0
+	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0.
 	JitReferencedVariableCount JitOption = 28 // CU_JIT_REFERENCED_VARIABLE_COUNT
 	// JitOptimizeUnusedDeviceVariables: Deprecated:
 	// This option serves as a hint to enable the JIT compiler/linker
@@ -2565,7 +2565,7 @@ const (
 	// Option type: int\n
 	// Applies to: link-time optimization specified with CU_JIT_LTO
 	//
-	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0
+	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0.
 	JitOptimizeUnusedDeviceVariables JitOption = 29 // CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES
 	// JitPositionIndependentCode: Generate position independent code (0: false)\n
 	// Option type: int\n
@@ -2690,7 +2690,7 @@ func (v JitOption) String() string {
 
 // JitTarget is the C type CUjit_target.
 //
-// Online compilation targets
+// Online compilation targets.
 type JitTarget uint32
 
 const (
@@ -2841,7 +2841,7 @@ func (v JitTarget) String() string {
 
 // JitFallback is the C type CUjit_fallback.
 //
-// Cubin matching fallback strategies
+// Cubin matching fallback strategies.
 type JitFallback uint32
 
 const (
@@ -2864,7 +2864,7 @@ func (v JitFallback) String() string {
 
 // JitCacheMode is the C type CUjit_cacheMode.
 //
-// Caching modes for dlcm
+// Caching modes for dlcm.
 type JitCacheMode uint32
 
 const (
@@ -2891,7 +2891,7 @@ func (v JitCacheMode) String() string {
 
 // JitInputType is the C type CUjitInputType.
 //
-// Device code formats
+// Device code formats.
 type JitInputType uint32
 
 const (
@@ -2914,7 +2914,7 @@ const (
 	// High-level intermediate code for link-time optimization\n
 	// Applicable options: NVVM compiler options, PTX compiler options
 	//
-	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0
+	// Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0.
 	JitInputNvvm     JitInputType = 5 // CU_JIT_INPUT_NVVM
 	JitNumInputTypes JitInputType = 6 // CU_JIT_NUM_INPUT_TYPES
 )
@@ -2942,7 +2942,7 @@ func (v JitInputType) String() string {
 
 // GraphicsRegisterFlags is the C type CUgraphicsRegisterFlags.
 //
-// Flags to register a graphics resource
+// Flags to register a graphics resource.
 type GraphicsRegisterFlags uint32
 
 const (
@@ -2972,7 +2972,7 @@ func (v GraphicsRegisterFlags) String() string {
 
 // GraphicsMapResourceFlags is the C type CUgraphicsMapResourceFlags.
 //
-// Flags for mapping and unmapping interop resources
+// Flags for mapping and unmapping interop resources.
 type GraphicsMapResourceFlags uint32
 
 const (
@@ -2996,7 +2996,7 @@ func (v GraphicsMapResourceFlags) String() string {
 
 // ArrayCubemapFace is the C type CUarray_cubemap_face.
 //
-// Array indices for cube faces
+// Array indices for cube faces.
 type ArrayCubemapFace uint32
 
 const (
@@ -3035,7 +3035,7 @@ func (v ArrayCubemapFace) String() string {
 
 // Limit is the C type CUlimit.
 //
-// Limits
+// Limits.
 type Limit uint32
 
 const (
@@ -3059,7 +3059,7 @@ const (
 	LimitCigEnabled Limit = 8 // CU_LIMIT_CIG_ENABLED
 	// LimitCigShmemFallbackEnabled: When set to zero, CUDA will fail to launch a kernel on a CIG context, instead of using the fallback path, if the kernel uses more shared memory than available
 	LimitCigShmemFallbackEnabled Limit = 9 // CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED
-	// LimitMax: CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED       = 0x09, /**< When set to zero, CUDA will fail to launch a kernel on a CIG context, instead of using the fallback path, if the kernel uses more shared memory than available
+	// LimitMax: CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED       = 0x09, /**< When set to zero, CUDA will fail to launch a kernel on a CIG context, instead of using the fallback path, if the kernel uses more shared memory than available.
 	LimitMax Limit = 10 // CU_LIMIT_MAX
 )
 
@@ -3094,7 +3094,7 @@ func (v Limit) String() string {
 
 // Resourcetype is the C type CUresourcetype.
 //
-// Resource types
+// Resource types.
 type Resourcetype uint32
 
 const (
@@ -3152,7 +3152,7 @@ func (v AccessProperty) String() string {
 
 // GraphConditionalNodeType is the C type CUgraphConditionalNodeType.
 //
-// Conditional node types
+// Conditional node types.
 type GraphConditionalNodeType uint32
 
 const (
@@ -3179,7 +3179,7 @@ func (v GraphConditionalNodeType) String() string {
 
 // GraphNodeType is the C type CUgraphNodeType.
 //
-// Graph node types
+// Graph node types.
 type GraphNodeType uint32
 
 const (
@@ -3273,7 +3273,7 @@ func (v GraphDependencyType) String() string {
 
 // GraphInstantiateResult is the C type CUgraphInstantiateResult.
 //
-// Graph instantiation results
+// Graph instantiation results.
 type GraphInstantiateResult uint32
 
 const (
@@ -3337,7 +3337,7 @@ func (v SynchronizationPolicy) String() string {
 
 // ClusterSchedulingPolicy is the C type CUclusterSchedulingPolicy.
 //
-// Cluster scheduling policies. These may be passed to cuFuncSetAttribute or cuKernelSetAttribute
+// Cluster scheduling policies. These may be passed to cuFuncSetAttribute or cuKernelSetAttribute.
 type ClusterSchedulingPolicy uint32
 
 const (
@@ -3364,7 +3364,7 @@ func (v ClusterSchedulingPolicy) String() string {
 
 // LaunchMemSyncDomain is the C type CUlaunchMemSyncDomain.
 //
-// # Memory Synchronization Domain
+// Memory Synchronization Domain.
 //
 // A kernel can be launched in a specified memory synchronization domain that affects all memory operations issued by
 // that kernel. A memory barrier issued in one domain will only order memory operations in that domain, thus eliminating
@@ -3400,7 +3400,7 @@ func (v LaunchMemSyncDomain) String() string {
 
 // LaunchAttributeID is the C type CUlaunchAttributeID.
 //
-// Launch attributes enum; used as id field of CUlaunchAttribute
+// Launch attributes enum; used as id field of CUlaunchAttribute.
 type LaunchAttributeID uint32
 
 const (
@@ -3479,7 +3479,7 @@ func (v LaunchAttributeID) String() string {
 
 // StreamCaptureStatus is the C type CUstreamCaptureStatus.
 //
-// Possible stream capture statuses returned by cuStreamIsCapturing
+// Possible stream capture statuses returned by cuStreamIsCapturing.
 type StreamCaptureStatus uint32
 
 const (
@@ -3531,7 +3531,7 @@ func (v StreamCaptureMode) String() string {
 
 // DriverProcAddressFlags is the C type CUdriverProcAddress_flags.
 //
-// Flags to specify search options. For more details see cuGetProcAddress
+// Flags to specify search options. For more details see cuGetProcAddress.
 type DriverProcAddressFlags uint32
 
 const (
@@ -3558,7 +3558,7 @@ func (v DriverProcAddressFlags) String() string {
 
 // DriverProcAddressQueryResult is the C type CUdriverProcAddressQueryResult.
 //
-// Flags to indicate search status. For more details see cuGetProcAddress
+// Flags to indicate search status. For more details see cuGetProcAddress.
 type DriverProcAddressQueryResult uint32
 
 const (
@@ -3585,7 +3585,7 @@ func (v DriverProcAddressQueryResult) String() string {
 
 // ExecAffinityType is the C type CUexecAffinityType.
 //
-// Execution Affinity Types
+// Execution Affinity Types.
 type ExecAffinityType uint32
 
 const (
@@ -3611,7 +3611,7 @@ type CigDataType uint32
 
 const (
 	CigDataTypeD3D12CommandQueue CigDataType = 1 // CIG_DATA_TYPE_D3D12_COMMAND_QUEUE
-	// CigDataTypeNvBlob: CIG_DATA_TYPE_D3D12_COMMAND_QUEUE = 0x1,    /** D3D12 Command Queue Handle
+	// CigDataTypeNvBlob: CIG_DATA_TYPE_D3D12_COMMAND_QUEUE = 0x1,    /** D3D12 Command Queue Handle.
 	CigDataTypeNvBlob CigDataType = 2 // CIG_DATA_TYPE_NV_BLOB
 )
 
@@ -3659,7 +3659,7 @@ func (v LibraryOption) String() string {
 
 // Result is the C type CUresult.
 //
-// Error codes
+// Error codes.
 type Result uint32
 
 const (
@@ -4243,7 +4243,7 @@ func (v Result) Error() string { return v.String() }
 
 // DeviceP2PAttribute is the C type CUdevice_P2PAttribute.
 //
-// P2P Attributes
+// P2P Attributes.
 type DeviceP2PAttribute uint32
 
 const (
@@ -4280,7 +4280,7 @@ func (v DeviceP2PAttribute) String() string {
 
 // AtomicOperation is the C type CUatomicOperation.
 //
-// CUDA-valid Atomic Operations
+// CUDA-valid Atomic Operations.
 type AtomicOperation uint32
 
 const (
@@ -4337,7 +4337,7 @@ func (v AtomicOperation) String() string {
 
 // AtomicOperationCapability is the C type CUatomicOperationCapability.
 //
-// CUDA-valid Atomic Operation capabilities
+// CUDA-valid Atomic Operation capabilities.
 type AtomicOperationCapability uint32
 
 const (
@@ -4373,7 +4373,7 @@ func (v AtomicOperationCapability) String() string {
 
 // ResourceViewFormat is the C type CUresourceViewFormat.
 //
-// Resource view format
+// Resource view format.
 type ResourceViewFormat uint32
 
 const (
@@ -4528,7 +4528,7 @@ func (v ResourceViewFormat) String() string {
 
 // TensorMapDataType is the C type CUtensorMapDataType.
 //
-// Tensor map data type
+// Tensor map data type.
 type TensorMapDataType uint32
 
 const (
@@ -4591,7 +4591,7 @@ func (v TensorMapDataType) String() string {
 
 // TensorMapInterleave is the C type CUtensorMapInterleave.
 //
-// Tensor map interleave layout type
+// Tensor map interleave layout type.
 type TensorMapInterleave uint32
 
 const (
@@ -4615,7 +4615,7 @@ func (v TensorMapInterleave) String() string {
 
 // TensorMapSwizzle is the C type CUtensorMapSwizzle.
 //
-// Tensor map swizzling mode of shared memory banks
+// Tensor map swizzling mode of shared memory banks.
 type TensorMapSwizzle uint32
 
 const (
@@ -4651,7 +4651,7 @@ func (v TensorMapSwizzle) String() string {
 
 // TensorMapL2promotion is the C type CUtensorMapL2promotion.
 //
-// Tensor map L2 promotion type
+// Tensor map L2 promotion type.
 type TensorMapL2promotion uint32
 
 const (
@@ -4678,7 +4678,7 @@ func (v TensorMapL2promotion) String() string {
 
 // TensorMapFloatOOBfill is the C type CUtensorMapFloatOOBfill.
 //
-// Tensor map out-of-bounds fill type
+// Tensor map out-of-bounds fill type.
 type TensorMapFloatOOBfill uint32
 
 const (
@@ -4699,7 +4699,7 @@ func (v TensorMapFloatOOBfill) String() string {
 
 // TensorMapIm2ColWideMode is the C type CUtensorMapIm2ColWideMode.
 //
-// Tensor map Im2Col wide mode
+// Tensor map Im2Col wide mode.
 type TensorMapIm2ColWideMode uint32
 
 const (
@@ -4748,27 +4748,27 @@ func (v PointerAttributeAccessFlags) String() string {
 
 // ExternalMemoryHandleType is the C type CUexternalMemoryHandleType.
 //
-// External memory handle types
+// External memory handle types.
 type ExternalMemoryHandleType uint32
 
 const (
-	// ExternalMemoryHandleTypeOpaqueFd: Handle is an opaque file descriptor
+	// ExternalMemoryHandleTypeOpaqueFd: Handle is an opaque file descriptor.
 	ExternalMemoryHandleTypeOpaqueFd ExternalMemoryHandleType = 1 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD
-	// ExternalMemoryHandleTypeOpaqueWin32: Handle is an opaque shared NT handle
+	// ExternalMemoryHandleTypeOpaqueWin32: Handle is an opaque shared NT handle.
 	ExternalMemoryHandleTypeOpaqueWin32 ExternalMemoryHandleType = 2 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32
-	// ExternalMemoryHandleTypeOpaqueWin32Kmt: Handle is an opaque, globally shared handle
+	// ExternalMemoryHandleTypeOpaqueWin32Kmt: Handle is an opaque, globally shared handle.
 	ExternalMemoryHandleTypeOpaqueWin32Kmt ExternalMemoryHandleType = 3 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT
-	// ExternalMemoryHandleTypeD3D12Heap: Handle is a D3D12 heap object
+	// ExternalMemoryHandleTypeD3D12Heap: Handle is a D3D12 heap object.
 	ExternalMemoryHandleTypeD3D12Heap ExternalMemoryHandleType = 4 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP
-	// ExternalMemoryHandleTypeD3D12Resource: Handle is a D3D12 committed resource
+	// ExternalMemoryHandleTypeD3D12Resource: Handle is a D3D12 committed resource.
 	ExternalMemoryHandleTypeD3D12Resource ExternalMemoryHandleType = 5 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE
-	// ExternalMemoryHandleTypeD3D11Resource: Handle is a shared NT handle to a D3D11 resource
+	// ExternalMemoryHandleTypeD3D11Resource: Handle is a shared NT handle to a D3D11 resource.
 	ExternalMemoryHandleTypeD3D11Resource ExternalMemoryHandleType = 6 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE
-	// ExternalMemoryHandleTypeD3D11ResourceKmt: Handle is a globally shared handle to a D3D11 resource
+	// ExternalMemoryHandleTypeD3D11ResourceKmt: Handle is a globally shared handle to a D3D11 resource.
 	ExternalMemoryHandleTypeD3D11ResourceKmt ExternalMemoryHandleType = 7 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT
-	// ExternalMemoryHandleTypeNvscibuf: Handle is an NvSciBuf object
+	// ExternalMemoryHandleTypeNvscibuf: Handle is an NvSciBuf object.
 	ExternalMemoryHandleTypeNvscibuf ExternalMemoryHandleType = 8 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF
-	// ExternalMemoryHandleTypeDmabufFd: Handle is a dma_buf file descriptor
+	// ExternalMemoryHandleTypeDmabufFd: Handle is a dma_buf file descriptor.
 	ExternalMemoryHandleTypeDmabufFd ExternalMemoryHandleType = 9 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD
 )
 
@@ -4799,29 +4799,29 @@ func (v ExternalMemoryHandleType) String() string {
 
 // ExternalSemaphoreHandleType is the C type CUexternalSemaphoreHandleType.
 //
-// External semaphore handle types
+// External semaphore handle types.
 type ExternalSemaphoreHandleType uint32
 
 const (
-	// ExternalSemaphoreHandleTypeOpaqueFd: Handle is an opaque file descriptor
+	// ExternalSemaphoreHandleTypeOpaqueFd: Handle is an opaque file descriptor.
 	ExternalSemaphoreHandleTypeOpaqueFd ExternalSemaphoreHandleType = 1 // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD
-	// ExternalSemaphoreHandleTypeOpaqueWin32: Handle is an opaque shared NT handle
+	// ExternalSemaphoreHandleTypeOpaqueWin32: Handle is an opaque shared NT handle.
 	ExternalSemaphoreHandleTypeOpaqueWin32 ExternalSemaphoreHandleType = 2 // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32
-	// ExternalSemaphoreHandleTypeOpaqueWin32Kmt: Handle is an opaque, globally shared handle
+	// ExternalSemaphoreHandleTypeOpaqueWin32Kmt: Handle is an opaque, globally shared handle.
 	ExternalSemaphoreHandleTypeOpaqueWin32Kmt ExternalSemaphoreHandleType = 3 // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT
-	// ExternalSemaphoreHandleTypeD3D12Fence: Handle is a shared NT handle referencing a D3D12 fence object
+	// ExternalSemaphoreHandleTypeD3D12Fence: Handle is a shared NT handle referencing a D3D12 fence object.
 	ExternalSemaphoreHandleTypeD3D12Fence ExternalSemaphoreHandleType = 4 // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE
-	// ExternalSemaphoreHandleTypeD3D11Fence: Handle is a shared NT handle referencing a D3D11 fence object
+	// ExternalSemaphoreHandleTypeD3D11Fence: Handle is a shared NT handle referencing a D3D11 fence object.
 	ExternalSemaphoreHandleTypeD3D11Fence ExternalSemaphoreHandleType = 5 // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE
-	// ExternalSemaphoreHandleTypeNvscisync: Opaque handle to NvSciSync Object
+	// ExternalSemaphoreHandleTypeNvscisync: Opaque handle to NvSciSync Object.
 	ExternalSemaphoreHandleTypeNvscisync ExternalSemaphoreHandleType = 6 // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC
-	// ExternalSemaphoreHandleTypeD3D11KeyedMutex: Handle is a shared NT handle referencing a D3D11 keyed mutex object
+	// ExternalSemaphoreHandleTypeD3D11KeyedMutex: Handle is a shared NT handle referencing a D3D11 keyed mutex object.
 	ExternalSemaphoreHandleTypeD3D11KeyedMutex ExternalSemaphoreHandleType = 7 // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX
-	// ExternalSemaphoreHandleTypeD3D11KeyedMutexKmt: Handle is a globally shared handle referencing a D3D11 keyed mutex object
+	// ExternalSemaphoreHandleTypeD3D11KeyedMutexKmt: Handle is a globally shared handle referencing a D3D11 keyed mutex object.
 	ExternalSemaphoreHandleTypeD3D11KeyedMutexKmt ExternalSemaphoreHandleType = 8 // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT
-	// ExternalSemaphoreHandleTypeTimelineSemaphoreFd: Handle is an opaque file descriptor referencing a timeline semaphore
+	// ExternalSemaphoreHandleTypeTimelineSemaphoreFd: Handle is an opaque file descriptor referencing a timeline semaphore.
 	ExternalSemaphoreHandleTypeTimelineSemaphoreFd ExternalSemaphoreHandleType = 9 // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD
-	// ExternalSemaphoreHandleTypeTimelineSemaphoreWin32: Handle is an opaque shared NT handle referencing a timeline semaphore
+	// ExternalSemaphoreHandleTypeTimelineSemaphoreWin32: Handle is an opaque shared NT handle referencing a timeline semaphore.
 	ExternalSemaphoreHandleTypeTimelineSemaphoreWin32 ExternalSemaphoreHandleType = 10 // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32
 )
 
@@ -4854,7 +4854,7 @@ func (v ExternalSemaphoreHandleType) String() string {
 
 // MemAllocationHandleType is the C type CUmemAllocationHandleType.
 //
-// Flags for specifying particular handle types
+// Flags for specifying particular handle types.
 type MemAllocationHandleType uint32
 
 const (
@@ -4903,7 +4903,7 @@ const (
 	MemAccessFlagsProtRead MemAccessFlags = 1 // CU_MEM_ACCESS_FLAGS_PROT_READ
 	// MemAccessFlagsProtReadwrite: Make the address range read-write accessible
 	MemAccessFlagsProtReadwrite MemAccessFlags = 3 // CU_MEM_ACCESS_FLAGS_PROT_READWRITE
-	// MemAccessFlagsProtMax: CU_MEM_ACCESS_FLAGS_PROT_READWRITE   = 0x3,  /**< Make the address range read-write accessible
+	// MemAccessFlagsProtMax: CU_MEM_ACCESS_FLAGS_PROT_READWRITE   = 0x3,  /**< Make the address range read-write accessible.
 	MemAccessFlagsProtMax MemAccessFlags = 2147483647 // CU_MEM_ACCESS_FLAGS_PROT_MAX
 )
 
@@ -4924,7 +4924,7 @@ func (v MemAccessFlags) String() string {
 
 // MemLocationType is the C type CUmemLocationType.
 //
-// Specifies the type of location
+// Specifies the type of location.
 type MemLocationType uint32
 
 const (
@@ -4939,7 +4939,7 @@ const (
 	MemLocationTypeHostNuma MemLocationType = 3 // CU_MEM_LOCATION_TYPE_HOST_NUMA
 	// MemLocationTypeHostNumaCurrent: Location is a host NUMA node of the current thread, id is ignored
 	MemLocationTypeHostNumaCurrent MemLocationType = 4 // CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT
-	// MemLocationTypeMax: CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT = 0x4,  /**< Location is a host NUMA node of the current thread, id is ignored
+	// MemLocationTypeMax: CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT = 0x4,  /**< Location is a host NUMA node of the current thread, id is ignored.
 	MemLocationTypeMax MemLocationType = 2147483647 // CU_MEM_LOCATION_TYPE_MAX
 )
 
@@ -4964,7 +4964,7 @@ func (v MemLocationType) String() string {
 
 // MemAllocationType is the C type CUmemAllocationType.
 //
-// Defines the allocation types available
+// Defines the allocation types available.
 type MemAllocationType uint32
 
 const (
@@ -4972,7 +4972,7 @@ const (
 	// MemAllocationTypePinned: This allocation type is 'pinned', i.e. cannot migrate from its current
 	// location while the application is actively using it
 	MemAllocationTypePinned MemAllocationType = 1 // CU_MEM_ALLOCATION_TYPE_PINNED
-	// MemAllocationTypeManaged: This allocation type is managed memory
+	// MemAllocationTypeManaged: This allocation type is managed memory.
 	MemAllocationTypeManaged MemAllocationType = 2          // CU_MEM_ALLOCATION_TYPE_MANAGED
 	MemAllocationTypeMax     MemAllocationType = 2147483647 // CU_MEM_ALLOCATION_TYPE_MAX
 )
@@ -5017,7 +5017,7 @@ func (v MemAllocationGranularityFlags) String() string {
 
 // MemRangeHandleType is the C type CUmemRangeHandleType.
 //
-// Specifies the handle type for address range
+// Specifies the handle type for address range.
 type MemRangeHandleType uint32
 
 const (
@@ -5057,7 +5057,7 @@ func (v MemRangeFlags) String() string {
 
 // ArraySparseSubresourceType is the C type CUarraySparseSubresourceType.
 //
-// Sparse subresource types
+// Sparse subresource types.
 type ArraySparseSubresourceType uint32
 
 const (
@@ -5078,7 +5078,7 @@ func (v ArraySparseSubresourceType) String() string {
 
 // MemOperationType is the C type CUmemOperationType.
 //
-// Memory operation types
+// Memory operation types.
 type MemOperationType uint32
 
 const (
@@ -5099,7 +5099,7 @@ func (v MemOperationType) String() string {
 
 // MemHandleType is the C type CUmemHandleType.
 //
-// Memory handle types
+// Memory handle types.
 type MemHandleType uint32
 
 const (
@@ -5140,7 +5140,7 @@ func (v MemAllocationCompType) String() string {
 
 // MulticastGranularityFlags is the C type CUmulticastGranularity_flags.
 //
-// Flags for querying different granularities for a multicast object
+// Flags for querying different granularities for a multicast object.
 type MulticastGranularityFlags uint32
 
 const (
@@ -5163,7 +5163,7 @@ func (v MulticastGranularityFlags) String() string {
 
 // GraphExecUpdateResult is the C type CUgraphExecUpdateResult.
 //
-// CUDA Graph Update error types
+// CUDA Graph Update error types.
 type GraphExecUpdateResult uint32
 
 const (
@@ -5214,7 +5214,7 @@ func (v GraphExecUpdateResult) String() string {
 
 // MemPoolAttribute is the C type CUmemPool_attribute.
 //
-// CUDA memory pool attributes
+// CUDA memory pool attributes.
 type MemPoolAttribute uint32
 
 const (
@@ -5412,7 +5412,7 @@ func (v GraphMemAttribute) String() string {
 
 // GraphChildGraphNodeOwnership is the C type CUgraphChildGraphNodeOwnership.
 //
-// Child graph node ownership
+// Child graph node ownership.
 type GraphChildGraphNodeOwnership uint32
 
 const (
@@ -5435,7 +5435,7 @@ func (v GraphChildGraphNodeOwnership) String() string {
 
 // FlushGPUDirectRDMAWritesOptions is the C type CUflushGPUDirectRDMAWritesOptions.
 //
-// Bitmasks for CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS
+// Bitmasks for CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS.
 type FlushGPUDirectRDMAWritesOptions uint32
 
 const (
@@ -5458,7 +5458,7 @@ func (v FlushGPUDirectRDMAWritesOptions) String() string {
 
 // GPUDirectRDMAWritesOrdering is the C type CUGPUDirectRDMAWritesOrdering.
 //
-// Platform native ordering for GPUDirect RDMA writes
+// Platform native ordering for GPUDirect RDMA writes.
 type GPUDirectRDMAWritesOrdering uint32
 
 const (
@@ -5485,7 +5485,7 @@ func (v GPUDirectRDMAWritesOrdering) String() string {
 
 // FlushGPUDirectRDMAWritesScope is the C type CUflushGPUDirectRDMAWritesScope.
 //
-// The scopes for cuFlushGPUDirectRDMAWrites
+// The scopes for cuFlushGPUDirectRDMAWrites.
 type FlushGPUDirectRDMAWritesScope uint32
 
 const (
@@ -5508,7 +5508,7 @@ func (v FlushGPUDirectRDMAWritesScope) String() string {
 
 // FlushGPUDirectRDMAWritesTarget is the C type CUflushGPUDirectRDMAWritesTarget.
 //
-// The targets for cuFlushGPUDirectRDMAWrites
+// The targets for cuFlushGPUDirectRDMAWrites.
 type FlushGPUDirectRDMAWritesTarget uint32
 
 const (
@@ -5527,7 +5527,7 @@ func (v FlushGPUDirectRDMAWritesTarget) String() string {
 
 // GraphDebugDotFlags is the C type CUgraphDebugDot_flags.
 //
-// The additional write options for cuGraphDebugDotPrint
+// The additional write options for cuGraphDebugDotPrint.
 type GraphDebugDotFlags uint32
 
 const (
@@ -5606,7 +5606,7 @@ func (v GraphDebugDotFlags) String() string {
 
 // UserObjectFlags is the C type CUuserObject_flags.
 //
-// Flags for user objects for graphs
+// Flags for user objects for graphs.
 type UserObjectFlags uint32
 
 const (
@@ -5625,7 +5625,7 @@ func (v UserObjectFlags) String() string {
 
 // UserObjectRetainFlags is the C type CUuserObjectRetain_flags.
 //
-// Flags for retaining user object references for graphs
+// Flags for retaining user object references for graphs.
 type UserObjectRetainFlags uint32
 
 const (
@@ -5644,7 +5644,7 @@ func (v UserObjectRetainFlags) String() string {
 
 // GraphInstantiateFlags is the C type CUgraphInstantiate_flags.
 //
-// Flags for instantiating a graph
+// Flags for instantiating a graph.
 type GraphInstantiateFlags uint32
 
 const (
@@ -5675,7 +5675,7 @@ func (v GraphInstantiateFlags) String() string {
 
 // DeviceNumaConfig is the C type CUdeviceNumaConfig.
 //
-// CUDA device NUMA configuration
+// CUDA device NUMA configuration.
 type DeviceNumaConfig uint32
 
 const (
@@ -5698,7 +5698,7 @@ func (v DeviceNumaConfig) String() string {
 
 // ProcessState is the C type CUprocessState.
 //
-// CUDA Process States
+// CUDA Process States.
 type ProcessState uint32
 
 const (
@@ -5729,7 +5729,7 @@ func (v ProcessState) String() string {
 
 // ModuleLoadingMode is the C type CUmoduleLoadingMode.
 //
-// CUDA Lazy Loading status
+// CUDA Lazy Loading status.
 type ModuleLoadingMode uint32
 
 const (
@@ -5752,7 +5752,7 @@ func (v ModuleLoadingMode) String() string {
 
 // MemDecompressAlgorithm is the C type CUmemDecompressAlgorithm.
 //
-//	Bitmasks for CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK.
+// Bitmasks for CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK.
 type MemDecompressAlgorithm uint32
 
 const (
@@ -5805,7 +5805,7 @@ func (v FunctionLoadingState) String() string {
 
 // CoredumpSettings is the C type CUcoredumpSettings.
 //
-// Flags for choosing a coredump attribute to get/set
+// Flags for choosing a coredump attribute to get/set.
 type CoredumpSettings uint32
 
 const (
@@ -5844,7 +5844,7 @@ func (v CoredumpSettings) String() string {
 
 // CoredumpGenerationFlags is the C type CUCoredumpGenerationFlags.
 //
-// Flags for controlling coredump contents
+// Flags for controlling coredump contents.
 type CoredumpGenerationFlags uint32
 
 const (
@@ -5942,7 +5942,7 @@ func (v DevResourceType) String() string {
 
 // LogLevel is the C type CUlogLevel.
 //
-// \defgroup CUDA_LOGS Error Log Management Functions
+// \defgroup CUDA_LOGS Error Log Management Functions.
 //
 // ___MANBRIEF___ error log management functions for the low-level CUDA API
 // (___CURRENT_FILE___) ___ENDMANBRIEF___
@@ -5950,7 +5950,7 @@ func (v DevResourceType) String() string {
 // This section describes the error log management functions of the low-level CUDA
 // driver application programming interface.
 //
-// @{
+// @{.
 type LogLevel uint32
 
 const (
@@ -6068,7 +6068,7 @@ func (v EglResourceLocationFlags) String() string {
 
 // Uuid is the C type CUuuid.
 type Uuid struct {
-	// typedef struct CUuuid_st {                                /**< CUDA definition of UUID
+	// typedef struct CUuuid_st {                                /**< CUDA definition of UUID.
 	Bytes [16]byte
 }
 
@@ -6084,14 +6084,14 @@ type MemFabricHandle struct {
 
 // IpcEventHandle is the C type CUipcEventHandle.
 //
-// CUDA IPC event handle
+// CUDA IPC event handle.
 type IpcEventHandle struct {
 	Reserved [64]byte
 }
 
 // IpcMemHandle is the C type CUipcMemHandle.
 //
-// CUDA IPC mem handle
+// CUDA IPC mem handle.
 type IpcMemHandle struct {
 	Reserved [64]byte
 }
@@ -6151,7 +6151,7 @@ type StreamBatchMemOpParamsFlushRemoteWrites struct {
 
 // StreamBatchMemOpParamsMemoryBarrier is the type of StreamBatchMemOpParams.MemoryBarrier.
 type StreamBatchMemOpParamsMemoryBarrier struct {
-	// struct CUstreamMemOpMemoryBarrierParams_st { /**< Only supported in the _v2 API
+	// struct CUstreamMemOpMemoryBarrierParams_st { /**< Only supported in the _v2 API.
 	Operation StreamBatchMemOpType
 	// See CUstreamMemoryBarrier_flags
 	Flags uint32
@@ -6159,7 +6159,7 @@ type StreamBatchMemOpParamsMemoryBarrier struct {
 
 // StreamBatchMemOpParams is the C type CUstreamBatchMemOpParams.
 //
-// Per-operation parameters for cuStreamBatchMemOp
+// Per-operation parameters for cuStreamBatchMemOp.
 type StreamBatchMemOpParams struct {
 	raw [6]uint64
 }
@@ -6194,7 +6194,7 @@ func (u *StreamBatchMemOpParams) Pad() *[6]uint64 { return (*[6]uint64)(unsafe.P
 
 // BatchMemOpNodeParams is the C type CUDA_BATCH_MEM_OP_NODE_PARAMS.
 //
-// # Batch memory operation node parameters
+// Batch memory operation node parameters.
 //
 // Used in the legacy cuGraphAddBatchMemOpNode api.
 // New code should use cuGraphAddNode()
@@ -6207,7 +6207,7 @@ type BatchMemOpNodeParams struct {
 
 // BATCHMEMOPNODEPARAMSV2 is the C type CUDA_BATCH_MEM_OP_NODE_PARAMS_v2.
 //
-// Batch memory operation node parameters
+// Batch memory operation node parameters.
 type BATCHMEMOPNODEPARAMSV2 struct {
 	// Context to use for the operations.
 	Ctx Context
@@ -6237,7 +6237,7 @@ func (u *AsyncNotificationInfoInfo) OverBudget() *AsyncNotificationInfoInfoOverB
 
 // AsyncNotificationInfo is the C type CUasyncNotificationInfo.
 //
-// Information passed to the user via the async notification callback
+// Information passed to the user via the async notification callback.
 type AsyncNotificationInfo struct {
 	// The type of notification being sent
 	Type AsyncNotificationType
@@ -6247,7 +6247,7 @@ type AsyncNotificationInfo struct {
 
 // Devprop is the C type CUdevprop.
 //
-// Legacy device properties
+// Legacy device properties.
 type Devprop struct {
 	// Maximum number of threads per block
 	MaxThreadsPerBlock int32
@@ -6273,7 +6273,7 @@ type Devprop struct {
 
 // AccessPolicyWindow is the C type CUaccessPolicyWindow.
 //
-// Access policy window
+// Access policy window.
 type AccessPolicyWindow struct {
 	// Starting address of the access policy window. CUDA driver may align it.
 	BasePtr unsafe.Pointer
@@ -6289,7 +6289,7 @@ type AccessPolicyWindow struct {
 
 // KERNELNODEPARAMSV1 is the C type CUDA_KERNEL_NODE_PARAMS_v1.
 //
-// GPU kernel node parameters
+// GPU kernel node parameters.
 type KERNELNODEPARAMSV1 struct {
 	// Kernel to launch
 	Func Function
@@ -6315,7 +6315,7 @@ type KERNELNODEPARAMSV1 struct {
 
 // KernelNodeParams is the C type CUDA_KERNEL_NODE_PARAMS.
 //
-// GPU kernel node parameters
+// GPU kernel node parameters.
 type KernelNodeParams struct {
 	// Kernel to launch
 	Func Function
@@ -6345,7 +6345,7 @@ type KernelNodeParams struct {
 
 // KERNELNODEPARAMSV3 is the C type CUDA_KERNEL_NODE_PARAMS_v3.
 //
-// GPU kernel node parameters
+// GPU kernel node parameters.
 type KERNELNODEPARAMSV3 struct {
 	// Kernel to launch
 	Func Function
@@ -6375,7 +6375,7 @@ type KERNELNODEPARAMSV3 struct {
 
 // MemsetNodeParams is the C type CUDA_MEMSET_NODE_PARAMS.
 //
-// Memset node parameters
+// Memset node parameters.
 type MemsetNodeParams struct {
 	// Destination device pointer
 	Dst Deviceptr
@@ -6393,7 +6393,7 @@ type MemsetNodeParams struct {
 
 // MEMSETNODEPARAMSV2 is the C type CUDA_MEMSET_NODE_PARAMS_v2.
 //
-// Memset node parameters
+// Memset node parameters.
 type MEMSETNODEPARAMSV2 struct {
 	// Destination device pointer
 	Dst Deviceptr
@@ -6413,7 +6413,7 @@ type MEMSETNODEPARAMSV2 struct {
 
 // HostNodeParams is the C type CUDA_HOST_NODE_PARAMS.
 //
-// Host node parameters
+// Host node parameters.
 type HostNodeParams struct {
 	// The function to call when the node executes
 	Fn HostFn
@@ -6423,7 +6423,7 @@ type HostNodeParams struct {
 
 // HOSTNODEPARAMSV2 is the C type CUDA_HOST_NODE_PARAMS_v2.
 //
-// Host node parameters
+// Host node parameters.
 type HOSTNODEPARAMSV2 struct {
 	// The function to call when the node executes
 	Fn HostFn
@@ -6433,7 +6433,7 @@ type HOSTNODEPARAMSV2 struct {
 
 // ConditionalNodeParams is the C type CUDA_CONDITIONAL_NODE_PARAMS.
 //
-// Conditional node parameters
+// Conditional node parameters.
 type ConditionalNodeParams struct {
 	// Conditional node handle.
 	Handle GraphConditionalHandle
@@ -6465,7 +6465,7 @@ type GraphEdgeData struct {
 
 // GraphInstantiateParams is the C type CUDA_GRAPH_INSTANTIATE_PARAMS.
 //
-// Graph instantiation parameters
+// Graph instantiation parameters.
 type GraphInstantiateParams struct {
 	// Instantiation flags
 	Flags uint64
@@ -6479,7 +6479,7 @@ type GraphInstantiateParams struct {
 
 // LaunchMemSyncDomainMap is the C type CUlaunchMemSyncDomainMap.
 //
-// # Memory Synchronization Domain map
+// Memory Synchronization Domain map.
 //
 // See cudaLaunchMemSyncDomain.
 //
@@ -6530,7 +6530,7 @@ type LaunchAttributeValueDeviceUpdatableKernelNode struct {
 
 // LaunchAttributeValue is the C type CUlaunchAttributeValue.
 //
-// Launch attributes union; used as value field of CUlaunchAttribute
+// Launch attributes union; used as value field of CUlaunchAttribute.
 type LaunchAttributeValue struct {
 	raw [8]uint64
 }
@@ -6609,11 +6609,11 @@ func (u *LaunchAttributeValue) NvlinkUtilCentricScheduling() *uint32 {
 
 // LaunchAttribute is the C type CUlaunchAttribute.
 //
-// Launch attribute
+// Launch attribute.
 type LaunchAttribute struct {
 	// Attribute to set
 	Id LaunchAttributeID
-	// CUlaunchAttributeID id; /**< Attribute to set
+	// CUlaunchAttributeID id; /**< Attribute to set.
 	Pad [4]byte
 	// Value of the attribute
 	Value LaunchAttributeValue
@@ -6621,7 +6621,7 @@ type LaunchAttribute struct {
 
 // LaunchConfig is the C type CUlaunchConfig.
 //
-// CUDA extensible launch configuration
+// CUDA extensible launch configuration.
 type LaunchConfig struct {
 	// Width of grid in blocks
 	GridDimX uint32
@@ -6647,7 +6647,7 @@ type LaunchConfig struct {
 
 // ExecAffinitySmCount is the C type CUexecAffinitySmCount.
 //
-// Value for CU_EXEC_AFFINITY_TYPE_SM_COUNT
+// Value for CU_EXEC_AFFINITY_TYPE_SM_COUNT.
 type ExecAffinitySmCount struct {
 	// The number of SMs the context is limited to use.
 	Val uint32
@@ -6665,16 +6665,16 @@ func (u *ExecAffinityParamParam) SmCount() *ExecAffinitySmCount {
 
 // ExecAffinityParam is the C type CUexecAffinityParam.
 //
-// Execution Affinity Parameters
+// Execution Affinity Parameters.
 type ExecAffinityParam struct {
 	Type ExecAffinityType
-	// CUexecAffinitySmCount smCount;    /** Value for CU_EXEC_AFFINITY_TYPE_SM_COUNT
+	// CUexecAffinitySmCount smCount;    /** Value for CU_EXEC_AFFINITY_TYPE_SM_COUNT.
 	Param ExecAffinityParamParam
 }
 
 // CtxCigParam is the C type CUctxCigParam.
 //
-// CIG Context Create Params
+// CIG Context Create Params.
 type CtxCigParam struct {
 	SharedDataType CigDataType
 	SharedData     unsafe.Pointer
@@ -6701,7 +6701,7 @@ type LibraryHostUniversalFunctionAndDataTable struct {
 
 // Memcpy2DParams is the C type CUDA_MEMCPY2D.
 //
-// 2D memory copy parameters
+// 2D memory copy parameters.
 type Memcpy2DParams struct {
 	// Source X in bytes
 	SrcXInBytes uint64
@@ -6739,7 +6739,7 @@ type Memcpy2DParams struct {
 
 // Memcpy3DParams is the C type CUDA_MEMCPY3D.
 //
-// 3D memory copy parameters
+// 3D memory copy parameters.
 type Memcpy3DParams struct {
 	// Source X in bytes
 	SrcXInBytes uint64
@@ -6795,7 +6795,7 @@ type Memcpy3DParams struct {
 
 // Memcpy3DPeerParams is the C type CUDA_MEMCPY3D_PEER.
 //
-// 3D memory cross-context copy parameters
+// 3D memory cross-context copy parameters.
 type Memcpy3DPeerParams struct {
 	// Source X in bytes
 	SrcXInBytes uint64
@@ -6851,7 +6851,7 @@ type Memcpy3DPeerParams struct {
 
 // MemcpyNodeParams is the C type CUDA_MEMCPY_NODE_PARAMS.
 //
-// Memcpy node parameters
+// Memcpy node parameters.
 type MemcpyNodeParams struct {
 	// Must be zero
 	Flags int32
@@ -6865,7 +6865,7 @@ type MemcpyNodeParams struct {
 
 // ArrayDescriptor is the C type CUDA_ARRAY_DESCRIPTOR.
 //
-// Array descriptor
+// Array descriptor.
 type ArrayDescriptor struct {
 	// Width of array
 	Width uint64
@@ -6879,7 +6879,7 @@ type ArrayDescriptor struct {
 
 // Array3DDescriptor is the C type CUDA_ARRAY3D_DESCRIPTOR.
 //
-// 3D array descriptor
+// 3D array descriptor.
 type Array3DDescriptor struct {
 	// Width of 3D array
 	Width uint64
@@ -6907,28 +6907,28 @@ type ArraySparsePropertiesTileExtent struct {
 
 // ArraySparseProperties is the C type CUDA_ARRAY_SPARSE_PROPERTIES.
 //
-// CUDA array sparse properties
+// CUDA array sparse properties.
 type ArraySparseProperties struct {
-	// unsigned int depth;     /**< Depth of sparse tile in elements
+	// unsigned int depth;     /**< Depth of sparse tile in elements.
 	TileExtent ArraySparsePropertiesTileExtent
 	// First mip level at which the mip tail begins.
 	MiptailFirstLevel uint32
 	// Total size of the mip tail.
 	MiptailSize uint64
-	// Flags will either be zero or CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL
+	// Flags will either be zero or CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL.
 	Flags    uint32
 	Reserved [4]uint32
 }
 
 // ArrayMemoryRequirements is the C type CUDA_ARRAY_MEMORY_REQUIREMENTS.
 //
-// CUDA array memory requirements
+// CUDA array memory requirements.
 type ArrayMemoryRequirements struct {
 	// Total required memory size
 	Size uint64
 	// alignment requirement
 	Alignment uint64
-	// size_t alignment;           /**< alignment requirement
+	// size_t alignment;           /**< alignment requirement.
 	Reserved [4]uint32
 }
 
@@ -6982,22 +6982,22 @@ type ResourceDescRes struct {
 	raw [16]uint64
 }
 
-// Array returns the union member array. CUarray hArray;                   /**< CUDA array
+// Array returns the union member array. CUarray hArray;                   /**< CUDA array.
 func (u *ResourceDescRes) Array() *ResourceDescResArray {
 	return (*ResourceDescResArray)(unsafe.Pointer(u))
 }
 
-// Mipmap returns the union member mipmap. CUmipmappedArray hMipmappedArray; /**< CUDA mipmapped array
+// Mipmap returns the union member mipmap. CUmipmappedArray hMipmappedArray; /**< CUDA mipmapped array.
 func (u *ResourceDescRes) Mipmap() *ResourceDescResMipmap {
 	return (*ResourceDescResMipmap)(unsafe.Pointer(u))
 }
 
-// Linear returns the union member linear. size_t sizeInBytes;               /**< Size in bytes
+// Linear returns the union member linear. size_t sizeInBytes;               /**< Size in bytes.
 func (u *ResourceDescRes) Linear() *ResourceDescResLinear {
 	return (*ResourceDescResLinear)(unsafe.Pointer(u))
 }
 
-// Pitch2D returns the union member pitch2D. size_t pitchInBytes;              /**< Pitch between two rows in bytes
+// Pitch2D returns the union member pitch2D. size_t pitchInBytes;              /**< Pitch between two rows in bytes.
 func (u *ResourceDescRes) Pitch2D() *ResourceDescResPitch2D {
 	return (*ResourceDescResPitch2D)(unsafe.Pointer(u))
 }
@@ -7009,7 +7009,7 @@ func (u *ResourceDescRes) Reserved() *ResourceDescResReserved {
 
 // ResourceDesc is the C type CUDA_RESOURCE_DESC.
 //
-// CUDA Resource descriptor
+// CUDA Resource descriptor.
 type ResourceDesc struct {
 	// Resource type
 	ResType Resourcetype
@@ -7020,7 +7020,7 @@ type ResourceDesc struct {
 
 // TextureDesc is the C type CUDA_TEXTURE_DESC.
 //
-// Texture descriptor
+// Texture descriptor.
 type TextureDesc struct {
 	// Address modes
 	AddressMode [3]AddressMode
@@ -7040,13 +7040,13 @@ type TextureDesc struct {
 	MaxMipmapLevelClamp float32
 	// Border Color
 	BorderColor [4]float32
-	// float borderColor[4];           /**< Border Color
+	// float borderColor[4];           /**< Border Color.
 	Reserved [12]int32
 }
 
 // ResourceViewDesc is the C type CUDA_RESOURCE_VIEW_DESC.
 //
-// Resource view descriptor
+// Resource view descriptor.
 type ResourceViewDesc struct {
 	// Resource view format
 	Format ResourceViewFormat
@@ -7064,7 +7064,7 @@ type ResourceViewDesc struct {
 	FirstLayer uint32
 	// Last layer index
 	LastLayer uint32
-	// unsigned int lastLayer;        /**< Last layer index
+	// unsigned int lastLayer;        /**< Last layer index.
 	Reserved [16]uint32
 }
 
@@ -7079,7 +7079,7 @@ type TensorMap struct {
 
 // PointerAttributeP2PTokens is the C type CUDA_POINTER_ATTRIBUTE_P2P_TOKENS.
 //
-// GPU Direct v3 tokens
+// GPU Direct v3 tokens.
 type PointerAttributeP2PTokens struct {
 	P2pToken     uint64
 	VaSpaceToken uint32
@@ -7087,7 +7087,7 @@ type PointerAttributeP2PTokens struct {
 
 // LaunchParams is the C type CUDA_LAUNCH_PARAMS.
 //
-// Kernel launch parameters
+// Kernel launch parameters.
 type LaunchParams struct {
 	// Kernel to launch
 	Function Function
@@ -7113,7 +7113,7 @@ type LaunchParams struct {
 
 // ExternalMemoryHandleDescHandleWin32 is the type of ExternalMemoryHandleDescHandle.Win32.
 type ExternalMemoryHandleDescHandleWin32 struct {
-	// Valid NT handle. Must be NULL if 'name' is non-NULL
+	// Valid NT handle. Must be NULL if 'name' is non-NULL.
 	Handle unsafe.Pointer
 	// Name of a valid memory object.
 	// Must be NULL if 'handle' is non-NULL.
@@ -7143,25 +7143,25 @@ func (u *ExternalMemoryHandleDescHandle) NvSciBufObject() *unsafe.Pointer {
 
 // ExternalMemoryHandleDesc is the C type CUDA_EXTERNAL_MEMORY_HANDLE_DESC.
 //
-// External memory handle descriptor
+// External memory handle descriptor.
 type ExternalMemoryHandleDesc struct {
-	// Type of the handle
+	// Type of the handle.
 	Type   ExternalMemoryHandleType
 	Handle ExternalMemoryHandleDescHandle
-	// Size of the memory allocation
+	// Size of the memory allocation.
 	Size uint64
-	// Flags must either be zero or CUDA_EXTERNAL_MEMORY_DEDICATED
+	// Flags must either be zero or CUDA_EXTERNAL_MEMORY_DEDICATED.
 	Flags    uint32
 	Reserved [16]uint32
 }
 
 // ExternalMemoryBufferDesc is the C type CUDA_EXTERNAL_MEMORY_BUFFER_DESC.
 //
-// External memory buffer descriptor
+// External memory buffer descriptor.
 type ExternalMemoryBufferDesc struct {
-	// Offset into the memory object where the buffer's base is
+	// Offset into the memory object where the buffer's base is.
 	Offset uint64
-	// Size of the buffer
+	// Size of the buffer.
 	Size uint64
 	// Flags reserved for future use. Must be zero.
 	Flags    uint32
@@ -7170,21 +7170,21 @@ type ExternalMemoryBufferDesc struct {
 
 // ExternalMemoryMipmappedArrayDesc is the C type CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC.
 //
-// External memory mipmap descriptor
+// External memory mipmap descriptor.
 type ExternalMemoryMipmappedArrayDesc struct {
 	// Offset into the memory object where the base level of the
 	// mipmap chain is.
 	Offset uint64
-	// Format, dimension and type of base level of the mipmap chain
+	// Format, dimension and type of base level of the mipmap chain.
 	ArrayDesc Array3DDescriptor
-	// Total number of levels in the mipmap chain
+	// Total number of levels in the mipmap chain.
 	NumLevels uint32
 	Reserved  [16]uint32
 }
 
 // ExternalSemaphoreHandleDescHandleWin32 is the type of ExternalSemaphoreHandleDescHandle.Win32.
 type ExternalSemaphoreHandleDescHandleWin32 struct {
-	// Valid NT handle. Must be NULL if 'name' is non-NULL
+	// Valid NT handle. Must be NULL if 'name' is non-NULL.
 	Handle unsafe.Pointer
 	// Name of a valid synchronization primitive.
 	// Must be NULL if 'handle' is non-NULL.
@@ -7207,16 +7207,16 @@ func (u *ExternalSemaphoreHandleDescHandle) Win32() *ExternalSemaphoreHandleDesc
 	return (*ExternalSemaphoreHandleDescHandleWin32)(unsafe.Pointer(u))
 }
 
-// NvSciSyncObj returns the union member nvSciSyncObj. Valid NvSciSyncObj. Must be non NULL
+// NvSciSyncObj returns the union member nvSciSyncObj. Valid NvSciSyncObj. Must be non NULL.
 func (u *ExternalSemaphoreHandleDescHandle) NvSciSyncObj() *unsafe.Pointer {
 	return (*unsafe.Pointer)(unsafe.Pointer(u))
 }
 
 // ExternalSemaphoreHandleDesc is the C type CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC.
 //
-// External semaphore handle descriptor
+// External semaphore handle descriptor.
 type ExternalSemaphoreHandleDesc struct {
-	// Type of the handle
+	// Type of the handle.
 	Type   ExternalSemaphoreHandleType
 	Handle ExternalSemaphoreHandleDescHandle
 	// Flags reserved for the future. Must be zero.
@@ -7226,7 +7226,7 @@ type ExternalSemaphoreHandleDesc struct {
 
 // ExternalSemaphoreSignalParamsParamsFence is the type of ExternalSemaphoreSignalParamsParams.Fence.
 type ExternalSemaphoreSignalParamsParamsFence struct {
-	// Value of fence to be signaled
+	// Value of fence to be signaled.
 	Value uint64
 }
 
@@ -7248,7 +7248,7 @@ func (u *ExternalSemaphoreSignalParamsParamsNvSciSync) Reserved() *uint64 {
 
 // ExternalSemaphoreSignalParamsParamsKeyedMutex is the type of ExternalSemaphoreSignalParamsParams.KeyedMutex.
 type ExternalSemaphoreSignalParamsParamsKeyedMutex struct {
-	// Value of key to release the mutex with
+	// Value of key to release the mutex with.
 	Key uint64
 }
 
@@ -7262,7 +7262,7 @@ type ExternalSemaphoreSignalParamsParams struct {
 
 // ExternalSemaphoreSignalParams is the C type CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.
 //
-// External semaphore signal parameters
+// External semaphore signal parameters.
 type ExternalSemaphoreSignalParams struct {
 	Params ExternalSemaphoreSignalParamsParams
 	// Only when CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS is used to
@@ -7279,7 +7279,7 @@ type ExternalSemaphoreSignalParams struct {
 
 // ExternalSemaphoreWaitParamsParamsFence is the type of ExternalSemaphoreWaitParamsParams.Fence.
 type ExternalSemaphoreWaitParamsParamsFence struct {
-	// Value of fence to be waited on
+	// Value of fence to be waited on.
 	Value uint64
 }
 
@@ -7300,9 +7300,9 @@ func (u *ExternalSemaphoreWaitParamsParamsNvSciSync) Reserved() *uint64 {
 
 // ExternalSemaphoreWaitParamsParamsKeyedMutex is the type of ExternalSemaphoreWaitParamsParams.KeyedMutex.
 type ExternalSemaphoreWaitParamsParamsKeyedMutex struct {
-	// Value of key to acquire the mutex with
+	// Value of key to acquire the mutex with.
 	Key uint64
-	// Timeout in milliseconds to wait to acquire the mutex
+	// Timeout in milliseconds to wait to acquire the mutex.
 	TimeoutMs uint32
 }
 
@@ -7316,7 +7316,7 @@ type ExternalSemaphoreWaitParamsParams struct {
 
 // ExternalSemaphoreWaitParams is the C type CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.
 //
-// External semaphore wait parameters
+// External semaphore wait parameters.
 type ExternalSemaphoreWaitParams struct {
 	Params ExternalSemaphoreWaitParamsParams
 	// Only when CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS is used to wait on
@@ -7332,7 +7332,7 @@ type ExternalSemaphoreWaitParams struct {
 
 // ExtSemSignalNodeParams is the C type CUDA_EXT_SEM_SIGNAL_NODE_PARAMS.
 //
-// Semaphore signal node parameters
+// Semaphore signal node parameters.
 type ExtSemSignalNodeParams struct {
 	// Array of external semaphore handles.
 	ExtSemArray unsafe.Pointer
@@ -7344,7 +7344,7 @@ type ExtSemSignalNodeParams struct {
 
 // EXTSEMSIGNALNODEPARAMSV2 is the C type CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2.
 //
-// Semaphore signal node parameters
+// Semaphore signal node parameters.
 type EXTSEMSIGNALNODEPARAMSV2 struct {
 	// Array of external semaphore handles.
 	ExtSemArray unsafe.Pointer
@@ -7356,7 +7356,7 @@ type EXTSEMSIGNALNODEPARAMSV2 struct {
 
 // ExtSemWaitNodeParams is the C type CUDA_EXT_SEM_WAIT_NODE_PARAMS.
 //
-// Semaphore wait node parameters
+// Semaphore wait node parameters.
 type ExtSemWaitNodeParams struct {
 	// Array of external semaphore handles.
 	ExtSemArray unsafe.Pointer
@@ -7368,7 +7368,7 @@ type ExtSemWaitNodeParams struct {
 
 // EXTSEMWAITNODEPARAMSV2 is the C type CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2.
 //
-// Semaphore wait node parameters
+// Semaphore wait node parameters.
 type EXTSEMWAITNODEPARAMSV2 struct {
 	// Array of external semaphore handles.
 	ExtSemArray unsafe.Pointer
@@ -7424,12 +7424,12 @@ type ArrayMapInfoSubresource struct {
 	raw [4]uint64
 }
 
-// SparseLevel returns the union member sparseLevel. unsigned int extentDepth;               /**< Depth in elements
+// SparseLevel returns the union member sparseLevel. unsigned int extentDepth;               /**< Depth in elements.
 func (u *ArrayMapInfoSubresource) SparseLevel() *ArrayMapInfoSubresourceSparseLevel {
 	return (*ArrayMapInfoSubresourceSparseLevel)(unsafe.Pointer(u))
 }
 
-// Miptail returns the union member miptail. unsigned long long size;                /**< Extent in bytes
+// Miptail returns the union member miptail. unsigned long long size;                /**< Extent in bytes.
 func (u *ArrayMapInfoSubresource) Miptail() *ArrayMapInfoSubresourceMiptail {
 	return (*ArrayMapInfoSubresourceMiptail)(unsafe.Pointer(u))
 }
@@ -7446,7 +7446,7 @@ func (u *ArrayMapInfoMemHandle) MemHandle() *MemGenericAllocationHandle {
 
 // ArrayMapInfo is the C type CUarrayMapInfo.
 //
-// Specifies the CUDA array or CUDA mipmapped array memory mapping information
+// Specifies the CUDA array or CUDA mipmapped array memory mapping information.
 type ArrayMapInfo struct {
 	// Resource type
 	ResourceType Resourcetype
@@ -7491,7 +7491,7 @@ type MemAllocationPropAllocFlags struct {
 	// compressed memory may not be mappable on all devices.
 	CompressionType      uint8
 	GpuDirectRDMACapable uint8
-	// Bitmask indicating intended usage for this allocation
+	// Bitmask indicating intended usage for this allocation.
 	Usage    uint16
 	Reserved [4]uint8
 }
@@ -7500,11 +7500,11 @@ type MemAllocationPropAllocFlags struct {
 //
 // Specifies the allocation properties for a allocation.
 type MemAllocationProp struct {
-	// Allocation type
+	// Allocation type.
 	Type MemAllocationType
-	// requested CUmemAllocationHandleType
+	// requested CUmemAllocationHandleType.
 	RequestedHandleTypes MemAllocationHandleType
-	// Location of allocation
+	// Location of allocation.
 	Location MemLocation
 	// Windows-specific POBJECT_ATTRIBUTES required when
 	// CU_MEM_HANDLE_TYPE_WIN32 is specified.  This object attributes structure
@@ -7528,13 +7528,13 @@ type MulticastObjectProp struct {
 	// Bitmask of exportable handle types (see CUmemAllocationHandleType) for
 	// this object
 	HandleTypes uint64
-	// Flags for future use, must be zero now
+	// Flags for future use, must be zero now.
 	Flags uint64
 }
 
 // MemAccessDesc is the C type CUmemAccessDesc.
 //
-// Memory access descriptor
+// Memory access descriptor.
 type MemAccessDesc struct {
 	// Location on which the request is to change it's accessibility
 	Location MemLocation
@@ -7544,7 +7544,7 @@ type MemAccessDesc struct {
 
 // GraphExecUpdateResultInfo is the C type CUgraphExecUpdateResultInfo.
 //
-// Result information returned by cuGraphExecUpdate
+// Result information returned by cuGraphExecUpdate.
 type GraphExecUpdateResultInfo struct {
 	// Gives more specific detail when a cuda graph update fails.
 	Result GraphExecUpdateResult
@@ -7581,7 +7581,7 @@ type MemPoolProps struct {
 
 // MemPoolPtrExportData is the C type CUmemPoolPtrExportData.
 //
-// Opaque data for exporting a pool allocation
+// Opaque data for exporting a pool allocation.
 type MemPoolPtrExportData struct {
 	Reserved [64]uint8
 }
@@ -7602,7 +7602,7 @@ type MemcpyAttributes struct {
 
 // Offset3D is the C type CUoffset3D.
 //
-// Struct representing offset into a CUarray in elements
+// Struct representing offset into a CUarray in elements.
 type Offset3D struct {
 	X uint64
 	Y uint64
@@ -7611,7 +7611,7 @@ type Offset3D struct {
 
 // Extent3D is the C type CUextent3D.
 //
-// Struct representing width/height/depth of a CUarray in elements
+// Struct representing width/height/depth of a CUarray in elements.
 type Extent3D struct {
 	Width  uint64
 	Height uint64
@@ -7652,7 +7652,7 @@ func (u *Memcpy3DOperandOp) Array() *Memcpy3DOperandOpArray {
 
 // Memcpy3DOperand is the C type CUmemcpy3DOperand.
 //
-// Struct representing an operand for copy with cuMemcpy3DBatchAsync
+// Struct representing an operand for copy with cuMemcpy3DBatchAsync.
 type Memcpy3DOperand struct {
 	Type Memcpy3DOperandType
 	Op   Memcpy3DOperandOp
@@ -7674,7 +7674,7 @@ type Memcpy3DBatchOp struct {
 
 // MemAllocNodeParams is the C type CUDA_MEM_ALLOC_NODE_PARAMS.
 //
-// Memory allocation node parameters
+// Memory allocation node parameters.
 type MemAllocNodeParams struct {
 	// in: location where the allocation should reside (specified in location).
 	// handleTypes must be CU_MEM_HANDLE_TYPE_NONE. IPC is not supported.
@@ -7691,7 +7691,7 @@ type MemAllocNodeParams struct {
 
 // MEMALLOCNODEPARAMSV2 is the C type CUDA_MEM_ALLOC_NODE_PARAMS_v2.
 //
-// Memory allocation node parameters
+// Memory allocation node parameters.
 type MEMALLOCNODEPARAMSV2 struct {
 	// in: location where the allocation should reside (specified in location).
 	// handleTypes must be CU_MEM_HANDLE_TYPE_NONE. IPC is not supported.
@@ -7708,7 +7708,7 @@ type MEMALLOCNODEPARAMSV2 struct {
 
 // MemFreeNodeParams is the C type CUDA_MEM_FREE_NODE_PARAMS.
 //
-// Memory free node parameters
+// Memory free node parameters.
 type MemFreeNodeParams struct {
 	// in: the pointer to free
 	Dptr Deviceptr
@@ -7716,7 +7716,7 @@ type MemFreeNodeParams struct {
 
 // ChildGraphNodeParams is the C type CUDA_CHILD_GRAPH_NODE_PARAMS.
 //
-// Child graph node parameters
+// Child graph node parameters.
 type ChildGraphNodeParams struct {
 	// The child graph to clone into the node for node creation, or
 	Graph Graph
@@ -7726,7 +7726,7 @@ type ChildGraphNodeParams struct {
 
 // EventRecordNodeParams is the C type CUDA_EVENT_RECORD_NODE_PARAMS.
 //
-// Event record node parameters
+// Event record node parameters.
 type EventRecordNodeParams struct {
 	// The event to record when the node executes
 	Event Event
@@ -7734,7 +7734,7 @@ type EventRecordNodeParams struct {
 
 // EventWaitNodeParams is the C type CUDA_EVENT_WAIT_NODE_PARAMS.
 //
-// Event wait node parameters
+// Event wait node parameters.
 type EventWaitNodeParams struct {
 	// The event to wait on from the node
 	Event Event
@@ -7828,7 +7828,7 @@ type GraphNodeParams struct {
 
 // CheckpointLockArgs is the C type CUcheckpointLockArgs.
 //
-// CUDA checkpoint optional lock arguments
+// CUDA checkpoint optional lock arguments.
 type CheckpointLockArgs struct {
 	// Timeout in milliseconds to attempt to lock the process, 0 indicates no timeout
 	TimeoutMs uint32
@@ -7840,7 +7840,7 @@ type CheckpointLockArgs struct {
 
 // CheckpointCheckpointArgs is the C type CUcheckpointCheckpointArgs.
 //
-// CUDA checkpoint optional checkpoint arguments
+// CUDA checkpoint optional checkpoint arguments.
 type CheckpointCheckpointArgs struct {
 	// Reserved for future use, must be zeroed
 	Reserved [8]uint64
@@ -7848,7 +7848,7 @@ type CheckpointCheckpointArgs struct {
 
 // CheckpointGpuPair is the C type CUcheckpointGpuPair.
 //
-// CUDA checkpoint GPU UUID pairs for device remapping during restore
+// CUDA checkpoint GPU UUID pairs for device remapping during restore.
 type CheckpointGpuPair struct {
 	// UUID of the GPU that was checkpointed
 	OldUuid Uuid
@@ -7858,7 +7858,7 @@ type CheckpointGpuPair struct {
 
 // CheckpointRestoreArgs is the C type CUcheckpointRestoreArgs.
 //
-// CUDA checkpoint optional restore arguments
+// CUDA checkpoint optional restore arguments.
 type CheckpointRestoreArgs struct {
 	// Pointer to array of gpu pairs that indicate how to remap GPUs during restore
 	GpuPairs unsafe.Pointer
@@ -7872,7 +7872,7 @@ type CheckpointRestoreArgs struct {
 
 // CheckpointUnlockArgs is the C type CUcheckpointUnlockArgs.
 //
-// CUDA checkpoint optional unlock arguments
+// CUDA checkpoint optional unlock arguments.
 type CheckpointUnlockArgs struct {
 	// Reserved for future use, must be zeroed
 	Reserved [8]uint64
@@ -7880,8 +7880,7 @@ type CheckpointUnlockArgs struct {
 
 // MemDecompressParams is the C type CUmemDecompressParams.
 //
-//	Structure describing the parameters that compose a single
-//
+// Structure describing the parameters that compose a single
 // decompression operation.
 type MemDecompressParams struct {
 	// The number of bytes to be read and decompressed from
@@ -7952,7 +7951,7 @@ func (u *DevResourceAnon2) Oversize() *[48]uint8 { return (*[48]uint8)(unsafe.Po
 type DevResource struct {
 	// Type of resource, dictates which union field was last set
 	Type DevResourceType
-	// CUdevResourceType type; /**< Type of resource, dictates which union field was last set
+	// CUdevResourceType type; /**< Type of resource, dictates which union field was last set.
 	InternalPadding [92]uint8
 	Anon2           DevResourceAnon2
 }
@@ -7972,7 +7971,7 @@ func (u *EglFrameFrame) PPitch() *[3]unsafe.Pointer { return (*[3]unsafe.Pointer
 //
 // CUDA EGLFrame structure descriptor: a frame of an EGLStream.
 type EglFrame struct {
-	// void*   pPitch[MAX_PLANES]; /**< Array of pointers corresponding to each plane
+	// void*   pPitch[MAX_PLANES]; /**< Array of pointers corresponding to each plane.
 	Frame EglFrameFrame
 	// Width of first plane
 	Width uint32

@@ -39,15 +39,15 @@ var procs = dl.NewTable(pathfinder.NVFatbin, dl.Dlsym, []dl.Proc{
 	{Name: "nvFatbinVersion", Symbols: []string{"nvFatbinVersion"}, Since: "12.4", Version: 0},
 })
 
-// AddCubin calls nvFatbinAddCubin. It needs version 12.4 or newer of the library.
+// AddCubin calls nvFatbinAddCubin.
 //
-//	 nvFatbinAddCubin adds a CUDA binary to the fatbinary.
+// nvFatbinAddCubin adds a CUDA binary to the fatbinary.
 //
-//	- handle [in]: nvFatbin handle.
-//	- code [in]: The cubin.
-//	- size [in]: The size of the cubin.
-//	- arch [in]: The numerical architecture that this cubin is for (the XX of any sm_XX, lto_XX, or compute_XX).
-//	- identifier [in]: Name of the cubin, useful when extracting the fatbin with tools like cuobjdump.
+//   - handle [in]: nvFatbin handle.
+//   - code [in]: The cubin.
+//   - size [in]: The size of the cubin.
+//   - arch [in]: The numerical architecture that this cubin is for (the XX of any sm_XX, lto_XX, or compute_XX).
+//   - identifier [in]: Name of the cubin, useful when extracting the fatbin with tools like cuobjdump.
 //
 // Returns:
 // -  nvFatbinResult NVFATBIN_SUCCESS
@@ -73,16 +73,16 @@ func AddCubin(handle Handle, code unsafe.Pointer, size uint64, arch string, iden
 	return
 }
 
-// AddIndex calls nvFatbinAddIndex.
+// AddIndex calls nvFatbinAddIndex. It needs version 13.0 or newer of the library.
 //
-// <!--
+// <!--.
 //
-//	 nvFatbinAddIndex adds an index file to the fatbinary.
+// nvFatbinAddIndex adds an index file to the fatbinary.
 //
-//	- handle [in]: nvFatbin handle.
-//	- code [in]: The index.
-//	- size [in]: The size of the index.
-//	- identifier [in]: Name of the index, useful when extracting the fatbin with tools like cuobjdump.
+//   - handle [in]: nvFatbin handle.
+//   - code [in]: The index.
+//   - size [in]: The size of the index.
+//   - identifier [in]: Name of the index, useful when extracting the fatbin with tools like cuobjdump.
 //
 // Returns:
 // -  nvFatbinResult NVFATBIN_SUCCESS
@@ -107,16 +107,16 @@ func AddIndex(handle Handle, code unsafe.Pointer, size uint64, identifier string
 	return
 }
 
-// AddLTOIR calls nvFatbinAddLTOIR. It needs version 12.4 or newer of the library.
+// AddLTOIR calls nvFatbinAddLTOIR.
 //
-//	 nvFatbinAddLTOIR adds LTOIR to the fatbinary.
+// nvFatbinAddLTOIR adds LTOIR to the fatbinary.
 //
-//	- handle [in]: nvFatbin handle.
-//	- code [in]: The LTOIR code.
-//	- size [in]: The size of the LTOIR code.
-//	- arch [in]: The numerical architecture that this LTOIR is for (the XX of any sm_XX, lto_XX, or compute_XX).
-//	- identifier [in]: Name of the LTOIR, useful when extracting the fatbin with tools like cuobjdump.
-//	- optionsCmdLine [in]: Options used during JIT compilation.
+//   - handle [in]: nvFatbin handle.
+//   - code [in]: The LTOIR code.
+//   - size [in]: The size of the LTOIR code.
+//   - arch [in]: The numerical architecture that this LTOIR is for (the XX of any sm_XX, lto_XX, or compute_XX).
+//   - identifier [in]: Name of the LTOIR, useful when extracting the fatbin with tools like cuobjdump.
+//   - optionsCmdLine [in]: Options used during JIT compilation.
 //
 // Returns:
 // -  nvFatbinResult NVFATBIN_SUCCESS
@@ -157,16 +157,16 @@ func AddLTOIR(handle Handle, code unsafe.Pointer, size uint64, arch string, iden
 	return
 }
 
-// AddPTX calls nvFatbinAddPTX. It needs version 12.4 or newer of the library.
+// AddPTX calls nvFatbinAddPTX.
 //
-//	 nvFatbinAddPTX adds PTX to the fatbinary.
+// nvFatbinAddPTX adds PTX to the fatbinary.
 //
-//	- handle [in]: nvFatbin handle.
-//	- code [in]: The PTX code.
-//	- size [in]: The size of the PTX code.
-//	- arch [in]: The numerical architecture that this PTX is for (the XX of any sm_XX, lto_XX, or compute_XX).
-//	- identifier [in]: Name of the PTX, useful when extracting the fatbin with tools like cuobjdump.
-//	- optionsCmdLine [in]: Options used during JIT compilation.
+//   - handle [in]: nvFatbin handle.
+//   - code [in]: The PTX code.
+//   - size [in]: The size of the PTX code.
+//   - arch [in]: The numerical architecture that this PTX is for (the XX of any sm_XX, lto_XX, or compute_XX).
+//   - identifier [in]: Name of the PTX, useful when extracting the fatbin with tools like cuobjdump.
+//   - optionsCmdLine [in]: Options used during JIT compilation.
 //
 // Returns:
 // -  nvFatbinResult NVFATBIN_SUCCESS
@@ -201,13 +201,13 @@ func AddPTX(handle Handle, code string, size uint64, arch string, identifier str
 	return
 }
 
-// AddReloc calls nvFatbinAddReloc.
+// AddReloc calls nvFatbinAddReloc. It needs version 13.0 or newer of the library.
 //
-//	 nvFatbinAddReloc adds relocatable PTX entries from a host object to the fatbinary.
+// nvFatbinAddReloc adds relocatable PTX entries from a host object to the fatbinary.
 //
-//	- handle [in]: nvFatbin handle.
-//	- code [in]: The host object image.
-//	- size [in]: The size of the host object image code.
+//   - handle [in]: nvFatbin handle.
+//   - code [in]: The host object image.
+//   - size [in]: The size of the host object image code.
 //
 // Returns:
 // -  nvFatbinResult NVFATBIN_SUCCESS
@@ -245,13 +245,13 @@ func AddReloc(handle Handle, code unsafe.Pointer, size uint64) (err error) {
 
 // AddTileIR calls nvFatbinAddTileIR. It needs version 13.1 or newer of the library.
 //
-//	nvFatbinAddTileIR adds Tile IR to the fatbinary (nvFatbin 13.1 and newer).
+// nvFatbinAddTileIR adds Tile IR to the fatbinary (nvFatbin 13.1 and newer).
 //
-//	 - handle [in]: nvFatbin handle.
-//	 - code [in]: The Tile IR.
-//	 - size [in]: The size of the Tile IR.
-//	 - identifier [in]: Name of the Tile IR, useful when extracting the fatbin with tools like cuobjdump.
-//	 - optionsCmdLine [in]: Options used during JIT compilation.
+//   - handle [in]: nvFatbin handle.
+//   - code [in]: The Tile IR.
+//   - size [in]: The size of the Tile IR.
+//   - identifier [in]: Name of the Tile IR, useful when extracting the fatbin with tools like cuobjdump.
+//   - optionsCmdLine [in]: Options used during JIT compilation.
 func AddTileIR(handle Handle, code unsafe.Pointer, size uint64, identifier string, optionsCmdLine string) (err error) {
 	fn, err := procs.Get(5)
 	if err != nil {
@@ -264,13 +264,13 @@ func AddTileIR(handle Handle, code unsafe.Pointer, size uint64, identifier strin
 	return
 }
 
-// Create calls nvFatbinCreate. It needs version 12.4 or newer of the library.
+// Create calls nvFatbinCreate.
 //
-//	 nvFatbinCreate creates a new handle
+// nvFatbinCreate creates a new handle.
 //
-//	- handle_indirect [out]: Address of nvFatbin handle
-//	- options [in]: An array of strings, each containing a single option.
-//	- optionsCount [in]: Number of options.
+//   - handle_indirect [out]: Address of nvFatbin handle
+//   - options [in]: An array of strings, each containing a single option.
+//   - optionsCount [in]: Number of options.
 //
 // Returns:
 // -  nvFatbinResult NVFATBIN_SUCCESS
@@ -289,11 +289,11 @@ func Create(options []string, optionsCount uint64) (handleIndirect Handle, err e
 	return
 }
 
-// Destroy calls nvFatbinDestroy. It needs version 12.4 or newer of the library.
+// Destroy calls nvFatbinDestroy.
 //
-//	 nvFatbinDestroy destroys the handle.
+// nvFatbinDestroy destroys the handle.
 //
-//	- handle_indirect [in]: Pointer to the handle.
+//   - handle_indirect [in]: Pointer to the handle.
 //
 // Returns:
 // -  nvFatbinResult NVFATBIN_SUCCESS
@@ -312,12 +312,12 @@ func Destroy(handleIndirect *Handle) (err error) {
 	return
 }
 
-// Get calls nvFatbinGet. It needs version 12.4 or newer of the library.
+// Get calls nvFatbinGet.
 //
-//	 nvFatbinGet returns the completed fatbinary.
+// nvFatbinGet returns the completed fatbinary.
 //
-//	- handle [in]: nvFatbin handle.
-//	- buffer [out]: memory to store fatbinary.
+//   - handle [in]: nvFatbin handle.
+//   - buffer [out]: memory to store fatbinary.
 //
 // Returns:
 // -  nvFatbinResult NVFATBIN_SUCCESS
@@ -337,11 +337,11 @@ func Get(handle Handle, buffer unsafe.Pointer) (err error) {
 	return
 }
 
-// GetErrorString calls nvFatbinGetErrorString. It needs version 12.4 or newer of the library.
+// GetErrorString calls nvFatbinGetErrorString.
 //
-//	 nvFatbinGetErrorString returns an error description string for each error code.
+// nvFatbinGetErrorString returns an error description string for each error code.
 //
-//	- result [in]: error code
+//   - result [in]: error code
 //
 // Returns:
 // - nullptr, if result is NVFATBIN_SUCCESS
@@ -355,12 +355,12 @@ func GetErrorString(result Result) (ret string, err error) {
 	return
 }
 
-// Size calls nvFatbinSize. It needs version 12.4 or newer of the library.
+// Size calls nvFatbinSize.
 //
-//	 nvFatbinSize returns the fatbinary's size.
+// nvFatbinSize returns the fatbinary's size.
 //
-//	- handle [in]: nvFatbin handle.
-//	- size [out]: The fatbinary's size
+//   - handle [in]: nvFatbin handle.
+//   - size [out]: The fatbinary's size
 //
 // Returns:
 // -  nvFatbinResult NVFATBIN_SUCCESS
@@ -376,12 +376,12 @@ func Size(handle Handle) (size uint64, err error) {
 	return
 }
 
-// Version calls nvFatbinVersion. It needs version 12.4 or newer of the library.
+// Version calls nvFatbinVersion.
 //
-//	 nvFatbinVersion returns the current version of nvFatbin
+// nvFatbinVersion returns the current version of nvFatbin.
 //
-//	- major [out]: The major version.
-//	- minor [out]: The minor version.
+//   - major [out]: The major version.
+//   - minor [out]: The minor version.
 //
 // Returns:
 // -  nvFatbinResult NVFATBIN_SUCCESS

@@ -11,8 +11,7 @@ var _ unsafe.Pointer
 
 // Handle is the C type nvFatbinHandle.
 //
-//	nvFatbinHandle is the unit of fatbin creation, and an opaque handle for
-//
+// nvFatbinHandle is the unit of fatbin creation, and an opaque handle for
 // a program.
 //
 // To create a fatbin, an instance of nvFatbinHandle must be created first with
@@ -23,8 +22,7 @@ type Handle uintptr
 
 // Result is the C type nvFatbinResult.
 //
-//	The enumerated type nvFatbinResult defines API call result codes.
-//
+// The enumerated type nvFatbinResult defines API call result codes.
 // nvFatbin APIs return nvFatbinResult codes to indicate the result.
 type Result uint32
 

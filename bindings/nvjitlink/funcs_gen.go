@@ -47,15 +47,15 @@ var procs = dl.NewTable(pathfinder.NVJitLink, dl.Dlsym, []dl.Proc{
 	{Name: "nvJitLinkVersion", Symbols: []string{"nvJitLinkVersion"}, Since: "12.4", Version: 0},
 })
 
-// AddData calls nvJitLinkAddData (__nvJitLinkAddData_13_0). It needs version 12.4 or newer of the library.
+// AddData calls nvJitLinkAddData (__nvJitLinkAddData_13_0).
 //
-//	 nvJitLinkAddData adds data image to the link.
+// nvJitLinkAddData adds data image to the link.
 //
-//	- handle [in]: nvJitLink handle.
-//	- inputType [in]: kind of input.
-//	- data [in]: pointer to data image in memory.
-//	- size [in]: size of the data.
-//	- name [in]: name of input object.
+//   - handle [in]: nvJitLink handle.
+//   - inputType [in]: kind of input.
+//   - data [in]: pointer to data image in memory.
+//   - size [in]: size of the data.
+//   - name [in]: name of input object.
 //
 // Returns:
 // -  nvJitLinkResult NVJITLINK_SUCCESS
@@ -75,13 +75,13 @@ func AddData(handle Handle, inputType InputType, data unsafe.Pointer, size uint6
 	return
 }
 
-// AddFile calls nvJitLinkAddFile (__nvJitLinkAddFile_13_0). It needs version 12.4 or newer of the library.
+// AddFile calls nvJitLinkAddFile (__nvJitLinkAddFile_13_0).
 //
-//	 nvJitLinkAddFile reads data from file and links it in.
+// nvJitLinkAddFile reads data from file and links it in.
 //
-//	- handle [in]: nvJitLink handle.
-//	- inputType [in]: kind of input.
-//	- fileName [in]: name of file.
+//   - handle [in]: nvJitLink handle.
+//   - inputType [in]: kind of input.
+//   - fileName [in]: name of file.
 //
 // Returns:
 // -  nvJitLinkResult NVJITLINK_SUCCESS
@@ -101,11 +101,11 @@ func AddFile(handle Handle, inputType InputType, fileName string) (err error) {
 	return
 }
 
-// Complete calls nvJitLinkComplete (__nvJitLinkComplete_13_0). It needs version 12.4 or newer of the library.
+// Complete calls nvJitLinkComplete (__nvJitLinkComplete_13_0).
 //
-//	 nvJitLinkComplete does the actual link.
+// nvJitLinkComplete does the actual link.
 //
-//	- handle [in]: nvJitLink handle.
+//   - handle [in]: nvJitLink handle.
 //
 // Returns:
 // -  nvJitLinkResult NVJITLINK_SUCCESS
@@ -124,10 +124,9 @@ func Complete(handle Handle) (err error) {
 	return
 }
 
-// Create calls nvJitLinkCreate (__nvJitLinkCreate_13_0). It needs version 12.4 or newer of the library.
+// Create calls nvJitLinkCreate (__nvJitLinkCreate_13_0).
 //
-//	nvJitLinkCreate creates an instance of nvJitLinkHandle with the
-//
+// nvJitLinkCreate creates an instance of nvJitLinkHandle with the
 // given input options, and sets the output parameter handle.
 //
 //   - handle [out]: Address of nvJitLink handle.
@@ -143,7 +142,7 @@ func Complete(handle Handle) (err error) {
 //
 // It supports options listed in options.
 //
-// See also: nvJitLinkDestroy
+// See also: nvJitLinkDestroy.
 func Create(numOptions uint32, options []string) (handle Handle, err error) {
 	fn, err := procs.Get(3)
 	if err != nil {
@@ -156,10 +155,9 @@ func Create(numOptions uint32, options []string) (handle Handle, err error) {
 	return
 }
 
-// Destroy calls nvJitLinkDestroy (__nvJitLinkDestroy_13_0). It needs version 12.4 or newer of the library.
+// Destroy calls nvJitLinkDestroy (__nvJitLinkDestroy_13_0).
 //
-//	nvJitLinkDestroy frees the memory associated with the given handle
-//
+// nvJitLinkDestroy frees the memory associated with the given handle
 // and sets it to NULL.
 //
 //   - handle [in]: Address of nvJitLink handle.
@@ -169,7 +167,7 @@ func Create(numOptions uint32, options []string) (handle Handle, err error) {
 // -  nvJitLinkResult NVJITLINK_ERROR_INVALID_INPUT
 // -  nvJitLinkResult NVJITLINK_ERROR_INTERNAL
 //
-// See also: nvJitLinkCreate
+// See also: nvJitLinkCreate.
 func Destroy(handle *Handle) (err error) {
 	fn, err := procs.Get(4)
 	if err != nil {
@@ -180,12 +178,12 @@ func Destroy(handle *Handle) (err error) {
 	return
 }
 
-// GetErrorLog calls nvJitLinkGetErrorLog (__nvJitLinkGetErrorLog_13_0). It needs version 12.4 or newer of the library.
+// GetErrorLog calls nvJitLinkGetErrorLog (__nvJitLinkGetErrorLog_13_0).
 //
-//	 nvJitLinkGetErrorLog puts any error messages in the log.
+// nvJitLinkGetErrorLog puts any error messages in the log.
 //
-//	- handle [in]: nvJitLink handle.
-//	- log [out]: The error log.
+//   - handle [in]: nvJitLink handle.
+//   - log [out]: The error log.
 //
 // Returns:
 // -  nvJitLinkResult NVJITLINK_SUCCESS
@@ -204,19 +202,19 @@ func GetErrorLog(handle Handle, log *byte) (err error) {
 	return
 }
 
-// GetErrorLogSize calls nvJitLinkGetErrorLogSize (__nvJitLinkGetErrorLogSize_13_0). It needs version 12.4 or newer of the library.
+// GetErrorLogSize calls nvJitLinkGetErrorLogSize (__nvJitLinkGetErrorLogSize_13_0).
 //
-//	 nvJitLinkGetErrorLogSize gets the size of the error log.
+// nvJitLinkGetErrorLogSize gets the size of the error log.
 //
-//	- handle [in]: nvJitLink handle.
-//	- size [out]: Size of the error log.
+//   - handle [in]: nvJitLink handle.
+//   - size [out]: Size of the error log.
 //
 // Returns:
 // -  nvJitLinkResult NVJITLINK_SUCCESS
 // -  nvJitLinkResult NVJITLINK_ERROR_INVALID_INPUT
 // -  nvJitLinkResult NVJITLINK_ERROR_INTERNAL
 //
-// See also: nvJitLinkGetErrorLog
+// See also: nvJitLinkGetErrorLog.
 func GetErrorLogSize(handle Handle) (size uint64, err error) {
 	fn, err := procs.Get(6)
 	if err != nil {
@@ -227,12 +225,12 @@ func GetErrorLogSize(handle Handle) (size uint64, err error) {
 	return
 }
 
-// GetInfoLog calls nvJitLinkGetInfoLog (__nvJitLinkGetInfoLog_13_0). It needs version 12.4 or newer of the library.
+// GetInfoLog calls nvJitLinkGetInfoLog (__nvJitLinkGetInfoLog_13_0).
 //
-//	 nvJitLinkGetInfoLog puts any info messages in the log.
+// nvJitLinkGetInfoLog puts any info messages in the log.
 //
-//	- handle [in]: nvJitLink handle.
-//	- log [out]: The info log.
+//   - handle [in]: nvJitLink handle.
+//   - log [out]: The info log.
 //
 // Returns:
 // -  nvJitLinkResult NVJITLINK_SUCCESS
@@ -251,19 +249,19 @@ func GetInfoLog(handle Handle, log *byte) (err error) {
 	return
 }
 
-// GetInfoLogSize calls nvJitLinkGetInfoLogSize (__nvJitLinkGetInfoLogSize_13_0). It needs version 12.4 or newer of the library.
+// GetInfoLogSize calls nvJitLinkGetInfoLogSize (__nvJitLinkGetInfoLogSize_13_0).
 //
-//	 nvJitLinkGetInfoLogSize gets the size of the info log.
+// nvJitLinkGetInfoLogSize gets the size of the info log.
 //
-//	- handle [in]: nvJitLink handle.
-//	- size [out]: Size of the info log.
+//   - handle [in]: nvJitLink handle.
+//   - size [out]: Size of the info log.
 //
 // Returns:
 // -  nvJitLinkResult NVJITLINK_SUCCESS
 // -  nvJitLinkResult NVJITLINK_ERROR_INVALID_INPUT
 // -  nvJitLinkResult NVJITLINK_ERROR_INTERNAL
 //
-// See also: nvJitLinkGetInfoLog
+// See also: nvJitLinkGetInfoLog.
 func GetInfoLogSize(handle Handle) (size uint64, err error) {
 	fn, err := procs.Get(8)
 	if err != nil {
@@ -274,12 +272,12 @@ func GetInfoLogSize(handle Handle) (size uint64, err error) {
 	return
 }
 
-// GetLinkedCubin calls nvJitLinkGetLinkedCubin (__nvJitLinkGetLinkedCubin_13_0). It needs version 12.4 or newer of the library.
+// GetLinkedCubin calls nvJitLinkGetLinkedCubin (__nvJitLinkGetLinkedCubin_13_0).
 //
-//	 nvJitLinkGetLinkedCubin gets the linked cubin.
+// nvJitLinkGetLinkedCubin gets the linked cubin.
 //
-//	- handle [in]: nvJitLink handle.
-//	- cubin [out]: The linked cubin.
+//   - handle [in]: nvJitLink handle.
+//   - cubin [out]: The linked cubin.
 //
 // Returns:
 // -  nvJitLinkResult NVJITLINK_SUCCESS
@@ -298,19 +296,19 @@ func GetLinkedCubin(handle Handle, cubin unsafe.Pointer) (err error) {
 	return
 }
 
-// GetLinkedCubinSize calls nvJitLinkGetLinkedCubinSize (__nvJitLinkGetLinkedCubinSize_13_0). It needs version 12.4 or newer of the library.
+// GetLinkedCubinSize calls nvJitLinkGetLinkedCubinSize (__nvJitLinkGetLinkedCubinSize_13_0).
 //
-//	 nvJitLinkGetLinkedCubinSize gets the size of the linked cubin.
+// nvJitLinkGetLinkedCubinSize gets the size of the linked cubin.
 //
-//	- handle [in]: nvJitLink handle.
-//	- size [out]: Size of the linked cubin.
+//   - handle [in]: nvJitLink handle.
+//   - size [out]: Size of the linked cubin.
 //
 // Returns:
 // -  nvJitLinkResult NVJITLINK_SUCCESS
 // -  nvJitLinkResult NVJITLINK_ERROR_INVALID_INPUT
 // -  nvJitLinkResult NVJITLINK_ERROR_INTERNAL
 //
-// See also: nvJitLinkGetLinkedCubin
+// See also: nvJitLinkGetLinkedCubin.
 func GetLinkedCubinSize(handle Handle) (size uint64, err error) {
 	fn, err := procs.Get(10)
 	if err != nil {
@@ -321,12 +319,12 @@ func GetLinkedCubinSize(handle Handle) (size uint64, err error) {
 	return
 }
 
-// GetLinkedPtx calls nvJitLinkGetLinkedPtx (__nvJitLinkGetLinkedPtx_13_0). It needs version 12.4 or newer of the library.
+// GetLinkedPtx calls nvJitLinkGetLinkedPtx (__nvJitLinkGetLinkedPtx_13_0).
 //
-//	 nvJitLinkGetLinkedPtx gets the linked ptx.
+// nvJitLinkGetLinkedPtx gets the linked ptx.
 //
-//	- handle [in]: nvJitLink handle.
-//	- ptx [out]: The linked PTX.
+//   - handle [in]: nvJitLink handle.
+//   - ptx [out]: The linked PTX.
 //
 // Returns:
 // -  nvJitLinkResult NVJITLINK_SUCCESS
@@ -346,12 +344,12 @@ func GetLinkedPtx(handle Handle, ptx *byte) (err error) {
 	return
 }
 
-// GetLinkedPtxSize calls nvJitLinkGetLinkedPtxSize (__nvJitLinkGetLinkedPtxSize_13_0). It needs version 12.4 or newer of the library.
+// GetLinkedPtxSize calls nvJitLinkGetLinkedPtxSize (__nvJitLinkGetLinkedPtxSize_13_0).
 //
-//	 nvJitLinkGetLinkedPtxSize gets the size of the linked ptx.
+// nvJitLinkGetLinkedPtxSize gets the size of the linked ptx.
 //
-//	- handle [in]: nvJitLink handle.
-//	- size [out]: Size of the linked PTX.
+//   - handle [in]: nvJitLink handle.
+//   - size [out]: Size of the linked PTX.
 //
 // Returns:
 // -  nvJitLinkResult NVJITLINK_SUCCESS
@@ -370,12 +368,12 @@ func GetLinkedPtxSize(handle Handle) (size uint64, err error) {
 	return
 }
 
-// Version calls nvJitLinkVersion. It needs version 12.4 or newer of the library.
+// Version calls nvJitLinkVersion.
 //
-//	 nvJitLinkVersion returns the current version of nvJitLink.
+// nvJitLinkVersion returns the current version of nvJitLink.
 //
-//	- major [out]: The major version.
-//	- minor [out]: The minor version.
+//   - major [out]: The major version.
+//   - minor [out]: The minor version.
 //
 // Returns:
 // -  nvJitLinkResult NVJITLINK_SUCCESS

@@ -11,8 +11,7 @@ var _ unsafe.Pointer
 
 // Handle is the C type nvJitLinkHandle.
 //
-//	nvJitLinkHandle is the unit of linking, and an opaque handle for
-//
+// nvJitLinkHandle is the unit of linking, and an opaque handle for
 // a program.
 //
 // To link inputs, an instance of nvJitLinkHandle must be created first with
@@ -23,8 +22,7 @@ type Handle uintptr
 
 // Result is the C type nvJitLinkResult.
 //
-//	The enumerated type nvJitLinkResult defines API call result codes.
-//
+// The enumerated type nvJitLinkResult defines API call result codes.
 // nvJitLink APIs return nvJitLinkResult codes to indicate the result.
 type Result uint32
 
@@ -119,8 +117,7 @@ func (v Result) Error() string { return v.String() }
 
 // InputType is the C type nvJitLinkInputType.
 //
-//	The enumerated type nvJitLinkInputType defines the kind of inputs
-//
+// The enumerated type nvJitLinkInputType defines the kind of inputs
 // that can be passed to nvJitLinkAdd* APIs.
 type InputType uint32
 

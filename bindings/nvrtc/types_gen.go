@@ -11,8 +11,7 @@ var _ unsafe.Pointer
 
 // Program is the C type nvrtcProgram.
 //
-//	nvrtcProgram is the unit of compilation, and an opaque handle for
-//
+// nvrtcProgram is the unit of compilation, and an opaque handle for
 // a program.
 //
 // To compile a CUDA program string, an instance of nvrtcProgram must be
@@ -24,8 +23,7 @@ type Program uintptr
 
 // Result is the C type nvrtcResult.
 //
-//	The enumerated type nvrtcResult defines API call result codes.
-//
+// The enumerated type nvrtcResult defines API call result codes.
 // NVRTC API functions return nvrtcResult to indicate the call
 // result.
 type Result uint32

@@ -49,7 +49,7 @@ var procs = dl.NewTable(pathfinder.NVVM, dl.Dlsym, []dl.Proc{
 
 // AddModuleToProgram calls nvvmAddModuleToProgram.
 //
-//	Add a module level NVVM IR to a program.
+// Add a module level NVVM IR to a program.
 //
 // The buffer should contain an NVVM IR module.
 // The module should have NVVM IR either in the LLVM 7.0.1 bitcode
@@ -84,7 +84,7 @@ func AddModuleToProgram(prog Program, buffer string, size uint64, name string) (
 
 // CompileProgram calls nvvmCompileProgram.
 //
-//	Compile the NVVM program.
+// Compile the NVVM program.
 //
 // The NVVM IR modules in the program will be linked at the IR level.
 // The linked IR program is compiled to PTX.
@@ -170,9 +170,9 @@ func CompileProgram(prog Program, numOptions int32, options []string) (err error
 
 // CreateProgram calls nvvmCreateProgram.
 //
-//	 Create a program, and set the value of its handle to *prog.
+// Create a program, and set the value of its handle to *prog.
 //
-//	- prog [in]: NVVM program.
+//   - prog [in]: NVVM program.
 //
 // Returns:
 // -  nvvmResult NVVM_SUCCESS
@@ -192,9 +192,9 @@ func CreateProgram(prog *Program) (err error) {
 
 // DestroyProgram calls nvvmDestroyProgram.
 //
-//	 Destroy a program.
+// Destroy a program.
 //
-//	- prog [in]: NVVM program.
+//   - prog [in]: NVVM program.
 //
 // Returns:
 // -  nvvmResult NVVM_SUCCESS
@@ -213,7 +213,7 @@ func DestroyProgram(prog *Program) (err error) {
 
 // GetCompiledResult calls nvvmGetCompiledResult.
 //
-//	Get the compiled result.
+// Get the compiled result.
 //
 // The result is stored in the memory pointed to by buffer.
 //
@@ -235,10 +235,10 @@ func GetCompiledResult(prog Program, buffer *byte) (err error) {
 
 // GetCompiledResultSize calls nvvmGetCompiledResultSize.
 //
-//	 Get the size of the compiled result.
+// Get the size of the compiled result.
 //
-//	- prog [in]: NVVM program.
-//	- bufferSizeRet [out]: Size of the compiled result (including the
+//   - prog [in]: NVVM program.
+//   - bufferSizeRet [out]: Size of the compiled result (including the
 //
 // trailing NULL).
 // Returns:
@@ -256,9 +256,9 @@ func GetCompiledResultSize(prog Program) (bufferSizeRet uint64, err error) {
 
 // GetErrorString calls nvvmGetErrorString.
 //
-//	 Get the message string for the given nvvmResult code.
+// Get the message string for the given nvvmResult code.
 //
-//	- result [in]: NVVM API result code.
+//   - result [in]: NVVM API result code.
 //
 // Returns:  Message string for the given nvvmResult code.
 func GetErrorString(result Result) (ret string, err error) {
@@ -272,7 +272,7 @@ func GetErrorString(result Result) (ret string, err error) {
 
 // GetProgramLog calls nvvmGetProgramLog.
 //
-//	Get the Compiler/Verifier Message.
+// Get the Compiler/Verifier Message.
 //
 // The NULL terminated message string is stored in the memory pointed to by
 // buffer when the return value is NVVM_SUCCESS.
@@ -295,7 +295,7 @@ func GetProgramLog(prog Program, buffer *byte) (err error) {
 
 // GetProgramLogSize calls nvvmGetProgramLogSize.
 //
-//	Get the Size of Compiler/Verifier Message.
+// Get the Size of Compiler/Verifier Message.
 //
 // The size of the message string (including the trailing NULL) is stored into
 // bufferSizeRet when the return value is NVVM_SUCCESS.
@@ -319,12 +319,12 @@ func GetProgramLogSize(prog Program) (bufferSizeRet uint64, err error) {
 
 // IRVersion calls nvvmIRVersion.
 //
-//	 Get the NVVM IR version.
+// Get the NVVM IR version.
 //
-//	- majorIR [out]: NVVM IR major version number.
-//	- minorIR [out]: NVVM IR minor version number.
-//	- majorDbg [out]: NVVM IR debug metadata major version number.
-//	- minorDbg [out]: NVVM IR debug metadata minor version number.
+//   - majorIR [out]: NVVM IR major version number.
+//   - minorIR [out]: NVVM IR minor version number.
+//   - majorDbg [out]: NVVM IR debug metadata major version number.
+//   - minorDbg [out]: NVVM IR debug metadata minor version number.
 //
 // Returns:
 // -  nvvmResult NVVM_SUCCESS
@@ -340,7 +340,7 @@ func IRVersion() (majorIR int32, minorIR int32, majorDbg int32, minorDbg int32, 
 
 // LazyAddModuleToProgram calls nvvmLazyAddModuleToProgram.
 //
-//	Add a module level NVVM IR to a program.
+// Add a module level NVVM IR to a program.
 //
 // The buffer should contain an NVVM IR module. The module should have NVVM
 // IR in the LLVM 7.0.1 bitcode representation.
@@ -379,7 +379,7 @@ func LazyAddModuleToProgram(prog Program, buffer string, size uint64, name strin
 
 // VerifyProgram calls nvvmVerifyProgram.
 //
-//	Verify the NVVM program.
+// Verify the NVVM program.
 //
 // The valid compiler options are:
 //
@@ -416,10 +416,10 @@ func VerifyProgram(prog Program, numOptions int32, options []string) (err error)
 
 // Version calls nvvmVersion.
 //
-//	 Get the NVVM version.
+// Get the NVVM version.
 //
-//	- major [out]: NVVM major version number.
-//	- minor [out]: NVVM minor version number.
+//   - major [out]: NVVM major version number.
+//   - minor [out]: NVVM minor version number.
 //
 // Returns:
 // -  nvvmResult NVVM_SUCCESS

@@ -11,7 +11,7 @@ var _ unsafe.Pointer
 
 // Program is the C type nvvmProgram.
 //
-//	NVVM Program.
+// NVVM Program.
 //
 // An opaque handle for a program.
 //
@@ -20,7 +20,7 @@ type Program uintptr
 
 // Result is the C type nvvmResult.
 //
-//	NVVM API call result code.
+// NVVM API call result code.
 type Result uint32
 
 const (

@@ -299,7 +299,10 @@ func (m *model) emitFunc(b *bytes.Buffer, f *funcDef) {
 		doc += fmt.Sprintf(" (%s)", f.decl)
 	}
 	doc += "."
-	if f.since != m.cfg.primary.version && f.since != "" {
+	switch {
+	case f.procVersion > 0:
+		doc += fmt.Sprintf(" It is resolved through cuGetProcAddress at CUDA %d.%d.", f.procVersion/1000, f.procVersion%1000/10)
+	case f.since != "" && f.since != m.oldest():
 		doc += fmt.Sprintf(" It needs version %s or newer of the library.", f.since)
 	}
 	if f.doc != "" {
@@ -357,6 +360,17 @@ func (m *model) emitFunc(b *bytes.Buffer, f *funcDef) {
 		b.WriteString(p)
 	}
 	b.WriteString("\treturn\n}\n\n")
+}
+
+// oldest is the oldest header version the package was generated from.
+func (m *model) oldest() string {
+	v := m.cfg.primary.version
+	for _, h := range m.cfg.others {
+		if !h.extra && versionLess(h.version, v) {
+			v = h.version
+		}
+	}
+	return v
 }
 
 func (m *model) hasLayout() bool {

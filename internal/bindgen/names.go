@@ -198,13 +198,27 @@ func cleanDoc(block []string) string {
 		l = strings.TrimSuffix(l, "*/")
 		l = strings.TrimPrefix(l, "*")
 		l = strings.TrimSpace(l)
-		out = append(out, cleanText(l))
+		l = cleanText(l)
+		if !strings.HasPrefix(l, "  - ") {
+			l = strings.TrimLeft(l, " ")
+		}
+		out = append(out, l)
 	}
 	for len(out) > 0 && strings.TrimSpace(out[0]) == "" {
 		out = out[1:]
 	}
 	for len(out) > 0 && strings.TrimSpace(out[len(out)-1]) == "" {
 		out = out[:len(out)-1]
+	}
+	// A one-line paragraph without final punctuation would become a
+	// heading under gofmt: end it with a period.
+	for i, l := range out {
+		blankBefore := i == 0 || strings.TrimSpace(out[i-1]) == ""
+		blankAfter := i == len(out)-1 || strings.TrimSpace(out[i+1]) == ""
+		t := strings.TrimSpace(l)
+		if t != "" && blankBefore && blankAfter && !strings.HasPrefix(l, " ") && !strings.ContainsAny(t[len(t)-1:], ".:;!?,)") {
+			out[i] = l + "."
+		}
 	}
 	return strings.Join(out, "\n")
 }
