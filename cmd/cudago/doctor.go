@@ -1,0 +1,383 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+
+	"github.com/cudago/cudago/bindings/driver"
+	"github.com/cudago/cudago/pathfinder"
+)
+
+func init() {
+	register(&command{
+		name:    "doctor",
+		args:    "[-json] [-require-gpu]",
+		summary: "report the CUDA libraries found, the driver's CUDA version and the GPUs",
+		help: `
+Doctor loads every CUDA library cudago uses (libcuda, NVRTC, nvJitLink,
+nvFatbin, NVVM, cuFile) and prints for each whether it was found, its path,
+where it was found, its version and any notes or warnings. For a missing
+library it lists every place searched and how to fix it: set
+CUDAGO_<LIB>_PATH or CUDA_HOME, or run scripts/setup-cuda.sh.
+
+It then prints the CUDA version the driver supports and each GPU's name,
+compute capability, total memory, PCI bus id, multiprocessor count and UUID,
+or why there is no GPU (such as cuInit returning CUDA_ERROR_NO_DEVICE).
+
+Doctor exits 0 whenever it could produce the report, even if libraries or
+GPUs are missing, and 1 with -require-gpu when there is no usable GPU.
+The -json field names are documented in 'go doc github.com/cudago/cudago/cmd/cudago'.`,
+		flags: doctorFlags,
+	})
+}
+
+func doctorFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) int {
+	asJSON := fs.Bool("json", false, "print the report as one JSON object (stable field names)")
+	requireGPU := fs.Bool("require-gpu", false, "exit 1 when no GPU is usable")
+	return func(args []string, stdout, stderr io.Writer) int {
+		if len(args) > 0 {
+			fmt.Fprintf(stderr, "cudago doctor: unexpected argument %q\nusage: cudago doctor [-json] [-require-gpu]\n", args[0])
+			return exitUsage
+		}
+		rep := doctor()
+		if *asJSON {
+			b, err := json.MarshalIndent(rep, "", "  ")
+			if err != nil {
+				fmt.Fprintln(stderr, "cudago doctor:", err)
+				return exitFail
+			}
+			stdout.Write(append(b, '\n'))
+		} else {
+			rep.writeText(stdout)
+		}
+		if *requireGPU && len(rep.GPUs) == 0 {
+			fmt.Fprintln(stderr, "cudago doctor: no GPU:", rep.NoGPUReason)
+			return exitFail
+		}
+		return exitOK
+	}
+}
+
+// doctorReport is what doctor prints; its JSON form is documented in the
+// package comment and must stay compatible (bump schema otherwise).
+type doctorReport struct {
+	Schema      int             `json:"schema"`
+	Go          string          `json:"go"`
+	OS          string          `json:"os"`
+	Arch        string          `json:"arch"`
+	Libraries   []libraryReport `json:"libraries"`
+	Driver      driverReport    `json:"driver"`
+	GPUs        []gpuReport     `json:"gpus"`
+	NoGPUReason string          `json:"no_gpu_reason"`
+}
+
+type libraryReport struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	EnvVar       string          `json:"env_var"`
+	Sonames      []string        `json:"sonames"`
+	Found        bool            `json:"found"`
+	OK           bool            `json:"ok"`
+	Path         string          `json:"path"`
+	Soname       string          `json:"soname"`
+	FoundBy      string          `json:"found_by"`
+	Version      string          `json:"version"`
+	VersionError string          `json:"version_error"`
+	CheckError   string          `json:"check_error"`
+	Notes        []string        `json:"notes"`
+	Error        string          `json:"error"`
+	Tried        []attemptReport `json:"tried"`
+	Fix          string          `json:"fix"`
+}
+
+type attemptReport struct {
+	Where string `json:"where"`
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}
+
+type driverReport struct {
+	Loaded         bool   `json:"loaded"`
+	CUDAVersion    string `json:"cuda_version"`
+	CUDAVersionRaw int    `json:"cuda_version_raw"`
+	InitError      string `json:"init_error"`
+	InitCode       string `json:"init_code"`
+}
+
+type gpuReport struct {
+	Index             int      `json:"index"`
+	Name              string   `json:"name"`
+	ComputeCapability string   `json:"compute_capability"`
+	CCMajor           int      `json:"cc_major"`
+	CCMinor           int      `json:"cc_minor"`
+	TotalMemoryBytes  uint64   `json:"total_memory_bytes"`
+	PCIBusID          string   `json:"pci_bus_id"`
+	Multiprocessors   int      `json:"multiprocessors"`
+	UUID              string   `json:"uuid"`
+	Errors            []string `json:"errors"`
+}
+
+var libDescriptions = map[pathfinder.Lib]string{
+	pathfinder.Driver:    "CUDA driver API (libcuda)",
+	pathfinder.NVRTC:     "runtime compiler (NVRTC)",
+	pathfinder.NVJitLink: "JIT linker (nvJitLink)",
+	pathfinder.NVFatbin:  "fat binary creation (nvFatbin)",
+	pathfinder.NVVM:      "NVVM IR compiler (libNVVM)",
+	pathfinder.CuFile:    "GPUDirect Storage (cuFile)",
+}
+
+// doctor gathers the report. It never fails: whatever cannot be learnt is
+// recorded in the report with the reason.
+func doctor() *doctorReport {
+	rep := &doctorReport{
+		Schema:    1,
+		Go:        runtime.Version(),
+		OS:        runtime.GOOS,
+		Arch:      runtime.GOARCH,
+		Libraries: []libraryReport{},
+		GPUs:      []gpuReport{},
+	}
+	driverFound := false
+	for _, st := range pathfinder.Report() {
+		lr := libraryFromStatus(st)
+		if st.Lib == pathfinder.Driver {
+			driverFound = lr.Found
+		}
+		rep.Libraries = append(rep.Libraries, lr)
+	}
+	rep.Driver.Loaded = driverFound
+	if !driverFound {
+		rep.NoGPUReason = "the CUDA driver library (libcuda.so.1) was not found, so no GPU can be used; install the NVIDIA driver or see the cuda entry above"
+		return rep
+	}
+	if v, err := driver.DriverGetVersion(); err == nil && v > 0 {
+		rep.Driver.CUDAVersionRaw = int(v)
+		rep.Driver.CUDAVersion = fmt.Sprintf("%d.%d", v/1000, v%1000/10)
+	}
+	if err := driver.Init(0); err != nil {
+		rep.Driver.InitError = err.Error()
+		var code driver.Result
+		if errors.As(err, &code) {
+			rep.Driver.InitCode = code.String()
+			rep.NoGPUReason = "cuInit returned " + code.String()
+			if msg, e := driver.GetErrorString(code); e == nil && msg != "" && msg != code.String() {
+				rep.NoGPUReason += " (" + msg + ")"
+			}
+		} else {
+			rep.NoGPUReason = "cuInit failed: " + firstLine(err.Error())
+		}
+		return rep
+	}
+	n, err := driver.DeviceGetCount()
+	if err != nil {
+		rep.NoGPUReason = "cuDeviceGetCount failed: " + firstLine(err.Error())
+		return rep
+	}
+	if n == 0 {
+		rep.NoGPUReason = "cuInit succeeded but cuDeviceGetCount found 0 devices (check CUDA_VISIBLE_DEVICES)"
+		return rep
+	}
+	for i := range int(n) {
+		rep.GPUs = append(rep.GPUs, queryGPU(i))
+	}
+	return rep
+}
+
+func libraryFromStatus(st pathfinder.Status) libraryReport {
+	lr := libraryReport{
+		Name:        st.Lib.String(),
+		Description: libDescriptions[st.Lib],
+		EnvVar:      st.Lib.EnvVar(),
+		Sonames:     st.Lib.Sonames(),
+		Found:       st.Err == nil && st.Library != nil,
+		OK:          st.OK(),
+		Version:     st.Version,
+		Notes:       append([]string{}, st.Notes...),
+		Tried:       []attemptReport{},
+	}
+	if lr.Sonames == nil {
+		lr.Sonames = []string{}
+	}
+	if lib := st.Library; lib != nil {
+		lr.Path, lr.Soname, lr.FoundBy = lib.Path, lib.Soname, lib.Found
+	}
+	if st.VersionErr != nil {
+		lr.VersionError = st.VersionErr.Error()
+	}
+	if st.CheckErr != nil {
+		lr.CheckError = st.CheckErr.Error()
+	}
+	if st.Err != nil {
+		lr.Error = st.Err.Error()
+		var nf *pathfinder.NotFoundError
+		if errors.As(st.Err, &nf) {
+			for _, a := range nf.Tried {
+				lr.Tried = append(lr.Tried, attemptReport{Where: a.Where, Path: a.Path, Error: a.Err})
+			}
+			if nf.Override != "" {
+				lr.Fix = fmt.Sprintf("point %s at the library file or the directory holding it, or unset it to search the usual places", nf.Override)
+			}
+		}
+		if lr.Fix == "" && st.Lib == pathfinder.Driver {
+			lr.Fix = "install the NVIDIA driver to use a GPU; without one, set CUDAGO_DRIVER_PATH or CUDA_HOME, or run scripts/setup-cuda.sh (its libcuda.so.1 lets programs load but finds no device)"
+		}
+		if lr.Fix == "" {
+			lr.Fix = fmt.Sprintf("set %s to the library file or its directory, set CUDA_HOME to a CUDA toolkit, or run scripts/setup-cuda.sh (installs CUDA 12.4 into the project's .cuda/)", lr.EnvVar)
+		}
+	}
+	return lr
+}
+
+// queryGPU asks the driver about device ordinal i; failed queries are
+// recorded in Errors and leave their fields zero.
+func queryGPU(i int) gpuReport {
+	g := gpuReport{Index: i, Errors: []string{}}
+	fail := func(what string, err error) {
+		g.Errors = append(g.Errors, what+": "+firstLine(err.Error()))
+	}
+	dev, err := driver.DeviceGet(int32(i))
+	if err != nil {
+		fail("cuDeviceGet", err)
+		return g
+	}
+	var buf [256]byte
+	if err := driver.DeviceGetName(&buf[0], int32(len(buf)), dev); err != nil {
+		fail("name", err)
+	} else {
+		g.Name = cString(buf[:])
+	}
+	major, err1 := driver.DeviceGetAttribute(driver.DeviceAttributeComputeCapabilityMajor, dev)
+	minor, err2 := driver.DeviceGetAttribute(driver.DeviceAttributeComputeCapabilityMinor, dev)
+	if err := errors.Join(err1, err2); err != nil {
+		fail("compute capability", err)
+	} else {
+		g.CCMajor, g.CCMinor = int(major), int(minor)
+		g.ComputeCapability = fmt.Sprintf("%d.%d", major, minor)
+	}
+	if mem, err := driver.DeviceTotalMem(dev); err != nil {
+		fail("total memory", err)
+	} else {
+		g.TotalMemoryBytes = mem
+	}
+	buf = [256]byte{}
+	if err := driver.DeviceGetPCIBusId(&buf[0], int32(len(buf)), dev); err != nil {
+		fail("PCI bus id", err)
+	} else {
+		g.PCIBusID = cString(buf[:])
+	}
+	if sms, err := driver.DeviceGetAttribute(driver.DeviceAttributeMultiprocessorCount, dev); err != nil {
+		fail("multiprocessor count", err)
+	} else {
+		g.Multiprocessors = int(sms)
+	}
+	if u, err := driver.DeviceGetUuid(dev); err != nil {
+		fail("UUID", err)
+	} else {
+		g.UUID = formatUUID(u.Bytes)
+	}
+	return g
+}
+
+// formatUUID writes a device UUID the way nvidia-smi does:
+// GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx.
+func formatUUID(b [16]byte) string {
+	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func cString(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func (r *doctorReport) writeText(w io.Writer) {
+	fmt.Fprintf(w, "cudago doctor (%s %s/%s)\n\nLibraries\n", r.Go, r.OS, r.Arch)
+	found := 0
+	for _, l := range r.Libraries {
+		state := "found"
+		switch {
+		case !l.Found:
+			state = "NOT FOUND"
+		case !l.OK:
+			state = "CHECK FAILED"
+		}
+		if l.Found {
+			found++
+		}
+		fmt.Fprintf(w, "  %-10s %-10s %s\n", l.Name, state, l.Description)
+		if l.Found {
+			fmt.Fprintf(w, "    path:     %s\n", l.Path)
+			fmt.Fprintf(w, "    found by: %s\n", l.FoundBy)
+			if l.Version != "" {
+				fmt.Fprintf(w, "    version:  %s\n", l.Version)
+			} else {
+				fmt.Fprintf(w, "    version:  unknown (%s)\n", l.VersionError)
+			}
+			for _, n := range l.Notes {
+				fmt.Fprintf(w, "    note:     %s\n", n)
+			}
+			if l.CheckError != "" {
+				fmt.Fprintf(w, "    check:    %s\n", indent(l.CheckError, "              "))
+			}
+			continue
+		}
+		if len(l.Tried) > 0 {
+			fmt.Fprintf(w, "    searched for %s in:\n", strings.Join(l.Sonames, ", "))
+			for _, a := range l.Tried {
+				fmt.Fprintf(w, "      %s\n", attemptString(a))
+			}
+		} else {
+			fmt.Fprintf(w, "    error: %s\n", indent(l.Error, "      "))
+		}
+		fmt.Fprintf(w, "    fix: %s\n", l.Fix)
+	}
+
+	fmt.Fprint(w, "\nDriver\n")
+	switch {
+	case !r.Driver.Loaded:
+		fmt.Fprint(w, "  not loaded (libcuda.so.1 not found)\n")
+	case r.Driver.CUDAVersion != "":
+		fmt.Fprintf(w, "  supports CUDA %s (cuDriverGetVersion: %d)\n", r.Driver.CUDAVersion, r.Driver.CUDAVersionRaw)
+	default:
+		fmt.Fprint(w, "  CUDA version unknown (cuDriverGetVersion failed)\n")
+	}
+
+	fmt.Fprintf(w, "\nGPUs (%d)\n", len(r.GPUs))
+	if len(r.GPUs) == 0 {
+		fmt.Fprintf(w, "  no GPU: %s\n", r.NoGPUReason)
+	}
+	for _, g := range r.GPUs {
+		fmt.Fprintf(w, "  %d: %s\n", g.Index, g.Name)
+		fmt.Fprintf(w, "     compute capability: %s\n", g.ComputeCapability)
+		fmt.Fprintf(w, "     memory:             %.1f GiB (%d bytes)\n", float64(g.TotalMemoryBytes)/(1<<30), g.TotalMemoryBytes)
+		fmt.Fprintf(w, "     PCI bus id:         %s\n", g.PCIBusID)
+		fmt.Fprintf(w, "     multiprocessors:    %d\n", g.Multiprocessors)
+		fmt.Fprintf(w, "     UUID:               %s\n", g.UUID)
+		for _, e := range g.Errors {
+			fmt.Fprintf(w, "     error:              %s\n", e)
+		}
+	}
+	fmt.Fprintf(w, "\n%d of %d libraries found, %d GPU(s)\n", found, len(r.Libraries), len(r.GPUs))
+}
+
+func attemptString(a attemptReport) string {
+	return pathfinder.Attempt{Path: a.Path, Where: a.Where, Err: a.Error}.String()
+}
+
+func indent(s, prefix string) string {
+	return strings.ReplaceAll(s, "\n", "\n"+prefix)
+}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// runCmd runs cudago in-process and returns its exit status and output.
+func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// doctorJSON runs `cudago doctor -json` (plus extra flags) and decodes the
+// report into the documented field names, not into doctorReport, so a
+// renamed field breaks the test.
+func doctorJSON(t *testing.T, extra ...string) (int, map[string]any) {
+	t.Helper()
+	code, stdout, stderr := runCmd(t, append([]string{"doctor", "--json"}, extra...)...)
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("doctor --json printed invalid JSON: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	return code, rep
+}
+
+func TestDoctorJSON(t *testing.T) {
+	code, rep := doctorJSON(t)
+	if code != exitOK {
+		t.Fatalf("doctor --json exited %d, want 0", code)
+	}
+	for _, k := range []string{"schema", "go", "os", "arch", "libraries", "driver", "gpus", "no_gpu_reason"} {
+		if _, ok := rep[k]; !ok {
+			t.Errorf("report lacks field %q", k)
+		}
+	}
+	if rep["schema"] != float64(1) {
+		t.Errorf("schema = %v, want 1", rep["schema"])
+	}
+
+	libs, _ := rep["libraries"].([]any)
+	byName := map[string]map[string]any{}
+	for _, l := range libs {
+		m := l.(map[string]any)
+		byName[m["name"].(string)] = m
+		for _, k := range []string{"description", "env_var", "sonames", "found", "ok", "path", "soname", "found_by",
+			"version", "version_error", "check_error", "notes", "error", "tried", "fix"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("library %v lacks field %q", m["name"], k)
+			}
+		}
+		if m["found"] == false && (m["fix"] == "" || len(m["tried"].([]any)) == 0) {
+			t.Errorf("missing library %v has no fix or no list of places tried: %v", m["name"], m)
+		}
+	}
+	for _, want := range []string{"cuda", "nvrtc", "nvJitLink", "nvfatbin", "nvvm", "cufile"} {
+		if byName[want] == nil {
+			t.Errorf("no entry for library %q", want)
+		}
+	}
+
+	// NVRTC: CI installs CUDA 12.4 with scripts/setup-cuda.sh; a GPU machine
+	// has its own toolkit, whose version may differ.
+	nvrtc := byName["nvrtc"]
+	if nvrtc == nil {
+		t.FailNow()
+	}
+	if nvrtc["found"] != true || nvrtc["ok"] != true {
+		t.Fatalf("nvrtc not found or failed its check (run scripts/setup-cuda.sh): %v", nvrtc)
+	}
+	ver, _ := nvrtc["version"].(string)
+	if nvrtc["found_by"] == "local install" {
+		if ver != "12.4" {
+			t.Errorf("nvrtc from the local install has version %q, want 12.4", ver)
+		}
+	} else if major, _, _ := strings.Cut(ver, "."); atoi(major) < 12 {
+		t.Errorf("nvrtc version %q (found by %v), want 12 or newer", ver, nvrtc["found_by"])
+	}
+	if p, _ := nvrtc["path"].(string); !strings.Contains(p, "libnvrtc") {
+		t.Errorf("nvrtc path = %q", p)
+	}
+
+	gpus, ok := rep["gpus"].([]any)
+	if !ok {
+		t.Fatalf("gpus = %#v, want a list (never null)", rep["gpus"])
+	}
+	reason, _ := rep["no_gpu_reason"].(string)
+	drv, _ := rep["driver"].(map[string]any)
+	if len(gpus) == 0 {
+		if os.Getenv("CUDAGO_REQUIRE_GPU") == "1" {
+			t.Fatalf("CUDAGO_REQUIRE_GPU=1 but doctor found no GPU: %s", reason)
+		}
+		// Without a GPU, cuInit fails with CUDA_ERROR_NO_DEVICE whenever a
+		// libcuda loads (the local install provides one).
+		if drv["loaded"] == true && !strings.Contains(reason, "CUDA_ERROR_NO_DEVICE") {
+			t.Errorf("no GPU, and the reason %q does not mention CUDA_ERROR_NO_DEVICE (driver: %v)", reason, drv)
+		}
+		if reason == "" {
+			t.Error("no GPU and no reason given")
+		}
+		t.Logf("no GPU: %s", reason)
+		return
+	}
+	if reason != "" {
+		t.Errorf("%d GPUs but no_gpu_reason = %q", len(gpus), reason)
+	}
+	if v, _ := drv["cuda_version"].(string); v == "" {
+		t.Errorf("GPUs present but the driver's CUDA version is unknown: %v", drv)
+	}
+	for _, g := range gpus {
+		m := g.(map[string]any)
+		t.Logf("GPU %v: %v, compute capability %v, %.0f bytes, %v SMs, PCI %v, %v",
+			m["index"], m["name"], m["compute_capability"], m["total_memory_bytes"], m["multiprocessors"], m["pci_bus_id"], m["uuid"])
+		if name, _ := m["name"].(string); name == "" {
+			t.Errorf("GPU %v has no name: %v", m["index"], m)
+		}
+		major, _ := m["cc_major"].(float64)
+		minor, _ := m["cc_minor"].(float64)
+		if major*10+minor < 70 {
+			t.Errorf("GPU %v compute capability %v.%v, want >= 7.0", m["index"], major, minor)
+		}
+		if mem, _ := m["total_memory_bytes"].(float64); mem <= 0 {
+			t.Errorf("GPU %v total memory %v", m["index"], m["total_memory_bytes"])
+		}
+		if u, _ := m["uuid"].(string); !strings.HasPrefix(u, "GPU-") || len(u) != len("GPU-")+36 {
+			t.Errorf("GPU %v UUID %q", m["index"], u)
+		}
+		if errs, _ := m["errors"].([]any); len(errs) > 0 {
+			t.Errorf("GPU %v queries failed: %v", m["index"], errs)
+		}
+	}
+}
+
+func TestDoctorRequireGPU(t *testing.T) {
+	code, rep := doctorJSON(t, "--require-gpu")
+	want := exitOK
+	if gpus, _ := rep["gpus"].([]any); len(gpus) == 0 {
+		want = exitFail
+	}
+	if code != want {
+		t.Errorf("doctor --require-gpu exited %d, want %d (gpus: %v)", code, want, rep["gpus"])
+	}
+}
+
+func TestDoctorText(t *testing.T) {
+	code, stdout, stderr := runCmd(t, "doctor")
+	if code != exitOK {
+		t.Fatalf("doctor exited %d; stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"Libraries", "nvrtc", "Driver", "GPUs", "libraries found"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stdout, "no GPU: ") && !strings.Contains(stdout, "compute capability:") {
+		t.Errorf("doctor output neither lists a GPU nor says why there is none:\n%s", stdout)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}} {
+		code, stdout, stderr := runCmd(t, args...)
+		if code != exitOK || !strings.Contains(stdout, "doctor") || !strings.Contains(stdout, "Usage:") || stderr != "" {
+			t.Errorf("cudago %v: exit %d, stdout:\n%s\nstderr:\n%s", args, code, stdout, stderr)
+		}
+	}
+	for _, args := range [][]string{{"doctor", "-h"}, {"doctor", "--help"}, {"help", "doctor"}} {
+		code, stdout, stderr := runCmd(t, args...)
+		if code != exitOK || !strings.Contains(stdout, "usage: cudago doctor") || !strings.Contains(stdout, "-json") ||
+			!strings.Contains(stdout, "-require-gpu") || stderr != "" {
+			t.Errorf("cudago %v: exit %d, stdout:\n%s\nstderr:\n%s", args, code, stdout, stderr)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // in stderr
+	}{
+		{nil, "Usage:"},
+		{[]string{"nosuchcommand"}, `unknown command "nosuchcommand"`},
+		{[]string{"help", "nosuchcommand"}, `unknown command "nosuchcommand"`},
+		{[]string{"-json"}, "flag -json before a command"},
+		{[]string{"doctor", "-nosuchflag"}, "flag provided but not defined: -nosuchflag"},
+		{[]string{"doctor", "extra"}, `unexpected argument "extra"`},
+	} {
+		code, stdout, stderr := runCmd(t, tc.args...)
+		if code != exitUsage {
+			t.Errorf("cudago %q exited %d, want %d", tc.args, code, exitUsage)
+		}
+		if !strings.Contains(stderr, tc.want) {
+			t.Errorf("cudago %q: stderr lacks %q:\n%s", tc.args, tc.want, stderr)
+		}
+		if stdout != "" {
+			t.Errorf("cudago %q wrote to stdout on a usage error:\n%s", tc.args, stdout)
+		}
+	}
+}
+
+func TestFormatUUID(t *testing.T) {
+	var b [16]byte
+	for i := range b {
+		b[i] = byte(i * 17)
+	}
+	const want = "GPU-00112233-4455-6677-8899-aabbccddeeff"
+	if got := formatUUID(b); got != want {
+		t.Errorf("formatUUID = %q, want %q", got, want)
+	}
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
+	}
+	return n
+}

@@ -1,0 +1,226 @@
+// Command cudago is the command-line face of cudago: it reports on, and will
+// drive, the CUDA toolchain and driver that cudago loads at run time.
+//
+// Usage:
+//
+//	cudago <command> [flags] [arguments]
+//	cudago help [command]
+//
+// Commands:
+//
+//	doctor   report the CUDA libraries found, the driver's CUDA version and the GPUs
+//
+// More commands (compile, link, fatbin, ls, extract, build) will follow; each
+// lives in its own file and registers itself in the command table.
+//
+// Exit status: 0 when the command worked, 1 when it failed, 2 for a usage
+// error (unknown command, bad flag, unexpected argument). Errors go to
+// standard error.
+//
+// # cudago doctor
+//
+//	cudago doctor [-json] [-require-gpu]
+//
+// doctor loads every library pathfinder knows (the driver libcuda, NVRTC,
+// nvJitLink, nvFatbin, NVVM, cuFile) and prints, for each, whether it was
+// found, its path, where it was found, its version and any notes or
+// warnings; for a missing library it prints every place tried and how to
+// fix it. Then it prints the CUDA version the driver supports and, for each
+// GPU, its name, compute capability, total memory, PCI bus id,
+// multiprocessor count and UUID, or why there is none (for example
+// "no GPU: cuInit returned CUDA_ERROR_NO_DEVICE").
+//
+// doctor exits 0 whenever the report could be produced, even when libraries
+// or GPUs are missing: reporting is its job. With -require-gpu it exits 1
+// when no GPU is usable.
+//
+// # doctor -json
+//
+// With -json, doctor prints one JSON object. Field names are stable; every
+// field is always present (strings may be "", lists are [] when empty):
+//
+//	{
+//	  "schema": 1,                       // bumped on incompatible changes
+//	  "go": "go1.26.8", "os": "linux", "arch": "amd64",
+//	  "libraries": [{                    // fixed order: cuda, nvrtc, nvJitLink, nvfatbin, nvvm, cufile
+//	    "name": "nvrtc",                 // pathfinder.Lib
+//	    "description": "runtime compiler (NVRTC)",
+//	    "env_var": "CUDAGO_NVRTC_PATH",  // override variable
+//	    "sonames": ["libnvrtc.so.13", "libnvrtc.so.12"],
+//	    "found": true,                   // the library loaded
+//	    "ok": true,                      // found and its checks passed
+//	    "path": "/.../libnvrtc.so.12",   // file loaded ("" when missing)
+//	    "soname": "libnvrtc.so.12",
+//	    "found_by": "local install",     // pathfinder.Library.Found
+//	    "version": "12.4",               // the library's own version ("" if unknown)
+//	    "version_error": "",
+//	    "check_error": "",               // a failed functional check (NVRTC compiling a kernel)
+//	    "notes": ["loaded .../libnvrtc-builtins.so.12.4", "compiles a test kernel"],
+//	    "error": "",                     // why it did not load (pathfinder's full message)
+//	    "tried": [{"where": "CUDA_HOME", "path": "", "error": "CUDA_HOME not set"}],
+//	    "fix": ""                        // how to fix a missing library
+//	  }],
+//	  "driver": {
+//	    "loaded": true,                  // libcuda loaded
+//	    "cuda_version": "12.4",          // cuDriverGetVersion as major.minor ("" if unknown)
+//	    "cuda_version_raw": 12040,       // 1000*major + 10*minor (0 if unknown)
+//	    "init_error": "",                // cuInit's error ("" when it succeeded)
+//	    "init_code": ""                  // its CUresult name, e.g. "CUDA_ERROR_NO_DEVICE"
+//	  },
+//	  "gpus": [{
+//	    "index": 0, "name": "NVIDIA H100 80GB HBM3",
+//	    "compute_capability": "9.0", "cc_major": 9, "cc_minor": 0,
+//	    "total_memory_bytes": 84929347584,
+//	    "pci_bus_id": "0000:18:00.0",
+//	    "multiprocessors": 132,
+//	    "uuid": "GPU-6d6f2b3a-...",
+//	    "errors": []                     // queries about this GPU that failed
+//	  }],
+//	  "no_gpu_reason": ""                // why "gpus" is empty, e.g. "cuInit returned CUDA_ERROR_NO_DEVICE (...)"
+//	}
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0 // the command worked
+	exitFail  = 1 // the command ran and failed
+	exitUsage = 2 // the command line was wrong
+)
+
+// A command is one cudago subcommand. Each lives in its own file and adds
+// itself to the table with register from an init function.
+type command struct {
+	name    string // as typed: "doctor"
+	args    string // synopsis after the name: "[-json] [-require-gpu]"
+	summary string // one line for `cudago -h`
+	// help is printed after the synopsis by `cudago <name> -h`, before the flags.
+	help string
+	// flags defines the command's flags on fs and returns the function that
+	// runs it with the remaining arguments. It writes its report to stdout,
+	// errors to stderr, and returns the exit status.
+	flags func(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) int
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) {
+	if _, dup := commands[c.name]; dup {
+		panic("cudago: command registered twice: " + c.name)
+	}
+	commands[c.name] = c
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run runs cudago with the arguments after the program name and returns the
+// exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help", "help":
+		if name == "help" && len(args) > 1 {
+			c, ok := commands[args[1]]
+			if !ok {
+				return unknown(args[1], stderr)
+			}
+			fs := newFlagSet(c)
+			c.flags(fs)
+			commandUsage(c, fs, stdout)
+			return exitOK
+		}
+		usage(stdout)
+		return exitOK
+	}
+	if strings.HasPrefix(name, "-") {
+		fmt.Fprintf(stderr, "cudago: flag %s before a command; flags follow the command: cudago <command> [flags]\n", name)
+		fmt.Fprintln(stderr, "run 'cudago -h' for the list of commands")
+		return exitUsage
+	}
+	c, ok := commands[name]
+	if !ok {
+		return unknown(name, stderr)
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+func unknown(name string, stderr io.Writer) int {
+	fmt.Fprintf(stderr, "cudago: unknown command %q\n", name)
+	fmt.Fprintln(stderr, "run 'cudago -h' for the list of commands")
+	return exitUsage
+}
+
+func newFlagSet(c *command) *flag.FlagSet {
+	fs := flag.NewFlagSet("cudago "+c.name, flag.ContinueOnError)
+	fs.Usage = func() {} // run prints the usage itself, to the right stream
+	return fs
+}
+
+// run parses the command's flags and runs it. -h prints the usage on stdout
+// and exits 0; a bad flag prints the error and usage on stderr and exits 2.
+func (c *command) run(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet(c)
+	fs.SetOutput(stderr) // where flag reports parse errors
+	body := c.flags(fs)
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			commandUsage(c, fs, stdout)
+			return exitOK
+		}
+		// flag has already printed the error.
+		fmt.Fprintf(stderr, "usage: cudago %s %s\nrun 'cudago %s -h' for help\n", c.name, c.args, c.name)
+		return exitUsage
+	}
+	return body(fs.Args(), stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `cudago drives the CUDA toolchain and driver from Go, loading NVIDIA's
+libraries at run time (no CUDA needed to build).
+
+Usage:
+
+	cudago <command> [flags] [arguments]
+
+Commands:
+
+`)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "\t%-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprint(w, `
+Run 'cudago <command> -h' for a command's flags.
+Exit status: 0 ok, 1 failure, 2 usage error.
+`)
+}
+
+// commandUsage prints c's usage; fs holds c's flags, already defined.
+func commandUsage(c *command, fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprintf(w, "usage: cudago %s %s\n\n%s\n", c.name, c.args, strings.TrimSpace(c.help))
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		fmt.Fprint(w, "\nFlags:\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+}
