@@ -1,6 +1,13 @@
 package core
 
-import "github.com/cudago/cudago/bindings/driver"
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cudago/cudago/bindings/driver"
+)
 
 // Kernel is a GPU function of an ObjectCode. It is context-independent
 // (a CUkernel): the same Kernel launches on any device the code loads on.
@@ -8,6 +15,12 @@ type Kernel struct {
 	handle driver.Kernel
 	name   string
 	code   *ObjectCode // keeps the library loaded while the kernel lives
+
+	// Launch state (launch.go): the parameter layout, read once, and
+	// pooled parameter buffers for layouts too large for the stack.
+	params  atomic.Pointer[paramLayout]
+	paramMu sync.Mutex
+	bufPool sync.Pool
 }
 
 // newKernel is how ObjectCode hands out kernels.
@@ -20,3 +33,150 @@ func (k *Kernel) Name() string { return k.name }
 
 // Handle returns the driver's CUkernel.
 func (k *Kernel) Handle() driver.Kernel { return k.handle }
+
+// anyContext returns a context for kernel queries that name no device:
+// device 0's primary context.
+func anyContext() (*Context, error) {
+	d, err := GetDevice(0)
+	if err != nil {
+		return nil, err
+	}
+	return d.primary, nil
+}
+
+// Arguments returns the kernel's parameters: their offsets and sizes in
+// the parameter buffer (cuKernelGetParamInfo; read once, then cached).
+func (k *Kernel) Arguments() ([]ArgumentInfo, error) {
+	lay := k.params.Load()
+	if lay == nil {
+		c, err := anyContext()
+		if err != nil {
+			return nil, err
+		}
+		h, err := c.enter()
+		if err != nil {
+			return nil, err
+		}
+		defer c.exit()
+		if lay, err = k.loadParams(h); err != nil {
+			return nil, err
+		}
+	}
+	return append([]ArgumentInfo(nil), lay.params...), nil
+}
+
+// NumArguments returns the number of the kernel's parameters.
+func (k *Kernel) NumArguments() (int, error) {
+	a, err := k.Arguments()
+	return len(a), err
+}
+
+// Attribute queries a kernel attribute on dev (cuKernelGetAttribute, in
+// dev's primary context, loading the kernel there if need be).
+func (k *Kernel) Attribute(dev *Device, attr driver.FunctionAttribute) (int, error) {
+	h, err := dev.primary.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer dev.primary.exit()
+	v, err := cKernelGetAttribute(h, attr, k.handle, dev.handle)
+	runtime.KeepAlive(k)
+	return v, err
+}
+
+// SetAttribute sets a kernel attribute on dev (cuKernelSetAttribute).
+func (k *Kernel) SetAttribute(dev *Device, attr driver.FunctionAttribute, value int) error {
+	h, err := dev.primary.enter()
+	if err != nil {
+		return err
+	}
+	defer dev.primary.exit()
+	err = cKernelSetAttribute(h, attr, value, k.handle, dev.handle)
+	runtime.KeepAlive(k)
+	return err
+}
+
+// NumRegisters returns the registers each thread uses.
+func (k *Kernel) NumRegisters(dev *Device) (int, error) {
+	return k.Attribute(dev, driver.FuncAttributeNumRegs)
+}
+
+// SharedMemoryBytes returns the static shared memory per block.
+func (k *Kernel) SharedMemoryBytes(dev *Device) (int, error) {
+	return k.Attribute(dev, driver.FuncAttributeSharedSizeBytes)
+}
+
+// ConstMemoryBytes returns the constant memory the kernel uses.
+func (k *Kernel) ConstMemoryBytes(dev *Device) (int, error) {
+	return k.Attribute(dev, driver.FuncAttributeConstSizeBytes)
+}
+
+// LocalMemoryBytes returns the local memory each thread uses.
+func (k *Kernel) LocalMemoryBytes(dev *Device) (int, error) {
+	return k.Attribute(dev, driver.FuncAttributeLocalSizeBytes)
+}
+
+// MaxThreadsPerBlock returns the largest block the kernel can launch with
+// on dev.
+func (k *Kernel) MaxThreadsPerBlock(dev *Device) (int, error) {
+	return k.Attribute(dev, driver.FuncAttributeMaxThreadsPerBlock)
+}
+
+// PTXVersion returns the PTX virtual architecture the kernel was compiled
+// for, times ten plus minor (90 for 9.0); BinaryVersion the binary one.
+func (k *Kernel) PTXVersion(dev *Device) (int, error) {
+	return k.Attribute(dev, driver.FuncAttributePtxVersion)
+}
+
+// BinaryVersion returns the binary architecture of the kernel (90 for sm_90).
+func (k *Kernel) BinaryVersion(dev *Device) (int, error) {
+	return k.Attribute(dev, driver.FuncAttributeBinaryVersion)
+}
+
+// MaxDynamicSharedMemory returns the dynamic shared memory the kernel may
+// be launched with on dev.
+func (k *Kernel) MaxDynamicSharedMemory(dev *Device) (int, error) {
+	return k.Attribute(dev, driver.FuncAttributeMaxDynamicSharedSizeBytes)
+}
+
+// SetMaxDynamicSharedMemory lets the kernel launch with up to n bytes of
+// dynamic shared memory on dev (up to Device.MaxSharedMemoryPerBlockOptin
+// minus its static shared memory).
+func (k *Kernel) SetMaxDynamicSharedMemory(dev *Device, n int) error {
+	return k.SetAttribute(dev, driver.FuncAttributeMaxDynamicSharedSizeBytes, n)
+}
+
+// MaxActiveBlocksPerMultiprocessor returns how many blocks of blockSize
+// threads with dynSmem bytes of dynamic shared memory fit on one SM of dev
+// (cuOccupancyMaxActiveBlocksPerMultiprocessor on the kernel's CUfunction
+// in dev's primary context).
+func (k *Kernel) MaxActiveBlocksPerMultiprocessor(dev *Device, blockSize, dynSmem int) (int, error) {
+	if blockSize <= 0 || dynSmem < 0 {
+		return 0, fmt.Errorf("core: MaxActiveBlocksPerMultiprocessor: bad block size %d or shared memory %d", blockSize, dynSmem)
+	}
+	h, err := dev.primary.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer dev.primary.exit()
+	v, err := cOccupancyMaxActiveBlocks(h, k.handle, blockSize, uint64(dynSmem))
+	runtime.KeepAlive(k)
+	return v, err
+}
+
+// SuggestedBlockSize returns the block size that maximizes occupancy on
+// dev with dynSmem bytes of dynamic shared memory per block, and the
+// smallest grid that reaches it (cuOccupancyMaxPotentialBlockSize).
+func (k *Kernel) SuggestedBlockSize(dev *Device, dynSmem int) (minGrid, blockSize int, err error) {
+	if dynSmem < 0 {
+		return 0, 0, fmt.Errorf("core: SuggestedBlockSize: negative shared memory %d", dynSmem)
+	}
+	h, err := dev.primary.enter()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer dev.primary.exit()
+	g, b, err := cOccupancyMaxPotentialBlockSize(h, k.handle, uint64(dynSmem), 0)
+	runtime.KeepAlive(k)
+	return g, b, err
+}

@@ -1,0 +1,389 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/cudago/cudago/bindings/driver"
+)
+
+// Buffer is memory from a MemoryResource: a device address, a size, the
+// resource that frees it and the stream it was allocated on. Close frees
+// it on that stream (stream-ordered for a DeviceMemoryResource); a
+// finalizer frees a forgotten one.
+//
+// The synchronous methods (CopyToDevice, CopyFromDevice, CopyFrom,
+// Memset8/32) run on the buffer's stream (its context's legacy default
+// stream when it has none) and wait for it: they see the work queued
+// there before them.
+type Buffer struct {
+	ptr     driver.Deviceptr
+	size    int
+	mr      MemoryResource
+	stream  *Stream // allocation stream; may be nil
+	life    life
+	cleanup runtime.Cleanup
+}
+
+// NewBuffer wraps memory of resource mr, to be freed by mr.Deallocate on
+// stream (which may be nil) when the Buffer is closed or collected.
+func NewBuffer(ptr driver.Deviceptr, size int, mr MemoryResource, stream *Stream) *Buffer {
+	b := &Buffer{ptr: ptr, size: size, mr: mr, stream: stream}
+	if ptr != 0 {
+		b.cleanup = runtime.AddCleanup(b, freeBuffer, bufferRef{ptr, size, mr, stream})
+	}
+	return b
+}
+
+type bufferRef struct {
+	ptr    driver.Deviceptr
+	size   int
+	mr     MemoryResource
+	stream *Stream
+}
+
+func freeBuffer(r bufferRef) { r.mr.Deallocate(r.ptr, r.size, r.stream) }
+
+// Ptr returns the buffer's device address (0 after Close).
+func (b *Buffer) Ptr() driver.Deviceptr {
+	if b.life.closed() {
+		return 0
+	}
+	return b.ptr
+}
+
+// Size returns the buffer's size in bytes.
+func (b *Buffer) Size() int { return b.size }
+
+// MemoryResource returns the resource the buffer came from.
+func (b *Buffer) MemoryResource() MemoryResource { return b.mr }
+
+// Device returns the device of the buffer's resource.
+func (b *Buffer) Device() *Device { return b.mr.Device() }
+
+// Stream returns the stream the buffer was allocated on, or nil.
+func (b *Buffer) Stream() *Stream { return b.stream }
+
+// Close frees the buffer on the stream it was allocated on; CloseOn frees
+// it on another. Later uses return ErrClosed; closing twice is not an
+// error.
+func (b *Buffer) Close() error { return b.CloseOn(b.stream) }
+
+// CloseOn frees the buffer ordered on stream: for a stream-ordered
+// resource the memory is released once the work queued on stream so far
+// is done; the others wait for stream first.
+func (b *Buffer) CloseOn(stream *Stream) error {
+	if !b.life.close() {
+		return nil
+	}
+	if b.ptr == 0 {
+		return nil
+	}
+	b.cleanup.Stop()
+	return b.mr.Deallocate(b.ptr, b.size, stream)
+}
+
+// Bytes returns the memory of a host-accessible buffer (pinned or
+// managed) as a slice, valid until Close. Wait for the GPU work that
+// writes it before reading it.
+func (b *Buffer) Bytes() ([]byte, error) {
+	if b.life.closed() {
+		return nil, ErrClosed
+	}
+	if !b.mr.HostAccessible() {
+		return nil, fmt.Errorf("core: Buffer.Bytes: %T memory is not host-accessible", b.mr)
+	}
+	if b.size == 0 {
+		return []byte{}, nil
+	}
+	return unsafe.Slice((*byte)(hostPtr(b.ptr)), b.size), nil
+}
+
+// opStream returns the stream the synchronous operations of b run on.
+func (b *Buffer) opStream() *Stream {
+	if b.stream != nil && !b.stream.life.closed() {
+		return b.stream
+	}
+	if b.stream != nil {
+		return b.stream.ctx.DefaultStream()
+	}
+	return b.mr.Device().primary.DefaultStream()
+}
+
+// use acquires b and the stream s (b's own when nil) for a driver call.
+func (b *Buffer) use(s *Stream) (driver.Context, *Stream, error) {
+	if !b.life.acquire() {
+		return 0, nil, ErrClosed
+	}
+	if s == nil {
+		s = b.opStream()
+	}
+	h, err := s.enter()
+	if err != nil {
+		b.life.release()
+		return 0, nil, err
+	}
+	return h, s, nil
+}
+
+func (b *Buffer) done(s *Stream) {
+	s.exit()
+	b.life.release()
+}
+
+// ---- typed copies ----
+
+var pointerFree sync.Map // reflect.Type -> error (nil: pointer-free)
+
+// checkElem refuses element types that hold Go pointers, which cgo may not
+// pass and a GPU cannot use.
+func checkElem[T any](fn string) error {
+	t := reflect.TypeFor[T]()
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return nil
+	}
+	if v, ok := pointerFree.Load(t); ok {
+		if v == nil {
+			return nil
+		}
+		return v.(error)
+	}
+	var err error
+	if hasPointers(t) {
+		err = fmt.Errorf("core: %s: element type %v holds Go pointers", fn, t)
+	}
+	if err == nil {
+		pointerFree.Store(t, nil)
+	} else {
+		pointerFree.Store(t, err)
+	}
+	return err
+}
+
+func hasPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Array:
+		return t.Len() > 0 && hasPointers(t.Elem())
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if hasPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	case reflect.Pointer, reflect.UnsafePointer, reflect.Map, reflect.Slice, reflect.String,
+		reflect.Chan, reflect.Func, reflect.Interface:
+		return true
+	}
+	return false
+}
+
+func sliceBytes[T any](s []T) (unsafe.Pointer, int) {
+	if len(s) == 0 {
+		return nil, 0
+	}
+	var z T
+	return unsafe.Pointer(unsafe.SliceData(s)), len(s) * int(unsafe.Sizeof(z))
+}
+
+func boundsErr(fn string, n, size int) error {
+	return fmt.Errorf("core: %s: %d bytes do not fit in a buffer of %d bytes", fn, n, size)
+}
+
+// CopyToDevice copies src into the start of dst and waits for the copy.
+// It fails, before any driver call, when src holds more bytes than dst.
+func CopyToDevice[T any](dst *Buffer, src []T) error {
+	if err := checkElem[T]("CopyToDevice"); err != nil {
+		return err
+	}
+	p, n := sliceBytes(src)
+	if n > dst.size {
+		return boundsErr("CopyToDevice", n, dst.size)
+	}
+	h, s, err := dst.use(nil)
+	if err != nil {
+		return err
+	}
+	defer dst.done(s)
+	if n == 0 {
+		return nil
+	}
+	return cMemcpyHtoDSync(h, dst.ptr, p, uint64(n), s.handle)
+}
+
+// CopyFromDevice fills dst from the start of src and waits for the copy.
+// It fails, before any driver call, when dst wants more bytes than src
+// holds.
+func CopyFromDevice[T any](dst []T, src *Buffer) error {
+	if err := checkElem[T]("CopyFromDevice"); err != nil {
+		return err
+	}
+	p, n := sliceBytes(dst)
+	if n > src.size {
+		return boundsErr("CopyFromDevice", n, src.size)
+	}
+	h, s, err := src.use(nil)
+	if err != nil {
+		return err
+	}
+	defer src.done(s)
+	if n == 0 {
+		return nil
+	}
+	return cMemcpyDtoHSync(h, p, src.ptr, uint64(n), s.handle)
+}
+
+// CopyToDeviceAsync queues a copy of src into the start of dst on stream
+// and returns. src is pinned (runtime.Pinner) until the copy completes;
+// the caller must not modify it before then (Stream.Sync, Done...). It
+// cannot be captured into a graph.
+func CopyToDeviceAsync[T any](stream *Stream, dst *Buffer, src []T) error {
+	if err := checkElem[T]("CopyToDeviceAsync"); err != nil {
+		return err
+	}
+	p, n := sliceBytes(src)
+	if n > dst.size {
+		return boundsErr("CopyToDeviceAsync", n, dst.size)
+	}
+	h, s, err := dst.use(stream)
+	if err != nil {
+		return err
+	}
+	defer dst.done(s)
+	if n == 0 {
+		return nil
+	}
+	pin := new(runtime.Pinner)
+	pin.Pin(p)
+	hd := registerCallback(hostCallback(pinCallback{pin}))
+	if err := cMemcpyHtoDAsync(h, dst.ptr, p, uint64(n), s.handle, hd); err != nil {
+		deleteCallback(hd)
+		pin.Unpin()
+		return err
+	}
+	return nil
+}
+
+// CopyFromDeviceAsync queues a copy from the start of src into dst on
+// stream and returns; dst is pinned until the copy completes and must not
+// be read before then. It cannot be captured into a graph.
+func CopyFromDeviceAsync[T any](stream *Stream, dst []T, src *Buffer) error {
+	if err := checkElem[T]("CopyFromDeviceAsync"); err != nil {
+		return err
+	}
+	p, n := sliceBytes(dst)
+	if n > src.size {
+		return boundsErr("CopyFromDeviceAsync", n, src.size)
+	}
+	h, s, err := src.use(stream)
+	if err != nil {
+		return err
+	}
+	defer src.done(s)
+	if n == 0 {
+		return nil
+	}
+	pin := new(runtime.Pinner)
+	pin.Pin(p)
+	hd := registerCallback(hostCallback(pinCallback{pin}))
+	if err := cMemcpyDtoHAsync(h, p, src.ptr, uint64(n), s.handle, hd); err != nil {
+		deleteCallback(hd)
+		pin.Unpin()
+		return err
+	}
+	return nil
+}
+
+// ---- device-to-device ----
+
+// CopyFrom copies all of src into the start of b and waits for the copy.
+// Buffers of different devices are copied peer to peer (cuMemcpyPeer).
+func (b *Buffer) CopyFrom(src *Buffer) error { return b.copyFrom(nil, src, true) }
+
+// CopyFromAsync queues a copy of all of src into the start of b on stream.
+func (b *Buffer) CopyFromAsync(stream *Stream, src *Buffer) error {
+	if stream == nil {
+		return errors.New("core: Buffer.CopyFromAsync: nil stream")
+	}
+	return b.copyFrom(stream, src, false)
+}
+
+func (b *Buffer) copyFrom(stream *Stream, src *Buffer, sync bool) error {
+	if src.size > b.size {
+		return boundsErr("Buffer.CopyFrom", src.size, b.size)
+	}
+	h, s, err := b.use(stream)
+	if err != nil {
+		return err
+	}
+	defer b.done(s)
+	if !src.life.acquire() {
+		return ErrClosed
+	}
+	defer src.life.release()
+	if src.size == 0 {
+		return nil
+	}
+	sd, dd := src.mr.Device(), b.mr.Device()
+	if sd == dd {
+		return cMemcpyDtoD(h, b.ptr, src.ptr, uint64(src.size), s.handle, sync)
+	}
+	dh, err := dd.primary.enter()
+	if err != nil {
+		return err
+	}
+	defer dd.primary.exit()
+	sh, err := sd.primary.enter()
+	if err != nil {
+		return err
+	}
+	defer sd.primary.exit()
+	return cMemcpyPeer(h, b.ptr, dh, src.ptr, sh, uint64(src.size), s.handle, sync)
+}
+
+// ---- memset ----
+
+// Memset8 sets every byte of b to v and waits.
+func (b *Buffer) Memset8(v uint8) error { return b.memset(nil, uint32(v), 1, true) }
+
+// Memset32 sets every 32-bit word of b to v and waits; b's size must be a
+// multiple of 4.
+func (b *Buffer) Memset32(v uint32) error { return b.memset(nil, v, 4, true) }
+
+// Memset8Async queues setting every byte of b to v on stream.
+func (b *Buffer) Memset8Async(stream *Stream, v uint8) error {
+	if stream == nil {
+		return errors.New("core: Buffer.Memset8Async: nil stream")
+	}
+	return b.memset(stream, uint32(v), 1, false)
+}
+
+// Memset32Async queues setting every 32-bit word of b to v on stream.
+func (b *Buffer) Memset32Async(stream *Stream, v uint32) error {
+	if stream == nil {
+		return errors.New("core: Buffer.Memset32Async: nil stream")
+	}
+	return b.memset(stream, v, 4, false)
+}
+
+func (b *Buffer) memset(stream *Stream, v uint32, elem int, sync bool) error {
+	if b.size%elem != 0 {
+		return fmt.Errorf("core: Buffer.Memset32: size %d is not a multiple of 4", b.size)
+	}
+	h, s, err := b.use(stream)
+	if err != nil {
+		return err
+	}
+	defer b.done(s)
+	if b.size == 0 {
+		return nil
+	}
+	return cMemset(h, b.ptr, v, elem, uint64(b.size/elem), s.handle, sync)
+}

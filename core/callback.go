@@ -1,0 +1,178 @@
+package core
+
+/*
+#include <stdint.h>
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cudago/cudago/bindings/driver"
+)
+
+// Host callbacks: the C layer registers one trampoline with
+// cuStreamAddCallback (which also runs, with the error, when the stream
+// failed) or cuLaunchHostFunc, and passes a callback id as user data; the
+// trampoline calls cudagoHostCallback on a driver thread. Callbacks must
+// not call CUDA, so none of these does.
+//
+// The ids work like cgo.Handle, but an id that is no longer registered is
+// ignored instead of panicking: a graph's host function may still run
+// after its GraphExec was closed (the driver frees it on completion).
+
+type hostCallback interface {
+	// run handles one call; it reports whether the handle must be kept
+	// for more calls (a host function captured into a graph).
+	run(status driver.Result) (keep bool)
+}
+
+var callbacks struct {
+	next atomic.Uintptr
+	m    sync.Map // uintptr -> hostCallback
+}
+
+func registerCallback(cb hostCallback) uintptr {
+	id := callbacks.next.Add(1)
+	callbacks.m.Store(id, cb)
+	return id
+}
+
+func deleteCallback(id uintptr) { callbacks.m.Delete(id) }
+
+//export cudagoHostCallback
+func cudagoHostCallback(h C.uintptr_t, status C.int) {
+	runCallback(uintptr(h), driver.Result(status))
+}
+
+func runCallback(id uintptr, status driver.Result) {
+	v, ok := callbacks.m.Load(id)
+	if !ok {
+		return
+	}
+	if !v.(hostCallback).run(status) {
+		deleteCallback(id)
+	}
+}
+
+// doneCallback delivers a stream's completion to a channel.
+type doneCallback chan error
+
+func (c doneCallback) run(status driver.Result) bool {
+	if status != driver.Success {
+		msg, _ := driver.GetErrorString(status)
+		c <- &driver.Error{Lib: "driver", Func: "cuStreamAddCallback", Code: status, Message: msg}
+	} else {
+		c <- nil
+	}
+	close(c)
+	return false
+}
+
+// pinCallback releases Go memory pinned for an asynchronous copy.
+type pinCallback struct{ p *runtime.Pinner }
+
+func (c pinCallback) run(driver.Result) bool {
+	c.p.Unpin()
+	return false
+}
+
+// funcCallback runs a user function (LaunchHostFunc) once.
+type funcCallback func()
+
+func (f funcCallback) run(driver.Result) bool {
+	f()
+	return false
+}
+
+// graphFunc is a user function captured into a graph: it runs at every
+// launch of the graph, so its handle lives until the graph and every
+// GraphExec made from it are closed (graphHandles).
+type graphFunc func()
+
+func (f graphFunc) run(driver.Result) bool {
+	f()
+	return true
+}
+
+// graphHandles holds the handles a captured graph needs, shared by the
+// Graph and its GraphExecs; the last one closed deletes them.
+type graphHandles struct {
+	mu   sync.Mutex
+	refs int
+	hs   []uintptr
+}
+
+func (g *graphHandles) add(h uintptr) {
+	g.mu.Lock()
+	g.hs = append(g.hs, h)
+	g.mu.Unlock()
+}
+
+func (g *graphHandles) ref() *graphHandles {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	g.refs++
+	g.mu.Unlock()
+	return g
+}
+
+func (g *graphHandles) unref() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.refs--; g.refs == 0 {
+		for _, h := range g.hs {
+			deleteCallback(h)
+		}
+		g.hs = nil
+	}
+}
+
+// life guards a resource against use during and after Close: users
+// acquire and release around each driver call, Close marks it closed and
+// waits for the users in flight. Two atomic adds per use.
+type life struct{ n atomic.Int64 }
+
+const lifeClosed = int64(1) << 62
+
+func (l *life) acquire() bool {
+	if l.n.Add(1)&lifeClosed != 0 {
+		l.n.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (l *life) release() { l.n.Add(-1) }
+
+func (l *life) closed() bool { return l.n.Load()&lifeClosed != 0 }
+
+// close marks l closed and waits until no user is in flight. It reports
+// whether this call closed it (false: it was closed before).
+func (l *life) close() bool {
+	for {
+		v := l.n.Load()
+		if v&lifeClosed != 0 {
+			return false
+		}
+		if l.n.CompareAndSwap(v, v|lifeClosed) {
+			break
+		}
+	}
+	for i := 0; l.n.Load() != lifeClosed; i++ {
+		if i < 100 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	return true
+}

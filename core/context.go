@@ -1,0 +1,157 @@
+package core
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cudago/cudago/bindings/driver"
+)
+
+// Context is a CUDA context: a device's primary context (Device.PrimaryContext,
+// what every Device method uses) or one made by Device.CreateContext.
+//
+// A primary context is retained on first use and kept for the life of the
+// process; its Close does nothing. A created context is destroyed by Close
+// (or, when forgotten, by a finalizer), and with it the streams, events and
+// memory made in it: using them afterwards returns ErrClosed.
+type Context struct {
+	dev     *Device
+	primary bool
+	h       atomic.Uintptr // 0 until a primary context is retained
+	mu      sync.Mutex
+	life    life // created contexts only
+
+	defStream *Stream
+	ptStream  *Stream
+	cleanup   runtime.Cleanup
+}
+
+func newPrimaryContext(d *Device) *Context {
+	c := &Context{dev: d, primary: true}
+	c.initStreams()
+	return c
+}
+
+func newCreatedContext(d *Device, h driver.Context) *Context {
+	c := &Context{dev: d}
+	c.h.Store(uintptr(h))
+	c.initStreams()
+	c.cleanup = runtime.AddCleanup(c, func(h driver.Context) { cCtxDestroy(h) }, h)
+	return c
+}
+
+// The legacy and per-thread default streams (CU_STREAM_LEGACY and
+// CU_STREAM_PER_THREAD; the legacy one is the NULL stream).
+const (
+	streamLegacy    = driver.Stream(0)
+	streamPerThread = driver.Stream(2)
+)
+
+func (c *Context) initStreams() {
+	c.defStream = &Stream{handle: streamLegacy, ctx: c}
+	c.ptStream = &Stream{handle: streamPerThread, ctx: c}
+}
+
+// enter returns the context's handle for a driver call, retaining a
+// primary context on first use; every successful enter needs an exit.
+func (c *Context) enter() (driver.Context, error) {
+	if c.primary {
+		if h := c.h.Load(); h != 0 {
+			return driver.Context(h), nil
+		}
+		return c.retain()
+	}
+	if !c.life.acquire() {
+		return 0, ErrClosed
+	}
+	return driver.Context(c.h.Load()), nil
+}
+
+func (c *Context) exit() {
+	if !c.primary {
+		c.life.release()
+	}
+}
+
+func (c *Context) retain() (driver.Context, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h := c.h.Load(); h != 0 {
+		return driver.Context(h), nil
+	}
+	if err := initDriver(); err != nil {
+		return 0, err
+	}
+	h, err := driver.DevicePrimaryCtxRetain(c.dev.handle)
+	if err != nil {
+		return 0, err
+	}
+	c.h.Store(uintptr(h))
+	return h, nil
+}
+
+// Handle returns the driver's CUcontext, retaining a primary context.
+func (c *Context) Handle() (driver.Context, error) {
+	h, err := c.enter()
+	if err == nil {
+		c.exit()
+	}
+	return h, err
+}
+
+// Device returns the context's device.
+func (c *Context) Device() *Device { return c.dev }
+
+// IsPrimary reports whether c is its device's primary context.
+func (c *Context) IsPrimary() bool { return c.primary }
+
+// Close destroys a created context; for a primary context it does nothing.
+// Closing twice is not an error.
+func (c *Context) Close() error {
+	if c.primary {
+		return nil
+	}
+	if !c.life.close() {
+		return nil
+	}
+	c.cleanup.Stop()
+	return cCtxDestroy(driver.Context(c.h.Load()))
+}
+
+// SetCurrent makes c current on the calling OS thread; see
+// Device.SetCurrent: core never needs it.
+func (c *Context) SetCurrent() error {
+	h, err := c.enter()
+	if err != nil {
+		return err
+	}
+	defer c.exit()
+	return cCtxSet(h)
+}
+
+// Sync waits until all work in the context is done.
+func (c *Context) Sync() error {
+	h, err := c.enter()
+	if err != nil {
+		return err
+	}
+	defer c.exit()
+	return cCtxSync(h)
+}
+
+// MemoryInfo returns the free and total memory of the context's device.
+func (c *Context) MemoryInfo() (free, total uint64, err error) {
+	h, err := c.enter()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer c.exit()
+	return cMemGetInfo(h)
+}
+
+// DefaultStream returns the context's legacy default (NULL) stream.
+func (c *Context) DefaultStream() *Stream { return c.defStream }
+
+// PerThreadStream returns the context's per-thread default stream.
+func (c *Context) PerThreadStream() *Stream { return c.ptStream }

@@ -1,0 +1,211 @@
+package core
+
+import (
+	"errors"
+	"runtime"
+	"time"
+
+	"github.com/cudago/cudago/bindings/driver"
+)
+
+// EventOptions configure NewEvent.
+type EventOptions struct {
+	// Timing lets the event measure time (Elapsed); events without it are
+	// cheaper.
+	Timing bool
+	// BlockingSync makes Sync block the thread instead of spinning.
+	BlockingSync bool
+	// Interprocess lets other processes use the event (IPCHandle); it
+	// cannot be combined with Timing.
+	Interprocess bool
+}
+
+// Event marks a point in a stream's work. Close destroys it; a finalizer
+// destroys a forgotten one.
+type Event struct {
+	handle  driver.Event
+	ctx     *Context
+	timing  bool
+	life    life
+	cleanup runtime.Cleanup
+}
+
+// The CU_EVENT_* flags.
+const (
+	eventBlockingSync  = 1
+	eventDisableTiming = 2
+	eventInterprocess  = 4
+)
+
+// NewEvent creates an event in context c.
+func (c *Context) NewEvent(opts EventOptions) (*Event, error) {
+	if opts.Interprocess && opts.Timing {
+		return nil, errors.New("core: NewEvent: an interprocess event cannot have Timing")
+	}
+	var flags uint32
+	if !opts.Timing {
+		flags |= eventDisableTiming
+	}
+	if opts.BlockingSync {
+		flags |= eventBlockingSync
+	}
+	if opts.Interprocess {
+		flags |= eventInterprocess
+	}
+	h, err := c.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer c.exit()
+	eh, err := cEventCreate(h, flags)
+	if err != nil {
+		return nil, err
+	}
+	return c.newEvent(eh, opts.Timing), nil
+}
+
+func (c *Context) newEvent(eh driver.Event, timing bool) *Event {
+	e := &Event{handle: eh, ctx: c, timing: timing}
+	e.cleanup = runtime.AddCleanup(e, destroyEvent, eventRef{c, eh})
+	return e
+}
+
+type eventRef struct {
+	ctx *Context
+	e   driver.Event
+}
+
+func destroyEvent(r eventRef) {
+	h, err := r.ctx.enter()
+	if err != nil {
+		return
+	}
+	cEventDestroy(h, r.e)
+	r.ctx.exit()
+}
+
+func (e *Event) enter() (driver.Context, error) {
+	if !e.life.acquire() {
+		return 0, ErrClosed
+	}
+	h, err := e.ctx.enter()
+	if err != nil {
+		e.life.release()
+	}
+	return h, err
+}
+
+func (e *Event) exit() {
+	e.ctx.exit()
+	e.life.release()
+}
+
+// Handle returns the driver's CUevent.
+func (e *Event) Handle() driver.Event { return e.handle }
+
+// Context returns the event's context.
+func (e *Event) Context() *Context { return e.ctx }
+
+// Close destroys the event; later calls return ErrClosed. Closing twice
+// is not an error.
+func (e *Event) Close() error {
+	if !e.life.close() {
+		return nil
+	}
+	e.cleanup.Stop()
+	h, err := e.ctx.enter()
+	if err != nil {
+		return nil
+	}
+	defer e.ctx.exit()
+	return cEventDestroy(h, e.handle)
+}
+
+// Record captures the work queued on s so far: the event completes when
+// that work does. Recording again moves it.
+func (e *Event) Record(s *Stream) error {
+	h, err := e.enter()
+	if err != nil {
+		return err
+	}
+	defer e.exit()
+	if !s.life.acquire() {
+		return ErrClosed
+	}
+	defer s.life.release()
+	return cEventRecord(h, e.handle, s.handle)
+}
+
+// Sync waits until the event's work is done.
+func (e *Event) Sync() error {
+	h, err := e.enter()
+	if err != nil {
+		return err
+	}
+	defer e.exit()
+	return cEventSync(h, e.handle)
+}
+
+// Query reports whether the event's work is done.
+func (e *Event) Query() (done bool, err error) {
+	h, err := e.enter()
+	if err != nil {
+		return false, err
+	}
+	defer e.exit()
+	err = cEventQuery(h, e.handle)
+	if err == nil {
+		return true, nil
+	}
+	if isNotReady(err) {
+		return false, nil
+	}
+	return false, err
+}
+
+// Elapsed returns the GPU time between two recorded, completed events
+// made with Timing (resolution about half a microsecond).
+func Elapsed(start, end *Event) (time.Duration, error) {
+	if !start.timing || !end.timing {
+		return 0, errors.New("core: Elapsed: both events need EventOptions.Timing")
+	}
+	h, err := end.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer end.exit()
+	if !start.life.acquire() {
+		return 0, ErrClosed
+	}
+	defer start.life.release()
+	ms, err := cEventElapsed(h, start.handle, end.handle)
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+}
+
+// IPCHandle returns a handle another process can open with OpenIPCEvent;
+// the event must have been made with Interprocess.
+func (e *Event) IPCHandle() (driver.IpcEventHandle, error) {
+	h, err := e.enter()
+	if err != nil {
+		return driver.IpcEventHandle{}, err
+	}
+	defer e.exit()
+	return cIpcGetEventHandle(h, e.handle)
+}
+
+// OpenIPCEvent opens an event of another process in dev's primary context.
+func OpenIPCEvent(dev *Device, handle driver.IpcEventHandle) (*Event, error) {
+	h, err := dev.primary.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer dev.primary.exit()
+	eh, err := cIpcOpenEventHandle(h, &handle)
+	if err != nil {
+		return nil, err
+	}
+	return dev.primary.newEvent(eh, false), nil
+}

@@ -1,0 +1,420 @@
+package core
+
+// #include <stdlib.h>
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"runtime"
+	"sort"
+	"strconv"
+	"sync"
+	"unsafe"
+
+	"github.com/cudago/cudago/bindings/nvfatbin"
+)
+
+// FatbinOptions are the options of a FatbinBuilder (nvFatbinCreate's). A
+// nil *FatbinOptions uses nvFatbin's defaults.
+type FatbinOptions struct {
+	// Name names the fatbin ObjectCode that Build returns.
+	Name string
+	// Compress, when not nil, enables or disables compression of the
+	// entries (-compress=true|false).
+	Compress *bool
+	// CompressAll compresses every entry, even where it does not make it
+	// smaller (-compress-all).
+	CompressAll bool
+	// Host names the host the fatbin is for (-host=linux|windows).
+	Host string
+	// Extra options are appended verbatim.
+	Extra []string
+}
+
+// NVFatbinOptions validates o and renders it as nvFatbin's option list.
+func (o *FatbinOptions) NVFatbinOptions() ([]string, error) {
+	out := []string{"-64"}
+	if o == nil {
+		return out, nil
+	}
+	if o.Compress != nil {
+		out = append(out, "-compress="+boolStr(*o.Compress))
+	}
+	if o.CompressAll {
+		out = append(out, "-compress-all")
+	}
+	switch o.Host {
+	case "":
+	case "linux", "windows":
+		out = append(out, "-host="+o.Host)
+	default:
+		return nil, badOption("FatbinOptions.Host", "unknown host %q (want linux or windows)", o.Host)
+	}
+	for _, e := range o.Extra {
+		if e == "" {
+			return nil, badOption("FatbinOptions.Extra", "empty option")
+		}
+	}
+	return append(out, o.Extra...), nil
+}
+
+// FatbinBuilder builds a fat binary at run time with nvFatbin: add CUBINs,
+// PTX, LTO-IR and relocatable objects for several architectures, then
+// Build. It is safe for concurrent use.
+type FatbinBuilder struct {
+	mu      sync.Mutex
+	name    string
+	h       *fatbinHandle
+	cleanup runtime.Cleanup
+	symbols map[string]string
+	closed  bool
+}
+
+// fatbinHandle is what a cleanup releases when a builder is lost without
+// Close: the handle and the C copies of the inputs, which nvFatbin may
+// read until the fatbin is built.
+type fatbinHandle struct {
+	h   nvfatbin.Handle
+	mem []unsafe.Pointer
+}
+
+func (f *fatbinHandle) destroy() error {
+	var err error
+	if f.h != 0 {
+		h := f.h // cgo: a pointer to a local, not into f (which holds Go pointers)
+		err = nvfatbin.Destroy(&h)
+		f.h = 0
+	}
+	for _, p := range f.mem {
+		C.free(p)
+	}
+	f.mem = nil
+	return err
+}
+
+// keep copies b to C memory that lives as long as the handle.
+func (f *fatbinHandle) keep(b []byte) unsafe.Pointer {
+	p := cBytes(b)
+	f.mem = append(f.mem, p)
+	return p
+}
+
+// NewFatbinBuilder creates an nvFatbin handle with opts (nil for the
+// defaults).
+func NewFatbinBuilder(opts *FatbinOptions) (*FatbinBuilder, error) {
+	args, err := opts.NVFatbinOptions()
+	if err != nil {
+		return nil, err
+	}
+	h, err := nvfatbin.Create(args, uint64(len(args)))
+	if err != nil {
+		return nil, fmt.Errorf("cudago/core: nvFatbin: creating a fatbin with %q: %w", args, err)
+	}
+	b := &FatbinBuilder{h: &fatbinHandle{h: h}}
+	if opts != nil {
+		b.name = opts.Name
+	}
+	b.cleanup = runtime.AddCleanup(b, func(f *fatbinHandle) { f.destroy() }, b.h)
+	return b, nil
+}
+
+// fatbinArch turns "sm_90", "compute_90", "90" or "90a" into nvFatbin's
+// "90" / "90a".
+func fatbinArch(arch string) (string, error) {
+	_, n, sfx, ok := parseArch(arch)
+	if !ok {
+		return "", badOption("arch", "unknown architecture %q (want e.g. sm_90, compute_90 or 90)", arch)
+	}
+	return strconv.Itoa(n) + sfx, nil
+}
+
+func (b *FatbinBuilder) begin() (nvfatbin.Handle, error) {
+	if b.closed {
+		return 0, ErrClosed
+	}
+	return b.h.h, nil
+}
+
+// AddCubin adds a CUBIN for arch ("sm_90" or "90"; empty: read from the
+// CUBIN's ELF header) under identifier (shown by cuobjdump).
+func (b *FatbinBuilder) AddCubin(cubin []byte, arch, identifier string) error {
+	if err := validateCode(CodeCubin, cubin); err != nil {
+		return err
+	}
+	if arch == "" {
+		a, err := cubinArch(cubin)
+		if err != nil {
+			return fmt.Errorf("cudago/core: AddCubin: %w", err)
+		}
+		arch = a
+	}
+	fa, err := fatbinArch(arch)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h, err := b.begin()
+	if err != nil {
+		return err
+	}
+	if err := nvfatbin.AddCubin(h, b.h.keep(cubin), uint64(len(cubin)), fa, identifier); err != nil {
+		return fmt.Errorf("cudago/core: nvFatbin: adding cubin %q for sm_%s: %w", identifier, fa, err)
+	}
+	return nil
+}
+
+// AddPTX adds PTX for arch ("sm_90", "compute_90" or "90"; empty: the
+// PTX's .target) under identifier, with the options the driver's JIT
+// compiler will use (ptxas options, e.g. "-lineinfo"; may be empty).
+func (b *FatbinBuilder) AddPTX(ptx []byte, arch, identifier, jitOptions string) error {
+	if err := validateCode(CodePTX, ptx); err != nil {
+		return err
+	}
+	if arch == "" {
+		a, ok := ptxArch(ptx)
+		if !ok {
+			return errors.New("cudago/core: AddPTX: no arch given and no .target sm_NN in the PTX")
+		}
+		arch = a
+	}
+	fa, err := fatbinArch(arch)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h, err := b.begin()
+	if err != nil {
+		return err
+	}
+	src := string(ptx)
+	if err := nvfatbin.AddPTX(h, src, uint64(len(src)), fa, identifier, jitOptions); err != nil {
+		return fmt.Errorf("cudago/core: nvFatbin: adding PTX %q for compute_%s: %w", identifier, fa, err)
+	}
+	return nil
+}
+
+// AddLTOIR adds LTO-IR for arch under identifier, with the options for
+// its JIT compilation (may be empty).
+func (b *FatbinBuilder) AddLTOIR(ltoir []byte, arch, identifier, jitOptions string) error {
+	if err := validateCode(CodeLTOIR, ltoir); err != nil {
+		return err
+	}
+	fa, err := fatbinArch(arch)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h, err := b.begin()
+	if err != nil {
+		return err
+	}
+	if err := nvfatbin.AddLTOIR(h, b.h.keep(ltoir), uint64(len(ltoir)), fa, identifier, jitOptions); err != nil {
+		return fmt.Errorf("cudago/core: nvFatbin: adding LTO-IR %q for %s: %w", identifier, fa, err)
+	}
+	return nil
+}
+
+// AddReloc adds the relocatable device code embedded in a host object
+// (as nvcc -rdc=true -c writes it).
+func (b *FatbinBuilder) AddReloc(hostObject []byte) error {
+	if err := validateCode(CodeObject, hostObject); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h, err := b.begin()
+	if err != nil {
+		return err
+	}
+	if err := nvfatbin.AddReloc(h, b.h.keep(hostObject), uint64(len(hostObject))); err != nil {
+		return fmt.Errorf("cudago/core: nvFatbin: adding relocatable code: %w", err)
+	}
+	return nil
+}
+
+// AddTileIR adds Tile IR under identifier. It needs nvFatbin 13.1 or
+// newer; with an older library it returns the binding's
+// *nvfatbin.MissingFunctionError.
+func (b *FatbinBuilder) AddTileIR(tileIR []byte, identifier, options string) error {
+	if len(tileIR) == 0 {
+		return fmt.Errorf("cudago/core: %w: Tile IR: empty", ErrInvalidCode)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h, err := b.begin()
+	if err != nil {
+		return err
+	}
+	if err := nvfatbin.AddTileIR(h, b.h.keep(tileIR), uint64(len(tileIR)), identifier, options); err != nil {
+		return fmt.Errorf("cudago/core: nvFatbin: adding Tile IR %q: %w", identifier, err)
+	}
+	return nil
+}
+
+// Add adds an ObjectCode: a CUBIN (arch may be empty), PTX (arch may be
+// empty), LTO-IR or host object (as AddReloc). Its symbol mapping passes
+// to the built fatbin. The identifier is the code's name.
+func (b *FatbinBuilder) Add(code *ObjectCode, arch string) error {
+	if code == nil {
+		return errors.New("cudago/core: FatbinBuilder.Add: nil object code")
+	}
+	var err error
+	switch code.codeType {
+	case CodeCubin:
+		err = b.AddCubin(code.code, arch, code.name)
+	case CodePTX:
+		err = b.AddPTX(code.code, arch, code.name, "")
+	case CodeLTOIR:
+		err = b.AddLTOIR(code.code, arch, code.name, "")
+	case CodeObject:
+		err = b.AddReloc(code.code)
+	default:
+		err = fmt.Errorf("cudago/core: FatbinBuilder.Add: cannot add %v to a fatbin", code)
+	}
+	if err == nil && len(code.symbols) > 0 {
+		b.mu.Lock()
+		if b.symbols == nil {
+			b.symbols = map[string]string{}
+		}
+		maps.Copy(b.symbols, code.symbols)
+		b.mu.Unlock()
+	}
+	return err
+}
+
+// Build returns the fatbin of everything added so far, as an ObjectCode
+// of type "fatbin".
+func (b *FatbinBuilder) Build() (*ObjectCode, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h, err := b.begin()
+	if err != nil {
+		return nil, err
+	}
+	out, err := nvfatbin.Bytes(h)
+	if err != nil {
+		return nil, fmt.Errorf("cudago/core: nvFatbin: building the fatbin: %w", err)
+	}
+	return newObjectCode(CodeFatbin, out, b.name, maps.Clone(b.symbols), nil), nil
+}
+
+// Close destroys the nvFatbin handle. It is idempotent; the builder's
+// methods return ErrClosed afterwards.
+func (b *FatbinBuilder) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	b.cleanup.Stop()
+	return b.h.destroy()
+}
+
+// CompileFatbin compiles CUDA C++ src with NVRTC once per architecture in
+// archs ("sm_80", "sm_90", or "80", "90"), in parallel, into CUBINs, plus
+// PTX for the newest architecture (so newer GPUs can JIT it), and puts
+// them all into one fatbin, as NVIDIA recommends. opts (may be nil)
+// applies to every compilation; its Arch is ignored. The result carries
+// the lowered names of opts.NameExpressions as symbol mapping.
+func CompileFatbin(src string, archs []string, opts *ProgramOptions) (*ObjectCode, error) {
+	if len(archs) == 0 {
+		return nil, badOption("archs", "no architecture given")
+	}
+	type target struct {
+		arch   string // sm_NN
+		num    int
+		suffix string
+	}
+	seen := map[string]bool{}
+	var ts []target
+	for _, a := range archs {
+		_, n, sfx, ok := parseArch(a)
+		if !ok {
+			return nil, badOption("archs", "unknown architecture %q (want e.g. sm_90 or 90)", a)
+		}
+		sm := "sm_" + strconv.Itoa(n) + sfx
+		if !seen[sm] {
+			seen[sm] = true
+			ts = append(ts, target{sm, n, sfx})
+		}
+	}
+	sort.Slice(ts, func(i, j int) bool {
+		if ts[i].num != ts[j].num {
+			return ts[i].num < ts[j].num
+		}
+		return ts[i].suffix < ts[j].suffix
+	})
+	newest := ts[len(ts)-1]
+	for i := len(ts) - 1; i >= 0; i-- { // PTX of an "a" arch runs only there
+		if ts[i].num == newest.num && ts[i].suffix == "" {
+			newest = ts[i]
+		}
+	}
+
+	base := ProgramOptions{}
+	if opts != nil {
+		base = *opts
+	}
+	name := base.name()
+	type job struct {
+		arch, target string
+		code         *ObjectCode
+		err          error
+	}
+	jobs := make([]job, 0, len(ts)+1)
+	for _, t := range ts {
+		jobs = append(jobs, job{arch: t.arch, target: CodeCubin})
+	}
+	jobs = append(jobs, job{arch: "compute_" + strconv.Itoa(newest.num) + newest.suffix, target: CodePTX})
+	var wg sync.WaitGroup
+	for i := range jobs {
+		wg.Add(1)
+		go func(j *job) {
+			defer wg.Done()
+			o := base
+			o.Arch = j.arch
+			p, err := NewProgram(src, "c++", &o)
+			if err != nil {
+				j.err = err
+				return
+			}
+			defer p.Close()
+			j.code, j.err = p.Compile(j.target)
+		}(&jobs[i])
+	}
+	wg.Wait()
+	for _, j := range jobs {
+		if j.err != nil {
+			return nil, fmt.Errorf("cudago/core: CompileFatbin for %s: %w", j.arch, j.err)
+		}
+	}
+
+	b, err := NewFatbinBuilder(&FatbinOptions{Name: name})
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	for _, j := range jobs {
+		ident := name + "." + j.arch
+		if j.target == CodeCubin {
+			err = b.AddCubin(j.code.code, j.arch, ident)
+		} else {
+			err = b.AddPTX(j.code.code, j.arch, ident, "")
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	out, err := b.Build()
+	if err != nil {
+		return nil, err
+	}
+	out.symbols = jobs[0].code.SymbolMapping()
+	return out, nil
+}

@@ -1,0 +1,269 @@
+package core
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/cudago/cudago/bindings/driver"
+)
+
+// CaptureMode is how strictly a stream capture guards against unsafe
+// driver calls made while it runs.
+//
+// Goroutines share OS threads, and the driver ties the Global and
+// ThreadLocal modes to the thread that began the capture (EndCapture must
+// run on it, and other captures on it are restricted). CaptureRelaxed,
+// the zero value, has no such tie and is what Go code should use; the
+// others need the capturing goroutine to hold runtime.LockOSThread from
+// BeginCapture to EndCapture.
+type CaptureMode int
+
+const (
+	CaptureRelaxed     CaptureMode = iota // CU_STREAM_CAPTURE_MODE_RELAXED
+	CaptureThreadLocal                    // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+	CaptureGlobal                         // CU_STREAM_CAPTURE_MODE_GLOBAL
+)
+
+func (m CaptureMode) driver() (int, error) {
+	switch m {
+	case CaptureRelaxed:
+		return int(driver.StreamCaptureModeRelaxed), nil
+	case CaptureThreadLocal:
+		return int(driver.StreamCaptureModeThreadLocal), nil
+	case CaptureGlobal:
+		return int(driver.StreamCaptureModeGlobal), nil
+	}
+	return 0, fmt.Errorf("core: unknown CaptureMode %d", int(m))
+}
+
+// BeginCapture starts capturing the work queued on s into a graph instead
+// of running it, until EndCapture. The default streams cannot capture.
+func (s *Stream) BeginCapture(mode CaptureMode) error {
+	m, err := mode.driver()
+	if err != nil {
+		return err
+	}
+	h, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer s.exit()
+	g := &graphHandles{}
+	if !s.capture.CompareAndSwap(nil, g) {
+		return fmt.Errorf("core: BeginCapture: %v is capturing already", s)
+	}
+	if err := cBeginCapture(h, s.handle, m); err != nil {
+		s.capture.Store(nil)
+		return err
+	}
+	return nil
+}
+
+// EndCapture ends the capture BeginCapture started and returns the graph.
+func (s *Stream) EndCapture() (*Graph, error) {
+	h, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer s.exit()
+	gh := s.capture.Swap(nil).ref()
+	g, err := cEndCapture(h, s.handle)
+	if err != nil {
+		gh.unref()
+		return nil, err
+	}
+	return newGraph(g, s.ctx, gh), nil
+}
+
+// Graph is a captured graph of GPU work. Instantiate it to launch it.
+type Graph struct {
+	handle  driver.Graph
+	ctx     *Context
+	hs      *graphHandles // host functions captured into it
+	life    life
+	cleanup runtime.Cleanup
+}
+
+type graphRef struct {
+	ctx *Context
+	g   driver.Graph
+	hs  *graphHandles
+}
+
+func newGraph(h driver.Graph, ctx *Context, hs *graphHandles) *Graph {
+	g := &Graph{handle: h, ctx: ctx, hs: hs}
+	g.cleanup = runtime.AddCleanup(g, func(r graphRef) {
+		if h, err := r.ctx.enter(); err == nil {
+			cGraphDestroy(h, r.g)
+			r.ctx.exit()
+		}
+		r.hs.unref()
+	}, graphRef{ctx, h, hs})
+	return g
+}
+
+// Handle returns the driver's CUgraph.
+func (g *Graph) Handle() driver.Graph { return g.handle }
+
+// Close destroys the graph (GraphExecs made from it stay usable); later
+// calls return ErrClosed, closing twice is not an error.
+func (g *Graph) Close() error {
+	if !g.life.close() {
+		return nil
+	}
+	g.cleanup.Stop()
+	defer g.hs.unref()
+	h, err := g.ctx.enter()
+	if err != nil {
+		return nil
+	}
+	defer g.ctx.exit()
+	return cGraphDestroy(h, g.handle)
+}
+
+// Instantiate makes an executable graph of g.
+func (g *Graph) Instantiate() (*GraphExec, error) {
+	if !g.life.acquire() {
+		return nil, ErrClosed
+	}
+	defer g.life.release()
+	h, err := g.ctx.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer g.ctx.exit()
+	eh, err := cGraphInstantiate(h, g.handle)
+	if err != nil {
+		return nil, err
+	}
+	e := &GraphExec{handle: eh, ctx: g.ctx, hs: &handleSet{hs: []*graphHandles{g.hs.ref()}}}
+	e.cleanup = runtime.AddCleanup(e, func(r graphExecRef) {
+		if h, err := r.ctx.enter(); err == nil {
+			cGraphExecDestroy(h, r.e)
+			r.ctx.exit()
+		}
+		r.hs.unref()
+	}, graphExecRef{g.ctx, eh, e.hs})
+	return e, nil
+}
+
+// GraphExec is an executable graph: launch it on a stream as often as
+// needed.
+type GraphExec struct {
+	handle  driver.GraphExec
+	ctx     *Context
+	hs      *handleSet
+	life    life
+	cleanup runtime.Cleanup
+}
+
+// handleSet is the graphHandles a GraphExec holds: its graph's, and those
+// of the graphs it was updated with.
+type handleSet struct {
+	mu sync.Mutex
+	hs []*graphHandles
+}
+
+func (s *handleSet) add(g *graphHandles) {
+	if g == nil {
+		return
+	}
+	s.mu.Lock()
+	s.hs = append(s.hs, g.ref())
+	s.mu.Unlock()
+}
+
+func (s *handleSet) unref() {
+	s.mu.Lock()
+	hs := s.hs
+	s.hs = nil
+	s.mu.Unlock()
+	for _, g := range hs {
+		g.unref()
+	}
+}
+
+type graphExecRef struct {
+	ctx *Context
+	e   driver.GraphExec
+	hs  *handleSet
+}
+
+// Handle returns the driver's CUgraphExec.
+func (e *GraphExec) Handle() driver.GraphExec { return e.handle }
+
+func (e *GraphExec) enterWith(s *Stream) (driver.Context, error) {
+	if !e.life.acquire() {
+		return 0, ErrClosed
+	}
+	h, err := s.enter()
+	if err != nil {
+		e.life.release()
+	}
+	return h, err
+}
+
+// Launch queues the whole graph on stream.
+func (e *GraphExec) Launch(stream *Stream) error {
+	h, err := e.enterWith(stream)
+	if err != nil {
+		return err
+	}
+	defer e.life.release()
+	defer stream.exit()
+	return cGraphLaunch(h, e.handle, stream.handle)
+}
+
+// Upload prepares the graph's resources on stream ahead of its first
+// Launch.
+func (e *GraphExec) Upload(stream *Stream) error {
+	h, err := e.enterWith(stream)
+	if err != nil {
+		return err
+	}
+	defer e.life.release()
+	defer stream.exit()
+	return cGraphUpload(h, e.handle, stream.handle)
+}
+
+// Update replaces the parameters of e's nodes with those of g, which must
+// have the same topology (cuGraphExecUpdate); e then launches g's work.
+func (e *GraphExec) Update(g *Graph) error {
+	if !e.life.acquire() {
+		return ErrClosed
+	}
+	defer e.life.release()
+	if !g.life.acquire() {
+		return ErrClosed
+	}
+	defer g.life.release()
+	h, err := e.ctx.enter()
+	if err != nil {
+		return err
+	}
+	defer e.ctx.exit()
+	res, err := cGraphExecUpdate(h, e.handle, g.handle)
+	if err != nil {
+		return fmt.Errorf("core: GraphExec.Update: %w (update result %d)", err, res)
+	}
+	// e now runs g's host functions too: keep them for e's life.
+	e.hs.add(g.hs)
+	return nil
+}
+
+// Close destroys the executable graph; later calls return ErrClosed,
+// closing twice is not an error.
+func (e *GraphExec) Close() error {
+	if !e.life.close() {
+		return nil
+	}
+	e.cleanup.Stop()
+	defer e.hs.unref()
+	h, err := e.ctx.enter()
+	if err != nil {
+		return nil
+	}
+	defer e.ctx.exit()
+	return cGraphExecDestroy(h, e.handle)
+}

@@ -1,0 +1,122 @@
+package core
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+)
+
+func TestGPUGraphCaptureReplay(t *testing.T) {
+	dev := gpuDevice(t)
+	k := kernelsFor(t, dev)["add"]
+	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 4096
+	buf, err := dev.Allocate(n*4, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Close()
+	if err := buf.Memset32(0); err != nil {
+		t.Fatal(err)
+	}
+	cfg := LaunchConfig{Grid: Dim(n / 256), Block: Dim(256)}
+
+	var hostRuns atomic.Int32
+	capture := func(v float32) *Graph {
+		t.Helper()
+		if err := s.BeginCapture(CaptureRelaxed); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.BeginCapture(CaptureRelaxed); err == nil {
+			t.Error("a second BeginCapture: no error")
+		}
+		for range 100 {
+			if err := Launch(s, cfg, k, buf, v, int32(n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.LaunchHostFunc(func() { hostRuns.Add(1) }); err != nil {
+			t.Fatal(err)
+		}
+		g, err := s.EndCapture()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	check := func(want float32) {
+		t.Helper()
+		got := make([]float32, n)
+		if err := CopyFromDevice(got, buf); err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if got[i] != want {
+				t.Fatalf("x[%d] = %v, want %v", i, got[i], want)
+			}
+		}
+	}
+
+	g := capture(1)
+	check(0) // captured, not run
+	exec, err := g.Instantiate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Upload(s); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := exec.Launch(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	check(200)
+	if got := hostRuns.Load(); got != 2 {
+		t.Errorf("captured host function ran %d times, want 2", got)
+	}
+
+	// Update with a graph of the same shape that adds 2.
+	g2 := capture(2)
+	if err := exec.Update(g2); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Launch(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	check(400)
+	if got := hostRuns.Load(); got != 3 {
+		t.Errorf("captured host function ran %d times, want 3", got)
+	}
+	if err := exec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := exec.Launch(s); !errors.Is(err, ErrClosed) {
+		t.Errorf("Launch after Close: %v", err)
+	}
+	if _, err := g.Instantiate(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Instantiate after Close: %v", err)
+	}
+	if _, err := s.EndCapture(); err == nil {
+		t.Error("EndCapture without BeginCapture: no error")
+	}
+}

@@ -1,0 +1,326 @@
+package core
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"runtime"
+	"unsafe"
+
+	"github.com/cudago/cudago/bindings/driver"
+)
+
+// Dim3 is a grid, block or cluster shape.
+type Dim3 struct{ X, Y, Z uint32 }
+
+// Dim returns Dim3{x, y, z}, where y and z default to 1: Dim(256),
+// Dim(16, 16), Dim(8, 8, 4).
+func Dim(x uint32, yz ...uint32) Dim3 {
+	d := Dim3{x, 1, 1}
+	if len(yz) > 0 {
+		d.Y = yz[0]
+	}
+	if len(yz) > 1 {
+		d.Z = yz[1]
+	}
+	return d
+}
+
+func (d Dim3) String() string { return fmt.Sprintf("%dx%dx%d", d.X, d.Y, d.Z) }
+
+func (d Dim3) hasZero() bool { return d.X == 0 || d.Y == 0 || d.Z == 0 }
+
+// LaunchConfig is the shape of a kernel launch.
+type LaunchConfig struct {
+	Grid  Dim3 // blocks in the grid; every dimension at least 1
+	Block Dim3 // threads in a block; every dimension at least 1, 1024 in all
+	// Cluster groups blocks into thread-block clusters (compute
+	// capability 9.0 and newer); the zero value means no clusters. Each
+	// grid dimension must be a multiple of the cluster's.
+	Cluster Dim3
+	// SharedMemory is the dynamic shared memory per block, in bytes.
+	SharedMemory uint32
+	// Cooperative launches the grid cooperatively (grid-wide sync); all
+	// blocks must fit on the device at once.
+	Cooperative bool
+}
+
+// Validate checks the limits every CUDA device shares, so that a bad
+// shape is a clear error before any driver call.
+func (c *LaunchConfig) Validate() error {
+	switch {
+	case c.Grid.hasZero():
+		return fmt.Errorf("core: LaunchConfig: grid %v has a zero dimension", c.Grid)
+	case c.Block.hasZero():
+		return fmt.Errorf("core: LaunchConfig: block %v has a zero dimension", c.Block)
+	case uint64(c.Block.X)*uint64(c.Block.Y)*uint64(c.Block.Z) > 1024:
+		return fmt.Errorf("core: LaunchConfig: block %v has %d threads, more than 1024",
+			c.Block, uint64(c.Block.X)*uint64(c.Block.Y)*uint64(c.Block.Z))
+	case c.Block.Z > 64:
+		return fmt.Errorf("core: LaunchConfig: block %v: z may be at most 64", c.Block)
+	case c.Grid.X > math.MaxInt32 || c.Grid.Y > 65535 || c.Grid.Z > 65535:
+		return fmt.Errorf("core: LaunchConfig: grid %v is larger than 2147483647x65535x65535", c.Grid)
+	}
+	if c.Cluster != (Dim3{}) {
+		if c.Cluster.hasZero() {
+			return fmt.Errorf("core: LaunchConfig: cluster %v has a zero dimension", c.Cluster)
+		}
+		if c.Grid.X%c.Cluster.X != 0 || c.Grid.Y%c.Cluster.Y != 0 || c.Grid.Z%c.Cluster.Z != 0 {
+			return fmt.Errorf("core: LaunchConfig: grid %v is not a multiple of cluster %v", c.Grid, c.Cluster)
+		}
+	}
+	return nil
+}
+
+// Bytes passes raw bytes as one kernel argument, such as a struct laid
+// out as the kernel declares it; its length must be the parameter's size.
+type Bytes []byte
+
+// Launch queues kernel k on stream with the given shape and arguments.
+//
+// The arguments are checked against the kernel's parameters (count and
+// sizes, from cuKernelGetParamInfo, read once per kernel) before anything
+// is launched. Accepted types: int8, uint8, bool (1 byte), int16, uint16
+// (2), int32, uint32, float32 (4), int64, uint64, float64, complex64, int,
+// uint, uintptr (8), complex128 (16), *Buffer and driver.Deviceptr (the
+// device address, 8 bytes), and Bytes for anything else. A Go int is 8
+// bytes: pass int32(n) for a C int.
+//
+// The arguments are packed into one buffer (on the stack, or pooled per
+// kernel when large) and launched with cuLaunchKernel in one cgo call that
+// also sets the context, or with cuLaunchKernelEx for clusters and
+// cooperative launches. In steady state Launch allocates nothing.
+func Launch(stream *Stream, cfg LaunchConfig, k *Kernel, args ...any) error {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("core: Launch %s: %w", k.name, err)
+	}
+	h, err := stream.enter()
+	if err != nil {
+		return err
+	}
+	defer stream.exit()
+	lay := k.params.Load()
+	if lay == nil {
+		if lay, err = k.loadParams(h); err != nil {
+			return err
+		}
+	}
+	var stack [512]byte
+	var buf []byte
+	var big *[]byte
+	if lay.size <= len(stack) {
+		buf = stack[:lay.size]
+	} else {
+		big = k.bigBuffer(lay.size)
+		buf = *big
+	}
+	if err := packArgs(buf, k.name, lay.params, args); err != nil {
+		return err
+	}
+	var p unsafe.Pointer
+	if len(buf) > 0 {
+		p = unsafe.Pointer(&buf[0])
+	}
+	if cfg.Cluster != (Dim3{}) || cfg.Cooperative {
+		err = cLaunchEx(h, k.handle, &cfg, stream.handle, p, len(buf))
+	} else {
+		err = cLaunch(h, k.handle, &cfg, stream.handle, p, len(buf))
+	}
+	if big != nil {
+		k.bufPool.Put(big)
+	}
+	runtime.KeepAlive(k)
+	return err
+}
+
+// ArgumentInfo is where a kernel parameter lives in the parameter buffer.
+type ArgumentInfo struct {
+	Offset int
+	Size   int
+}
+
+type paramLayout struct {
+	params []ArgumentInfo
+	size   int // bytes of the whole parameter buffer
+}
+
+// loadParams reads the kernel's parameter layout in context h, once.
+func (k *Kernel) loadParams(h driver.Context) (*paramLayout, error) {
+	k.paramMu.Lock()
+	defer k.paramMu.Unlock()
+	if lay := k.params.Load(); lay != nil {
+		return lay, nil
+	}
+	lay := &paramLayout{}
+	for i := 0; ; i++ {
+		off, size, err := cKernelParamInfo(h, k.handle, i)
+		if err != nil {
+			if errors.Is(err, driver.ErrorInvalidValue) && i > 0 {
+				break
+			}
+			if errors.Is(err, driver.ErrorInvalidValue) && i == 0 {
+				break // no parameters
+			}
+			return nil, fmt.Errorf("core: kernel %s: parameter %d: %w", k.name, i, err)
+		}
+		lay.params = append(lay.params, ArgumentInfo{Offset: off, Size: size})
+		if end := off + size; end > lay.size {
+			lay.size = end
+		}
+	}
+	k.params.Store(lay)
+	return lay, nil
+}
+
+func (k *Kernel) bigBuffer(n int) *[]byte {
+	if v, ok := k.bufPool.Get().(*[]byte); ok && cap(*v) >= n {
+		*v = (*v)[:n]
+		clear(*v)
+		return v
+	}
+	b := make([]byte, n)
+	return &b
+}
+
+// argSize returns the size of an accepted argument, or -1.
+func argSize(a any) int {
+	switch v := a.(type) {
+	case int8, uint8, bool:
+		return 1
+	case int16, uint16:
+		return 2
+	case int32, uint32, float32:
+		return 4
+	case int64, uint64, float64, complex64, int, uint, uintptr, driver.Deviceptr, *Buffer:
+		return 8
+	case complex128:
+		return 16
+	case Bytes:
+		return len(v)
+	}
+	return -1
+}
+
+// typeName names an argument's type without letting it escape.
+func typeName(a any) string {
+	switch a.(type) {
+	case int8:
+		return "int8"
+	case uint8:
+		return "uint8"
+	case bool:
+		return "bool"
+	case int16:
+		return "int16"
+	case uint16:
+		return "uint16"
+	case int32:
+		return "int32"
+	case uint32:
+		return "uint32"
+	case float32:
+		return "float32"
+	case int64:
+		return "int64"
+	case uint64:
+		return "uint64"
+	case float64:
+		return "float64"
+	case complex64:
+		return "complex64"
+	case complex128:
+		return "complex128"
+	case int:
+		return "int"
+	case uint:
+		return "uint"
+	case uintptr:
+		return "uintptr"
+	case driver.Deviceptr:
+		return "driver.Deviceptr"
+	case *Buffer:
+		return "*core.Buffer"
+	case Bytes:
+		return "core.Bytes"
+	case nil:
+		return "nil"
+	}
+	return reflect.TypeOf(a).String()
+}
+
+// packArgs writes args into buf at the offsets of params, checking count,
+// types and sizes first. buf must be zeroed and as long as the layout.
+// It is a pure function (no driver call).
+func packArgs(buf []byte, kernel string, params []ArgumentInfo, args []any) error {
+	if len(args) != len(params) {
+		return fmt.Errorf("core: Launch %s: kernel takes %d arguments, got %d", kernel, len(params), len(args))
+	}
+	for i, a := range args {
+		p := params[i]
+		n := argSize(a)
+		if n < 0 {
+			return fmt.Errorf("core: Launch %s: argument %d has unsupported type %s (use fixed-size numbers, bool, *Buffer, driver.Deviceptr or core.Bytes)", kernel, i, typeName(a))
+		}
+		if n != p.Size {
+			return fmt.Errorf("core: Launch %s: argument %d is %s (%d bytes) but parameter %d takes %d bytes", kernel, i, typeName(a), n, i, p.Size)
+		}
+		if p.Offset < 0 || p.Offset+n > len(buf) {
+			return fmt.Errorf("core: Launch %s: parameter %d at offset %d does not fit the %d-byte parameter buffer", kernel, i, p.Offset, len(buf))
+		}
+		d := buf[p.Offset : p.Offset+n]
+		le := binary.LittleEndian
+		switch v := a.(type) {
+		case int8:
+			d[0] = byte(v)
+		case uint8:
+			d[0] = v
+		case bool:
+			if v {
+				d[0] = 1
+			}
+		case int16:
+			le.PutUint16(d, uint16(v))
+		case uint16:
+			le.PutUint16(d, v)
+		case int32:
+			le.PutUint32(d, uint32(v))
+		case uint32:
+			le.PutUint32(d, v)
+		case float32:
+			le.PutUint32(d, math.Float32bits(v))
+		case int64:
+			le.PutUint64(d, uint64(v))
+		case uint64:
+			le.PutUint64(d, v)
+		case float64:
+			le.PutUint64(d, math.Float64bits(v))
+		case complex64:
+			le.PutUint32(d, math.Float32bits(real(v)))
+			le.PutUint32(d[4:], math.Float32bits(imag(v)))
+		case complex128:
+			le.PutUint64(d, math.Float64bits(real(v)))
+			le.PutUint64(d[8:], math.Float64bits(imag(v)))
+		case int:
+			le.PutUint64(d, uint64(v))
+		case uint:
+			le.PutUint64(d, uint64(v))
+		case uintptr:
+			le.PutUint64(d, uint64(v))
+		case driver.Deviceptr:
+			le.PutUint64(d, uint64(v))
+		case *Buffer:
+			if v == nil {
+				return fmt.Errorf("core: Launch %s: argument %d is a nil *Buffer", kernel, i)
+			}
+			if v.life.closed() {
+				return fmt.Errorf("core: Launch %s: argument %d: %w", kernel, i, ErrClosed)
+			}
+			le.PutUint64(d, uint64(v.ptr))
+		case Bytes:
+			copy(d, v)
+		}
+	}
+	return nil
+}

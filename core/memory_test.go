@@ -1,0 +1,279 @@
+package core
+
+import (
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cudago/cudago/bindings/driver"
+)
+
+// fakeMR is a resource that never reaches the driver. Its Deallocate may
+// run on cleanup goroutines, concurrently.
+type fakeMR struct{ freed atomic.Int32 }
+
+func (m *fakeMR) Allocate(size int, stream *Stream) (*Buffer, error) {
+	return NewBuffer(0x1000, size, m, stream), nil
+}
+func (m *fakeMR) Deallocate(driver.Deviceptr, int, *Stream) error { m.freed.Add(1); return nil }
+func (m *fakeMR) Device() *Device                                 { return nil }
+func (m *fakeMR) DeviceAccessible() bool                          { return true }
+func (m *fakeMR) HostAccessible() bool                            { return false }
+
+func TestBufferChecksBeforeDriver(t *testing.T) {
+	mr := &fakeMR{}
+	b, _ := mr.Allocate(16, nil)
+	if err := CopyToDevice(b, make([]float32, 5)); err == nil || !strings.Contains(err.Error(), "20 bytes do not fit in a buffer of 16 bytes") {
+		t.Errorf("CopyToDevice of 20 bytes into 16: %v", err)
+	}
+	if err := CopyFromDevice(make([]int64, 3), b); err == nil || !strings.Contains(err.Error(), "24 bytes do not fit") {
+		t.Errorf("CopyFromDevice of 24 bytes from 16: %v", err)
+	}
+	if err := CopyToDeviceAsync(nil, b, make([]byte, 17)); err == nil || !strings.Contains(err.Error(), "17 bytes do not fit") {
+		t.Errorf("CopyToDeviceAsync of 17 bytes into 16: %v", err)
+	}
+	if err := CopyFromDeviceAsync(nil, make([]uint16, 9), b); err == nil || !strings.Contains(err.Error(), "18 bytes do not fit") {
+		t.Errorf("CopyFromDeviceAsync of 18 bytes from 16: %v", err)
+	}
+	big, _ := mr.Allocate(32, nil)
+	if err := b.CopyFrom(big); err == nil || !strings.Contains(err.Error(), "32 bytes do not fit") {
+		t.Errorf("CopyFrom a larger buffer: %v", err)
+	}
+	if err := CopyToDevice(b, []*int{nil}); err == nil || !strings.Contains(err.Error(), "holds Go pointers") {
+		t.Errorf("CopyToDevice of pointers: %v", err)
+	}
+	type withString struct {
+		A int32
+		S string
+	}
+	if err := CopyToDevice(b, []withString{{}}); err == nil || !strings.Contains(err.Error(), "holds Go pointers") {
+		t.Errorf("CopyToDevice of a struct with a string: %v", err)
+	}
+	odd, _ := mr.Allocate(6, nil)
+	if err := odd.Memset32(1); err == nil || !strings.Contains(err.Error(), "not a multiple of 4") {
+		t.Errorf("Memset32 of 6 bytes: %v", err)
+	}
+	if _, err := b.Bytes(); err == nil {
+		t.Error("Bytes of device memory: no error")
+	}
+
+	if err := b.Close(); err != nil || mr.freed.Load() != 1 {
+		t.Fatalf("Close: %v, %d frees", err, mr.freed.Load())
+	}
+	if err := b.Close(); err != nil || mr.freed.Load() != 1 {
+		t.Errorf("second Close: %v, %d frees", err, mr.freed.Load())
+	}
+	if b.Ptr() != 0 {
+		t.Errorf("Ptr after Close = %#x", b.Ptr())
+	}
+	for name, err := range map[string]error{
+		"CopyToDevice":   CopyToDevice(b, []byte{1}),
+		"CopyFromDevice": CopyFromDevice(make([]byte, 1), b),
+		"Memset8":        b.Memset8(0),
+		"CopyFrom":       b.CopyFrom(odd),
+	} {
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
+		}
+	}
+	if _, err := b.Bytes(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Bytes after Close: %v", err)
+	}
+	big.Close()
+	odd.Close()
+}
+
+func TestGPUBuffers(t *testing.T) {
+	dev := gpuDevice(t)
+	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 4096
+	f32 := make([]float32, n)
+	i64 := make([]int64, n)
+	for i := range f32 {
+		f32[i] = float32(i)*0.5 - 7
+		i64[i] = int64(i)*1_000_000_007 - 1<<40
+	}
+	for _, mr := range []MemoryResource{
+		dev.MemoryResource(),
+		NewDeviceMemoryResource(dev),
+		NewPinnedMemoryResource(dev),
+		NewManagedMemoryResource(dev),
+		NewLegacyMemoryResource(dev),
+	} {
+		t.Run(strings.TrimPrefix(typeName(mr), "*core."), func(t *testing.T) {
+			for _, stream := range []*Stream{nil, s} {
+				a, err := mr.Allocate(n*8, stream)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := mr.Allocate(n*8, stream)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a.Size() != n*8 || a.Ptr() == 0 || a.MemoryResource() != mr || a.Device() != dev {
+					t.Errorf("buffer: size %d, ptr %#x", a.Size(), a.Ptr())
+				}
+				// Synchronous typed round trips.
+				if err := CopyToDevice(a, f32); err != nil {
+					t.Fatal(err)
+				}
+				got := make([]float32, n)
+				if err := CopyFromDevice(got, a); err != nil {
+					t.Fatal(err)
+				}
+				for i := range got {
+					if got[i] != f32[i] {
+						t.Fatalf("float32[%d] = %v, want %v", i, got[i], f32[i])
+					}
+				}
+				if err := CopyToDevice(a, i64); err != nil {
+					t.Fatal(err)
+				}
+				// Device to device.
+				if err := b.CopyFrom(a); err != nil {
+					t.Fatal(err)
+				}
+				got64 := make([]int64, n)
+				if err := CopyFromDevice(got64, b); err != nil {
+					t.Fatal(err)
+				}
+				for i := range got64 {
+					if got64[i] != i64[i] {
+						t.Fatalf("int64[%d] = %v, want %v", i, got64[i], i64[i])
+					}
+				}
+				// Asynchronous round trip on s.
+				if err := a.Memset8(0); err != nil {
+					t.Fatal(err)
+				}
+				if err := CopyToDeviceAsync(s, a, f32); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.CopyFromAsync(s, a); err != nil {
+					t.Fatal(err)
+				}
+				clear(got)
+				if err := CopyFromDeviceAsync(s, got, b); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Sync(); err != nil {
+					t.Fatal(err)
+				}
+				for i := range got {
+					if got[i] != f32[i] {
+						t.Fatalf("async float32[%d] = %v, want %v", i, got[i], f32[i])
+					}
+				}
+				// Memsets.
+				if err := a.Memset32(0x3f800000); err != nil { // 1.0f
+					t.Fatal(err)
+				}
+				if err := CopyFromDevice(got, a); err != nil {
+					t.Fatal(err)
+				}
+				if got[0] != 1 || got[n-1] != 1 {
+					t.Errorf("after Memset32(1.0f): %v ... %v", got[0], got[n-1])
+				}
+				if err := b.Memset8Async(s, 0xab); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.Memset32Async(s, 0); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.Memset8Async(s, 0xab); err != nil {
+					t.Fatal(err)
+				}
+				u8 := make([]uint8, n*8)
+				if err := CopyFromDeviceAsync(s, u8, b); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Sync(); err != nil {
+					t.Fatal(err)
+				}
+				if u8[0] != 0xab || u8[n*8-1] != 0xab {
+					t.Errorf("after Memset8(0xab): %#x ... %#x", u8[0], u8[n*8-1])
+				}
+				// Host views.
+				if mr.HostAccessible() {
+					if err := s.Sync(); err != nil {
+						t.Fatal(err)
+					}
+					view, err := b.Bytes()
+					if err != nil || len(view) != n*8 || view[5] != 0xab {
+						t.Errorf("Bytes: len %d, %v", len(view), err)
+					}
+					view[5] = 0x11
+					one := make([]byte, 8)
+					if err := CopyFromDevice(one, b); err != nil || one[5] != 0x11 {
+						t.Errorf("a host write through Bytes is not seen by a copy: %v, %v", one, err)
+					}
+				} else if _, err := b.Bytes(); err == nil {
+					t.Error("Bytes of device memory: no error")
+				}
+				// Bounds.
+				if err := CopyToDevice(a, make([]int64, n+1)); err == nil {
+					t.Error("copying too much: no error")
+				}
+				small, err := mr.Allocate(8, stream)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := small.CopyFrom(a); err == nil {
+					t.Error("CopyFrom into a smaller buffer: no error")
+				}
+				small.Close()
+				if err := a.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if err := a.Close(); err != nil {
+					t.Errorf("second Close: %v", err)
+				}
+				if err := CopyToDevice(a, f32); !errors.Is(err, ErrClosed) {
+					t.Errorf("copy after Close: %v", err)
+				}
+				if err := b.CloseOn(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A buffer whose stream was closed is freed on the default stream.
+	s2, err := dev.NewStream(StreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf, err := dev.Allocate(1<<20, s2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := buf.Memset8(1); err != nil {
+		t.Errorf("Memset8 after the buffer's stream closed: %v", err)
+	}
+	if err := buf.Close(); err != nil {
+		t.Errorf("Close after the buffer's stream closed: %v", err)
+	}
+	if b, err := dev.Allocate(0, nil); err != nil || b.Size() != 0 || b.Close() != nil {
+		t.Errorf("empty allocation: %v", err)
+	}
+	if _, err := dev.Allocate(-1, nil); err == nil {
+		t.Error("negative allocation: no error")
+	}
+
+	// Asking for more than the device has is ErrorOutOfMemory.
+	_, err = NewLegacyMemoryResource(dev).Allocate(int(dev.TotalMemory())*4, nil)
+	if !errors.Is(err, driver.ErrorOutOfMemory) {
+		t.Errorf("allocating 4x the device memory: %v, want ErrorOutOfMemory", err)
+	}
+}

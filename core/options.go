@@ -1,0 +1,561 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ErrInvalidOption is matched (errors.Is) by every error that reports a bad
+// field of ProgramOptions, LinkerOptions or FatbinOptions, or a bad
+// architecture name. Such errors are found before any CUDA library is
+// called, and their message names the option.
+var ErrInvalidOption = errors.New("invalid option")
+
+// optionError reports a bad option by its Go field name and its flag.
+type optionError struct {
+	Option string // e.g. "ProgramOptions.MaxRegisters"
+	Reason string
+}
+
+func (e *optionError) Error() string {
+	return "cudago/core: " + e.Option + ": " + e.Reason
+}
+
+func (e *optionError) Unwrap() error { return ErrInvalidOption }
+
+func badOption(option, format string, args ...any) error {
+	return &optionError{Option: option, Reason: fmt.Sprintf(format, args...)}
+}
+
+// archRE matches the architecture names NVRTC, NVVM and nvJitLink know:
+// sm_90, sm_90a, compute_90, compute_100f ...
+var archRE = regexp.MustCompile(`^(sm|compute)_([1-9][0-9]{1,2})([af]?)$`)
+
+var bareArchRE = regexp.MustCompile(`^([1-9][0-9]{1,2})([af]?)$`)
+
+// parseArch splits "sm_90a" into ("sm", 90, "a"). It also accepts a bare
+// number "90" or "90a" (as nvFatbin takes them), reported as kind "".
+func parseArch(s string) (kind string, num int, suffix string, ok bool) {
+	if m := archRE.FindStringSubmatch(s); m != nil {
+		n, _ := strconv.Atoi(m[2])
+		return m[1], n, m[3], true
+	}
+	if m := bareArchRE.FindStringSubmatch(s); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return "", n, m[2], true
+	}
+	return "", 0, "", false
+}
+
+// nvrtcStds are the dialects NVRTC's --std accepts.
+var nvrtcStds = []string{"c++03", "c++11", "c++14", "c++17", "c++20"}
+
+// ProgramOptions are the options of a Program. The zero value (or a nil
+// pointer) compiles with the compiler's defaults. For a "c++" program they
+// become NVRTC's options (see NVRTCOptions); for "nvvm" NVVM's (NVVMOptions);
+// for "ptx" nvJitLink's, which turns the PTX into a CUBIN.
+//
+// Fields that a program's code type cannot honour (Std or Headers for an
+// "nvvm" program, say) make NewProgram fail, naming the field, rather than
+// being silently dropped.
+type ProgramOptions struct {
+	// Name is the program's name, used in compiler messages and as the
+	// name of the ObjectCode it compiles to. Default "default_program".
+	Name string
+
+	// Arch is the target architecture: "sm_90" (real: needed for a CUBIN),
+	// "compute_90" (virtual: PTX or LTO-IR only), with an optional "a" or
+	// "f" suffix. Empty uses the compiler's default, except that Compile
+	// of a CUBIN needs a real architecture.
+	Arch string
+
+	// Std is the C++ dialect: "c++03", "c++11", "c++14", "c++17" or
+	// "c++20" (--std). NVRTC only.
+	Std string
+
+	// Defines are preprocessor macros (-D NAME=VALUE; an empty value gives
+	// -DNAME, which defines NAME as 1). Rendered in sorted order. NVRTC only.
+	Defines map[string]string
+	// Undefines are macros to undefine (-U NAME). NVRTC only.
+	Undefines []string
+	// IncludePaths are directories searched for #include (-I). NVRTC only.
+	IncludePaths []string
+	// PreIncludes are headers included before the source (--pre-include).
+	// NVRTC only.
+	PreIncludes []string
+	// Headers are in-memory headers, by include name ("util.h") to
+	// source. NVRTC only.
+	Headers map[string]string
+
+	// Debug generates debug information (-G for NVRTC, -g for NVVM and
+	// nvJitLink; NVVM also gets -opt=0, which -g requires).
+	Debug bool
+	// LineInfo generates line-number information (-lineinfo).
+	LineInfo bool
+	// FastMath enables fast math (--use_fast_math): FTZ, approximate
+	// division and square root, FMA contraction.
+	FastMath bool
+	// FMAD, FTZ, PrecDiv and PrecSqrt set one floating-point mode each
+	// when not nil (--fmad, --ftz, --prec-div, --prec-sqrt).
+	FMAD, FTZ, PrecDiv, PrecSqrt *bool
+	// MaxRegisters caps the registers per thread (--maxrregcount); 0
+	// leaves the compiler's choice.
+	MaxRegisters int
+
+	// RelocatableDeviceCode generates relocatable device code (-rdc=true),
+	// needed to link with other code that calls it or that it calls.
+	// NVRTC only.
+	RelocatableDeviceCode bool
+	// LTO generates LTO-IR for link-time optimization (-dlto for NVRTC,
+	// -gen-lto for NVVM). Compile("ltoir") sets it itself.
+	LTO bool
+
+	// NameExpressions are expressions naming __global__ functions or
+	// __device__/__constant__ variables, such as "saxpy<float>", whose
+	// mangled (lowered) names LoweredName returns after Compile and
+	// which the compiled ObjectCode's Kernel accepts. NVRTC only.
+	NameExpressions []string
+
+	// DisableWarnings suppresses all warnings (-w). NVRTC only.
+	DisableWarnings bool
+	// DeviceAsDefaultExecutionSpace treats functions without an execution
+	// space annotation as __device__ (-default-device). NVRTC only.
+	DeviceAsDefaultExecutionSpace bool
+	// PtxasOptions are passed to ptxas (--ptxas-options). NVRTC only.
+	PtxasOptions []string
+
+	// PCH enables automatic precompiled headers (--pch). NVRTC only, as
+	// are all PCH options, which need NVRTC 12.8 or newer (12.4 rejects
+	// them with NVRTC_ERROR_INVALID_OPTION).
+	PCH bool
+	// CreatePCH creates a precompiled header file of this name
+	// (--create-pch).
+	CreatePCH string
+	// UsePCH uses the precompiled header file of this name (--use-pch).
+	UsePCH string
+	// PCHDir is the directory for automatic PCH files (--pch-dir).
+	PCHDir string
+	// PCHVerbose, when not nil, sets --pch-verbose.
+	PCHVerbose *bool
+	// PCHMessages, when not nil, sets --pch-messages.
+	PCHMessages *bool
+	// InstantiateTemplatesInPCH, when not nil, sets
+	// --instantiate-templates-in-pch.
+	InstantiateTemplatesInPCH *bool
+
+	// Extra options are appended verbatim, for anything not above; they
+	// go to the backend of the program's code type (NVRTC, NVVM or
+	// nvJitLink).
+	Extra []string
+}
+
+func (o *ProgramOptions) name() string {
+	if o == nil || o.Name == "" {
+		return "default_program"
+	}
+	return o.Name
+}
+
+func boolStr(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+func bool01(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// validateCommon checks the fields every backend reads.
+func (o *ProgramOptions) validateCommon() error {
+	if o.Arch != "" {
+		if _, _, _, ok := parseArch(o.Arch); !ok || !archRE.MatchString(o.Arch) {
+			return badOption("ProgramOptions.Arch", "unknown architecture %q (want sm_NN or compute_NN, e.g. sm_90)", o.Arch)
+		}
+	}
+	if o.MaxRegisters < 0 {
+		return badOption("ProgramOptions.MaxRegisters", "negative register count %d", o.MaxRegisters)
+	}
+	for _, e := range o.Extra {
+		if strings.TrimSpace(e) == "" {
+			return badOption("ProgramOptions.Extra", "empty option")
+		}
+	}
+	return nil
+}
+
+// NVRTCOptions validates o and renders it as NVRTC's option list, in a
+// fixed order. A nil o gives no options.
+func (o *ProgramOptions) NVRTCOptions() ([]string, error) {
+	if o == nil {
+		return nil, nil
+	}
+	if err := o.validateCommon(); err != nil {
+		return nil, err
+	}
+	var out []string
+	if o.Arch != "" {
+		out = append(out, "-arch="+o.Arch)
+	}
+	if o.Std != "" {
+		if !slices.Contains(nvrtcStds, o.Std) {
+			return nil, badOption("ProgramOptions.Std", "unknown C++ dialect %q (want one of %s)", o.Std, strings.Join(nvrtcStds, ", "))
+		}
+		out = append(out, "--std="+o.Std)
+	}
+	keys := make([]string, 0, len(o.Defines))
+	for k := range o.Defines {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !macroRE.MatchString(k) {
+			return nil, badOption("ProgramOptions.Defines", "bad macro name %q", k)
+		}
+		if v := o.Defines[k]; v != "" {
+			out = append(out, "-D"+k+"="+v)
+		} else {
+			out = append(out, "-D"+k)
+		}
+	}
+	for _, k := range o.Undefines {
+		if !macroRE.MatchString(k) {
+			return nil, badOption("ProgramOptions.Undefines", "bad macro name %q", k)
+		}
+		out = append(out, "-U"+k)
+	}
+	for _, p := range o.IncludePaths {
+		if p == "" {
+			return nil, badOption("ProgramOptions.IncludePaths", "empty path")
+		}
+		out = append(out, "-I"+p)
+	}
+	for _, p := range o.PreIncludes {
+		if p == "" {
+			return nil, badOption("ProgramOptions.PreIncludes", "empty header name")
+		}
+		out = append(out, "--pre-include="+p)
+	}
+	for name := range o.Headers {
+		if name == "" {
+			return nil, badOption("ProgramOptions.Headers", "header with an empty name")
+		}
+	}
+	if o.Debug {
+		out = append(out, "--device-debug")
+	}
+	if o.LineInfo {
+		out = append(out, "--generate-line-info")
+	}
+	if o.FastMath {
+		out = append(out, "--use_fast_math")
+	}
+	if o.FMAD != nil {
+		out = append(out, "--fmad="+boolStr(*o.FMAD))
+	}
+	if o.FTZ != nil {
+		out = append(out, "--ftz="+boolStr(*o.FTZ))
+	}
+	if o.PrecDiv != nil {
+		out = append(out, "--prec-div="+boolStr(*o.PrecDiv))
+	}
+	if o.PrecSqrt != nil {
+		out = append(out, "--prec-sqrt="+boolStr(*o.PrecSqrt))
+	}
+	if o.MaxRegisters > 0 {
+		out = append(out, "--maxrregcount="+strconv.Itoa(o.MaxRegisters))
+	}
+	if o.RelocatableDeviceCode {
+		out = append(out, "--relocatable-device-code=true")
+	}
+	if o.LTO {
+		out = append(out, "-dlto")
+	}
+	if o.DisableWarnings {
+		out = append(out, "--disable-warnings")
+	}
+	if o.DeviceAsDefaultExecutionSpace {
+		out = append(out, "--device-as-default-execution-space")
+	}
+	for _, p := range o.PtxasOptions {
+		if p == "" {
+			return nil, badOption("ProgramOptions.PtxasOptions", "empty option")
+		}
+		out = append(out, "--ptxas-options="+p)
+	}
+	if o.PCH {
+		out = append(out, "--pch")
+	}
+	if o.CreatePCH != "" {
+		out = append(out, "--create-pch="+o.CreatePCH)
+	}
+	if o.UsePCH != "" {
+		if o.CreatePCH != "" {
+			return nil, badOption("ProgramOptions.UsePCH", "cannot be combined with CreatePCH")
+		}
+		out = append(out, "--use-pch="+o.UsePCH)
+	}
+	if o.PCHDir != "" {
+		out = append(out, "--pch-dir="+o.PCHDir)
+	}
+	if o.PCHVerbose != nil {
+		out = append(out, "--pch-verbose="+boolStr(*o.PCHVerbose))
+	}
+	if o.PCHMessages != nil {
+		out = append(out, "--pch-messages="+boolStr(*o.PCHMessages))
+	}
+	if o.InstantiateTemplatesInPCH != nil {
+		out = append(out, "--instantiate-templates-in-pch="+boolStr(*o.InstantiateTemplatesInPCH))
+	}
+	for _, e := range o.NameExpressions {
+		if strings.TrimSpace(e) == "" {
+			return nil, badOption("ProgramOptions.NameExpressions", "empty name expression")
+		}
+	}
+	out = append(out, o.Extra...)
+	return out, nil
+}
+
+var macroRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\([A-Za-z0-9_, .]*\))?$`)
+
+// onlyNVRTC names the set fields that only NVRTC understands.
+func (o *ProgramOptions) onlyNVRTC() []string {
+	var f []string
+	add := func(set bool, name string) {
+		if set {
+			f = append(f, name)
+		}
+	}
+	add(o.Std != "", "Std")
+	add(len(o.Defines) > 0, "Defines")
+	add(len(o.Undefines) > 0, "Undefines")
+	add(len(o.IncludePaths) > 0, "IncludePaths")
+	add(len(o.PreIncludes) > 0, "PreIncludes")
+	add(len(o.Headers) > 0, "Headers")
+	add(o.RelocatableDeviceCode, "RelocatableDeviceCode")
+	add(len(o.NameExpressions) > 0, "NameExpressions")
+	add(o.DisableWarnings, "DisableWarnings")
+	add(o.DeviceAsDefaultExecutionSpace, "DeviceAsDefaultExecutionSpace")
+	add(len(o.PtxasOptions) > 0, "PtxasOptions")
+	add(o.PCH, "PCH")
+	add(o.CreatePCH != "", "CreatePCH")
+	add(o.UsePCH != "", "UsePCH")
+	add(o.PCHDir != "", "PCHDir")
+	add(o.PCHVerbose != nil, "PCHVerbose")
+	add(o.PCHMessages != nil, "PCHMessages")
+	add(o.InstantiateTemplatesInPCH != nil, "InstantiateTemplatesInPCH")
+	return f
+}
+
+// checkFor reports the first set field that a program of codeType cannot
+// honour.
+func (o *ProgramOptions) checkFor(codeType string) error {
+	if o == nil || codeType == "c++" {
+		return nil
+	}
+	if f := o.onlyNVRTC(); len(f) > 0 {
+		return badOption("ProgramOptions."+f[0], "not supported for code type %q (NVRTC only)", codeType)
+	}
+	if codeType == "ptx" && o.LTO {
+		return badOption("ProgramOptions.LTO", "not supported for code type \"ptx\"")
+	}
+	return nil
+}
+
+// NVVMOptions validates o and renders it as libNVVM's option list (for a
+// program of code type "nvvm" compiled to PTX or LTO-IR). Arch must be
+// given as sm_NN or compute_NN and becomes -arch=compute_NN. A nil o gives
+// no options.
+func (o *ProgramOptions) NVVMOptions() ([]string, error) {
+	if o == nil {
+		return nil, nil
+	}
+	if err := o.validateCommon(); err != nil {
+		return nil, err
+	}
+	if err := o.checkFor("nvvm"); err != nil {
+		return nil, err
+	}
+	var out []string
+	if o.Arch != "" {
+		_, n, sfx, _ := parseArch(o.Arch)
+		out = append(out, "-arch=compute_"+strconv.Itoa(n)+sfx)
+	}
+	if o.Debug {
+		out = append(out, "-g", "-opt=0")
+	}
+	if o.FastMath {
+		out = append(out, "-ftz=1", "-prec-div=0", "-prec-sqrt=0", "-fma=1")
+	}
+	if o.FTZ != nil {
+		out = append(out, "-ftz="+bool01(*o.FTZ))
+	}
+	if o.PrecDiv != nil {
+		out = append(out, "-prec-div="+bool01(*o.PrecDiv))
+	}
+	if o.PrecSqrt != nil {
+		out = append(out, "-prec-sqrt="+bool01(*o.PrecSqrt))
+	}
+	if o.FMAD != nil {
+		out = append(out, "-fma="+bool01(*o.FMAD))
+	}
+	if o.LTO {
+		out = append(out, "-gen-lto")
+	}
+	// LineInfo and MaxRegisters act when PTX becomes a CUBIN (nvJitLink).
+	out = append(out, o.Extra...)
+	return out, nil
+}
+
+// linkerOptions turns the options of a "ptx" or "nvvm" program into those
+// of the nvJitLink step that makes a CUBIN. extra says whether Extra goes
+// there (it does for "ptx", whose backend is nvJitLink).
+func (o *ProgramOptions) linkerOptions(arch string, extra bool) *LinkerOptions {
+	lo := &LinkerOptions{Arch: arch}
+	if o == nil {
+		return lo
+	}
+	lo.Debug = o.Debug
+	lo.LineInfo = o.LineInfo
+	lo.MaxRegisters = o.MaxRegisters
+	if o.FastMath {
+		t, f := true, false
+		lo.FTZ, lo.PrecDiv, lo.PrecSqrt, lo.FMA = &t, &f, &f, &t
+	}
+	if o.FTZ != nil {
+		lo.FTZ = o.FTZ
+	}
+	if o.PrecDiv != nil {
+		lo.PrecDiv = o.PrecDiv
+	}
+	if o.PrecSqrt != nil {
+		lo.PrecSqrt = o.PrecSqrt
+	}
+	if o.FMAD != nil {
+		lo.FMA = o.FMAD
+	}
+	if extra {
+		lo.Extra = o.Extra
+	}
+	return lo
+}
+
+// LinkerOptions are the options of a Linker, rendered to nvJitLink's
+// options by NVJitLinkOptions. Arch is required.
+type LinkerOptions struct {
+	// Arch is the target: "sm_90" (or "compute_90" when linking to PTX).
+	Arch string
+	// Debug generates debug information (-g).
+	Debug bool
+	// LineInfo generates line information (-lineinfo).
+	LineInfo bool
+	// LTO performs link-time optimization (-lto); needed for LTO-IR
+	// inputs and for Link("ptx").
+	LTO bool
+	// Optimization, when not nil, is the optimization level (-O0 or -O3;
+	// nvJitLink accepts only 0 and 3).
+	Optimization *int
+	// MaxRegisters caps the registers per thread (-maxrregcount); 0
+	// leaves the linker's choice.
+	MaxRegisters int
+	// FTZ, PrecDiv, PrecSqrt and FMA set one floating-point mode each
+	// when not nil (-ftz, -prec-div, -prec-sqrt, -fma).
+	FTZ, PrecDiv, PrecSqrt, FMA *bool
+	// KernelsUsed and VariablesUsed list what the host uses; the rest may
+	// be removed (-kernels-used, -variables-used).
+	KernelsUsed, VariablesUsed []string
+	// PtxasOptions are passed to ptxas (-Xptxas).
+	PtxasOptions []string
+	// Verbose writes verbose messages to the info log (-verbose).
+	Verbose bool
+	// Time writes timing information to the info log (-time).
+	Time bool
+	// Extra options are appended verbatim.
+	Extra []string
+}
+
+// NVJitLinkOptions validates o and renders it as nvJitLink's option list.
+func (o *LinkerOptions) NVJitLinkOptions() ([]string, error) {
+	if o == nil || o.Arch == "" {
+		return nil, badOption("LinkerOptions.Arch", "required (e.g. sm_90)")
+	}
+	if !archRE.MatchString(o.Arch) {
+		return nil, badOption("LinkerOptions.Arch", "unknown architecture %q (want sm_NN or compute_NN, e.g. sm_90)", o.Arch)
+	}
+	out := []string{"-arch=" + o.Arch}
+	if o.MaxRegisters < 0 {
+		return nil, badOption("LinkerOptions.MaxRegisters", "negative register count %d", o.MaxRegisters)
+	}
+	if o.MaxRegisters > 0 {
+		out = append(out, "-maxrregcount="+strconv.Itoa(o.MaxRegisters))
+	}
+	if o.Optimization != nil {
+		if n := *o.Optimization; n != 0 && n != 3 {
+			return nil, badOption("LinkerOptions.Optimization", "level %d: nvJitLink accepts only 0 and 3", n)
+		}
+		out = append(out, "-O"+strconv.Itoa(*o.Optimization))
+	}
+	if o.Debug {
+		out = append(out, "-g")
+	}
+	if o.LineInfo {
+		out = append(out, "-lineinfo")
+	}
+	if o.LTO {
+		out = append(out, "-lto")
+	}
+	// 0/1, not true/false: with LTO nvJitLink hands these to libNVVM,
+	// which rejects -ftz=true.
+	if o.FTZ != nil {
+		out = append(out, "-ftz="+bool01(*o.FTZ))
+	}
+	if o.PrecDiv != nil {
+		out = append(out, "-prec-div="+bool01(*o.PrecDiv))
+	}
+	if o.PrecSqrt != nil {
+		out = append(out, "-prec-sqrt="+bool01(*o.PrecSqrt))
+	}
+	if o.FMA != nil {
+		out = append(out, "-fma="+bool01(*o.FMA))
+	}
+	for _, k := range o.KernelsUsed {
+		if k == "" {
+			return nil, badOption("LinkerOptions.KernelsUsed", "empty name")
+		}
+		out = append(out, "-kernels-used="+k)
+	}
+	for _, v := range o.VariablesUsed {
+		if v == "" {
+			return nil, badOption("LinkerOptions.VariablesUsed", "empty name")
+		}
+		out = append(out, "-variables-used="+v)
+	}
+	for _, p := range o.PtxasOptions {
+		if p == "" {
+			return nil, badOption("LinkerOptions.PtxasOptions", "empty option")
+		}
+		out = append(out, "-Xptxas="+p)
+	}
+	if o.Verbose {
+		out = append(out, "-verbose")
+	}
+	if o.Time {
+		out = append(out, "-time")
+	}
+	for _, e := range o.Extra {
+		if strings.TrimSpace(e) == "" {
+			return nil, badOption("LinkerOptions.Extra", "empty option")
+		}
+	}
+	out = append(out, o.Extra...)
+	return out, nil
+}

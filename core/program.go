@@ -1,0 +1,493 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/cudago/cudago/bindings/driver"
+	"github.com/cudago/cudago/bindings/nvrtc"
+	"github.com/cudago/cudago/bindings/nvvm"
+)
+
+// CompileError is a failed compilation. Its message names the program,
+// the backend and the target, and holds the compiler's log; errors.Is
+// matches the backend's status code (nvrtc.ErrorCompilation,
+// nvvm.ErrorCompilation...).
+type CompileError struct {
+	Program string // the program's name
+	Backend string // "NVRTC", "NVVM" or "nvJitLink"
+	Target  string // "ptx", "cubin" or "ltoir"
+	Log     string
+	Err     error
+}
+
+func (e *CompileError) Error() string {
+	s := fmt.Sprintf("cudago/core: %s: compiling program %q to %s failed: %s",
+		e.Backend, e.Program, e.Target, errSummary(e.Err))
+	if log := strings.TrimSpace(e.Log); log != "" {
+		s += "\n" + log
+	}
+	return s
+}
+
+func (e *CompileError) Unwrap() error { return e.Err }
+
+// Program is device source code to compile: CUDA C++ ("c++", compiled by
+// NVRTC), PTX ("ptx", assembled to a CUBIN by nvJitLink) or NVVM IR
+// ("nvvm", LLVM IR compiled by libNVVM), after cuda.core's Program.
+//
+// Compile may be called several times, for several targets. A Program is
+// safe for concurrent use (calls are serialized); Close releases the
+// compiler's handle.
+type Program struct {
+	mu       sync.Mutex
+	codeType string
+	code     string
+	opts     ProgramOptions
+	args     []string // the backend's rendered options (NVRTC or NVVM)
+
+	h       *programHandle
+	used    bool // h has compiled once: the next Compile makes a new one
+	cleanup runtime.Cleanup
+
+	log     string
+	lowered map[string]string // after a compile with name expressions
+	closed  bool
+}
+
+// programHandle is the compiler's handle, which a cleanup destroys when a
+// Program is lost without Close.
+type programHandle struct {
+	nvrtc nvrtc.Program
+	nvvm  nvvm.Program
+}
+
+func (h *programHandle) destroy() error {
+	var err error
+	if h.nvrtc != 0 {
+		err = nvrtc.DestroyProgram(&h.nvrtc)
+		h.nvrtc = 0
+	}
+	if h.nvvm != 0 {
+		err = nvvm.DestroyProgram(&h.nvvm)
+		h.nvvm = 0
+	}
+	return err
+}
+
+// NewProgram makes a Program of code, of codeType "c++", "ptx" or "nvvm"
+// (case-insensitive). opts may be nil. The options are validated here,
+// before any library is called, and for "c++" and "nvvm" the compiler's
+// program is created (so a missing library shows here).
+func NewProgram[C ~string | ~[]byte](code C, codeType string, opts *ProgramOptions) (*Program, error) {
+	ct := strings.ToLower(codeType)
+	if ct != "c++" && ct != "ptx" && ct != "nvvm" {
+		return nil, fmt.Errorf("cudago/core: NewProgram: unknown code type %q (want \"c++\", \"ptx\" or \"nvvm\")", codeType)
+	}
+	p := &Program{codeType: ct, code: string(code)}
+	if opts != nil {
+		p.opts = *opts
+		p.opts.Defines = maps.Clone(opts.Defines)
+		p.opts.Headers = maps.Clone(opts.Headers)
+		p.opts.NameExpressions = append([]string(nil), opts.NameExpressions...)
+		p.opts.Extra = append([]string(nil), opts.Extra...)
+	}
+	if len(p.code) == 0 {
+		return nil, fmt.Errorf("cudago/core: NewProgram: empty %s code", ct)
+	}
+	if err := p.opts.checkFor(ct); err != nil {
+		return nil, err
+	}
+	var err error
+	switch ct {
+	case "c++":
+		p.args, err = p.opts.NVRTCOptions()
+	case "nvvm":
+		p.args, err = p.opts.NVVMOptions()
+	case "ptx":
+		if err = p.opts.validateCommon(); err == nil {
+			_, err = FromPTX([]byte(p.code))
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := p.newHandle(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// newHandle creates the compiler's program, replacing any earlier one.
+func (p *Program) newHandle() error {
+	if p.h != nil {
+		p.cleanup.Stop()
+		p.h.destroy()
+		p.h = nil
+	}
+	h := &programHandle{}
+	switch p.codeType {
+	case "c++":
+		names := make([]string, 0, len(p.opts.Headers))
+		for n := range p.opts.Headers {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		srcs := make([]string, len(names))
+		for i, n := range names {
+			srcs[i] = p.opts.Headers[n]
+		}
+		prog, err := nvrtc.CreateProgram(p.code, p.opts.name(), int32(len(names)), srcs, names)
+		if err != nil {
+			return fmt.Errorf("cudago/core: NVRTC: creating program %q: %w", p.opts.name(), err)
+		}
+		h.nvrtc = prog
+	case "nvvm":
+		var prog nvvm.Program
+		if err := nvvm.CreateProgram(&prog); err != nil {
+			return fmt.Errorf("cudago/core: NVVM: creating program %q: %w", p.opts.name(), err)
+		}
+		if err := nvvm.AddModuleToProgram(prog, p.code, uint64(len(p.code)), p.opts.name()); err != nil {
+			nvvm.DestroyProgram(&prog)
+			return fmt.Errorf("cudago/core: NVVM: adding the module of program %q: %w", p.opts.name(), err)
+		}
+		h.nvvm = prog
+	case "ptx":
+		return nil // nvJitLink works per Compile
+	}
+	p.h = h
+	p.used = false
+	p.cleanup = runtime.AddCleanup(p, func(h *programHandle) { h.destroy() }, h)
+	return nil
+}
+
+// CodeType returns "c++", "ptx" or "nvvm".
+func (p *Program) CodeType() string { return p.codeType }
+
+// Backend returns the compiler that Compile starts with: "NVRTC",
+// "nvJitLink" (for PTX) or "NVVM".
+func (p *Program) Backend() string {
+	switch p.codeType {
+	case "c++":
+		return "NVRTC"
+	case "nvvm":
+		return "NVVM"
+	}
+	return "nvJitLink"
+}
+
+// Options returns the options rendered for the program's first backend
+// (NVRTC or NVVM; nil for PTX), without those Compile adds for a target.
+func (p *Program) Options() []string { return append([]string(nil), p.args...) }
+
+// Log returns the log of the last Compile (warnings included), or "".
+func (p *Program) Log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log
+}
+
+// LoweredName returns the mangled name of a name expression given in
+// ProgramOptions.NameExpressions, after a successful Compile of a "c++"
+// program.
+func (p *Program) LoweredName(nameExpr string) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return "", ErrClosed
+	}
+	if p.codeType != "c++" {
+		return "", fmt.Errorf("cudago/core: LoweredName: a %s program has no name expressions", p.codeType)
+	}
+	if p.lowered == nil {
+		return "", errors.New("cudago/core: LoweredName: the program has not been compiled")
+	}
+	s, ok := p.lowered[nameExpr]
+	if !ok {
+		return "", fmt.Errorf("cudago/core: LoweredName: %q is not one of ProgramOptions.NameExpressions", nameExpr)
+	}
+	return s, nil
+}
+
+// Close destroys the compiler's program. It is idempotent; the Program's
+// methods return ErrClosed afterwards. ObjectCodes compiled before stay
+// valid.
+func (p *Program) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	if p.h == nil {
+		return nil
+	}
+	p.cleanup.Stop()
+	err := p.h.destroy()
+	p.h = nil
+	return err
+}
+
+// defaultArch is the architecture of device 0, "sm_NN", when a GPU is
+// there; else "".
+func defaultArch() string {
+	if ensureInit() != nil {
+		return ""
+	}
+	dev, err := driver.DeviceGet(0)
+	if err != nil {
+		return ""
+	}
+	major, err1 := driver.DeviceGetAttribute(driver.DeviceAttributeComputeCapabilityMajor, dev)
+	minor, err2 := driver.DeviceGetAttribute(driver.DeviceAttributeComputeCapabilityMinor, dev)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	return "sm_" + strconv.Itoa(int(major*10+minor))
+}
+
+// realArch returns the sm_NN architecture a CUBIN of this program is for:
+// opts.Arch (compute_NN becomes sm_NN), else device 0's.
+func (p *Program) realArch() (string, error) {
+	arch := p.opts.Arch
+	if arch == "" {
+		arch = defaultArch()
+		if arch == "" {
+			return "", badOption("ProgramOptions.Arch", "required to compile to cubin when no GPU can be queried (e.g. sm_90)")
+		}
+	}
+	_, n, sfx, _ := parseArch(arch)
+	return "sm_" + strconv.Itoa(n) + sfx, nil
+}
+
+// Compile compiles the program to target, "ptx", "cubin" or "ltoir",
+// and returns the result as an ObjectCode named after the program and
+// carrying its name expressions' lowered names as symbol mapping.
+//
+//   - "c++": NVRTC, for any target. "cubin" needs a real architecture
+//     (sm_NN; default: device 0's); "ltoir" adds -dlto.
+//   - "ptx": "cubin" assembles the PTX with nvJitLink (Arch or the PTX's
+//     .target gives the architecture); "ptx" returns the PTX itself.
+//   - "nvvm": NVVM to "ptx" or "ltoir" (-gen-lto); "cubin" is NVVM to PTX,
+//     then nvJitLink.
+//
+// On failure the error is a *CompileError (or *LinkError for the
+// nvJitLink step) holding the log, which Log also returns.
+func (p *Program) Compile(target string) (*ObjectCode, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, ErrClosed
+	}
+	switch target {
+	case CodePTX, CodeCubin, CodeLTOIR:
+	default:
+		return nil, fmt.Errorf("cudago/core: Compile: unknown target %q (want \"ptx\", \"cubin\" or \"ltoir\")", target)
+	}
+	p.log = ""
+	switch p.codeType {
+	case "c++":
+		return p.compileNVRTC(target)
+	case "nvvm":
+		return p.compileNVVM(target)
+	default:
+		return p.compilePTX(target)
+	}
+}
+
+func (p *Program) compileNVRTC(target string) (*ObjectCode, error) {
+	args := p.args
+	if target == CodeCubin {
+		arch, err := p.realArch()
+		if err != nil {
+			return nil, err
+		}
+		args = replaceArch(args, arch)
+	}
+	if target == CodeLTOIR && !p.opts.LTO {
+		args = append(append([]string(nil), args...), "-dlto")
+	}
+	// A fresh NVRTC program per compilation: name expressions and
+	// options never leak from one Compile into the next.
+	if p.used {
+		if err := p.newHandle(); err != nil {
+			return nil, err
+		}
+	}
+	p.used = true
+	p.lowered = nil
+	prog := p.h.nvrtc
+	for _, e := range p.opts.NameExpressions {
+		if err := nvrtc.AddNameExpression(prog, e); err != nil {
+			return nil, fmt.Errorf("cudago/core: NVRTC: adding name expression %q: %w", e, err)
+		}
+	}
+	cerr := nvrtc.CompileProgram(prog, int32(len(args)), args)
+	log, lerr := nvrtc.ProgramLog(prog)
+	if lerr == nil {
+		p.log = log
+	}
+	if cerr != nil {
+		var ne *nvrtc.Error
+		if p.log == "" && errors.As(cerr, &ne) {
+			p.log = ne.Log
+		}
+		return nil, &CompileError{Program: p.opts.name(), Backend: "NVRTC", Target: target, Log: p.log, Err: cerr}
+	}
+	lowered := make(map[string]string, len(p.opts.NameExpressions))
+	for _, e := range p.opts.NameExpressions {
+		s, err := nvrtc.GetLoweredName(prog, e)
+		if err != nil {
+			return nil, fmt.Errorf("cudago/core: NVRTC: lowered name of %q: %w", e, err)
+		}
+		lowered[e] = s
+	}
+	p.lowered = lowered
+	var (
+		out []byte
+		err error
+	)
+	switch target {
+	case CodePTX:
+		out, err = nvrtc.PTX(prog)
+	case CodeCubin:
+		out, err = nvrtc.CUBIN(prog)
+	case CodeLTOIR:
+		out, err = nvrtc.LTOIR(prog)
+	}
+	if err == nil && len(out) == 0 {
+		err = fmt.Errorf("NVRTC produced no %s", target)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cudago/core: NVRTC: getting the %s of program %q: %w", target, p.opts.name(), err)
+	}
+	var syms map[string]string
+	if len(lowered) > 0 {
+		syms = maps.Clone(lowered)
+	}
+	return newObjectCode(target, out, p.opts.name(), syms, nil), nil
+}
+
+// replaceArch sets -arch=arch in an NVRTC option list.
+func replaceArch(args []string, arch string) []string {
+	out := make([]string, 0, len(args)+1)
+	out = append(out, "-arch="+arch)
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-arch=") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// compileNVVM runs libNVVM, to PTX or (with -gen-lto) LTO-IR.
+func (p *Program) compileNVVM(target string) (*ObjectCode, error) {
+	args := p.args
+	irTarget := target
+	if target == CodeCubin {
+		irTarget = CodePTX
+		arch, err := p.realArch()
+		if err != nil {
+			return nil, err
+		}
+		args = withNVVMArch(args, arch)
+	}
+	if irTarget == CodeLTOIR && !p.opts.LTO {
+		args = append(append([]string(nil), args...), "-gen-lto")
+	}
+	if p.used {
+		if err := p.newHandle(); err != nil {
+			return nil, err
+		}
+	}
+	p.used = true
+	prog := p.h.nvvm
+	cerr := nvvm.CompileProgram(prog, int32(len(args)), args)
+	if log, err := nvvm.ProgramLog(prog); err == nil {
+		p.log = log
+	}
+	if cerr != nil {
+		var ne *nvvm.Error
+		if p.log == "" && errors.As(cerr, &ne) {
+			p.log = ne.Log
+		}
+		return nil, &CompileError{Program: p.opts.name(), Backend: "NVVM", Target: target, Log: p.log, Err: cerr}
+	}
+	out, err := nvvm.CompiledResult(prog)
+	if err != nil {
+		return nil, fmt.Errorf("cudago/core: NVVM: getting the result of program %q: %w", p.opts.name(), err)
+	}
+	if irTarget == CodePTX {
+		out = []byte(strings.TrimRight(string(out), "\x00"))
+	}
+	code := newObjectCode(irTarget, out, p.opts.name(), nil, nil)
+	if target != CodeCubin {
+		return code, nil
+	}
+	arch, _ := p.realArch()
+	return p.linkPTX(code, arch, false)
+}
+
+// withNVVMArch sets -arch=compute_NN in an NVVM option list.
+func withNVVMArch(args []string, arch string) []string {
+	_, n, sfx, _ := parseArch(arch)
+	out := []string{"-arch=compute_" + strconv.Itoa(n) + sfx}
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-arch=") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// compilePTX handles a "ptx" program.
+func (p *Program) compilePTX(target string) (*ObjectCode, error) {
+	code, err := FromPTX([]byte(p.code), WithCodeName(p.opts.name()))
+	if err != nil {
+		return nil, err
+	}
+	switch target {
+	case CodePTX:
+		return code, nil
+	case CodeLTOIR:
+		return nil, errors.New("cudago/core: Compile: PTX cannot become LTO-IR")
+	}
+	arch := p.opts.Arch
+	if arch == "" {
+		if a, ok := ptxArch(code.code); ok {
+			arch = a
+		} else if arch, err = p.realArch(); err != nil {
+			return nil, err
+		}
+	}
+	_, n, sfx, _ := parseArch(arch)
+	return p.linkPTX(code, "sm_"+strconv.Itoa(n)+sfx, true)
+}
+
+// linkPTX turns PTX into a CUBIN with a Linker.
+func (p *Program) linkPTX(code *ObjectCode, arch string, extra bool) (*ObjectCode, error) {
+	l, err := NewLinker(p.opts.linkerOptions(arch, extra), code)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	out, err := l.Link(CodeCubin)
+	p.log = l.ErrorLog()
+	if info := l.InfoLog(); info != "" {
+		if p.log != "" {
+			p.log += "\n"
+		}
+		p.log += info
+	}
+	if err != nil {
+		return nil, err
+	}
+	out.name = p.opts.name()
+	return out, nil
+}

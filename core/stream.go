@@ -1,0 +1,253 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/cudago/cudago/bindings/driver"
+)
+
+// StreamOptions configure NewStream.
+type StreamOptions struct {
+	// Priority: lower numbers run first; 0 is the default. See
+	// Device.StreamPriorityRange. Out-of-range values are clamped by the
+	// driver.
+	Priority int
+	// NonBlocking makes the stream not synchronize with the legacy
+	// default (NULL) stream.
+	NonBlocking bool
+}
+
+// Stream is a CUDA stream: a queue of GPU work that runs in order.
+//
+// Streams from NewStream own their CUstream: Close destroys it (work
+// already queued still completes), and a finalizer destroys a forgotten
+// one. The default streams (DefaultStream, PerThreadStream) belong to their
+// context: their Close does nothing.
+type Stream struct {
+	handle  driver.Stream
+	ctx     *Context
+	owned   bool
+	life    life
+	cleanup runtime.Cleanup
+	capture atomic.Pointer[graphHandles] // set between BeginCapture and EndCapture
+}
+
+// NewStream creates a stream in context c.
+func (c *Context) NewStream(opts StreamOptions) (*Stream, error) {
+	h, err := c.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer c.exit()
+	var flags uint32
+	if opts.NonBlocking {
+		flags |= uint32(driver.StreamNonBlocking)
+	}
+	sh, err := cStreamCreate(h, flags, opts.Priority)
+	if err != nil {
+		return nil, err
+	}
+	s := &Stream{handle: sh, ctx: c, owned: true}
+	s.cleanup = runtime.AddCleanup(s, destroyStream, streamRef{c, sh})
+	return s, nil
+}
+
+type streamRef struct {
+	ctx *Context
+	s   driver.Stream
+}
+
+func destroyStream(r streamRef) {
+	h, err := r.ctx.enter()
+	if err != nil {
+		return // the context is gone, and its streams with it
+	}
+	cStreamDestroy(h, r.s)
+	r.ctx.exit()
+}
+
+// enter acquires the stream and its context for a driver call.
+func (s *Stream) enter() (driver.Context, error) {
+	if !s.life.acquire() {
+		return 0, ErrClosed
+	}
+	h, err := s.ctx.enter()
+	if err != nil {
+		s.life.release()
+	}
+	return h, err
+}
+
+func (s *Stream) exit() {
+	s.ctx.exit()
+	s.life.release()
+}
+
+// Handle returns the driver's CUstream (0 for the legacy default stream,
+// 2 for the per-thread one).
+func (s *Stream) Handle() driver.Stream { return s.handle }
+
+// Context returns the stream's context.
+func (s *Stream) Context() *Context { return s.ctx }
+
+// Device returns the stream's device.
+func (s *Stream) Device() *Device { return s.ctx.dev }
+
+// String describes the stream.
+func (s *Stream) String() string {
+	switch {
+	case !s.owned && s.handle == streamLegacy:
+		return fmt.Sprintf("legacy default stream of %v", s.ctx.dev)
+	case !s.owned:
+		return fmt.Sprintf("per-thread default stream of %v", s.ctx.dev)
+	}
+	return fmt.Sprintf("stream %#x of %v", uintptr(s.handle), s.ctx.dev)
+}
+
+// Close destroys a stream from NewStream; later calls return ErrClosed.
+// Closing twice is not an error. On a default stream it does nothing.
+func (s *Stream) Close() error {
+	if !s.owned || !s.life.close() {
+		return nil
+	}
+	s.cleanup.Stop()
+	h, err := s.ctx.enter()
+	if err != nil {
+		return nil // the context was destroyed, and the stream with it
+	}
+	defer s.ctx.exit()
+	return cStreamDestroy(h, s.handle)
+}
+
+// Sync waits until all work queued on the stream is done.
+func (s *Stream) Sync() error {
+	h, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer s.exit()
+	return cStreamSync(h, s.handle)
+}
+
+// Query reports whether all work queued on the stream is done.
+func (s *Stream) Query() (done bool, err error) {
+	h, err := s.enter()
+	if err != nil {
+		return false, err
+	}
+	defer s.exit()
+	err = cStreamQuery(h, s.handle)
+	if err == nil {
+		return true, nil
+	}
+	if isNotReady(err) {
+		return false, nil
+	}
+	return false, err
+}
+
+// Wait makes later work on s wait until e's recorded work is done; the
+// host does not wait.
+func (s *Stream) Wait(e *Event) error {
+	h, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer s.exit()
+	if !e.life.acquire() {
+		return ErrClosed
+	}
+	defer e.life.release()
+	return cStreamWaitEvent(h, s.handle, e.handle)
+}
+
+// Record records a new event (timing disabled) on the stream: it
+// completes when the work queued so far does. Close it when done.
+func (s *Stream) Record() (*Event, error) {
+	e, err := s.ctx.NewEvent(EventOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Record(s); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Done returns a channel that receives one value, then is closed, when
+// the work queued on the stream so far completes: nil, or the error the
+// stream failed with. It is built on cuStreamAddCallback (a callback from
+// a driver thread through a cgo.Handle), which also reports failures,
+// rather than on polling. It cannot be used while the stream captures a
+// graph: the channel then delivers the error.
+func (s *Stream) Done() <-chan error {
+	ch := make(doneCallback, 1)
+	h, err := s.enter()
+	if err != nil {
+		ch <- err
+		close(ch)
+		return ch
+	}
+	defer s.exit()
+	hd := registerCallback(hostCallback(ch))
+	if err := cStreamAddCallback(h, s.handle, hd); err != nil {
+		deleteCallback(hd)
+		ch <- err
+		close(ch)
+	}
+	return ch
+}
+
+// WaitContext waits until the work queued on the stream so far is done,
+// or ctx is done, whichever comes first; it returns ctx.Err() in the
+// second case (and at once if ctx is done already). The GPU work is not
+// cancelled.
+func (s *Stream) WaitContext(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if done, err := s.Query(); err != nil || done {
+		return err
+	}
+	select {
+	case err := <-s.Done():
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// LaunchHostFunc queues f on the stream: it runs on a driver thread once
+// the work queued before it is done, and work queued after it waits for
+// it to return. f must not call CUDA (no core function either) and should
+// be quick. If the context fails, f may never run. It may be captured into
+// a graph, where it runs at every launch.
+func (s *Stream) LaunchHostFunc(f func()) error {
+	if f == nil {
+		return fmt.Errorf("core: LaunchHostFunc: nil function")
+	}
+	h, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer s.exit()
+	if g := s.capture.Load(); g != nil {
+		hd := registerCallback(hostCallback(graphFunc(f)))
+		if err := cLaunchHostFunc(h, s.handle, hd); err != nil {
+			deleteCallback(hd)
+			return err
+		}
+		g.add(hd)
+		return nil
+	}
+	hd := registerCallback(hostCallback(funcCallback(f)))
+	if err := cLaunchHostFunc(h, s.handle, hd); err != nil {
+		deleteCallback(hd)
+		return err
+	}
+	return nil
+}
