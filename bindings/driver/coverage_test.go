@@ -2,6 +2,7 @@ package driver
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/cudago/cudago/internal/seeds"
 )
@@ -87,3 +88,16 @@ func TestProcVersions(t *testing.T) {
 		t.Errorf("baseName(cuMemAlloc) = %q", got)
 	}
 }
+
+// Shapes the generator must get right: outputs as results (a returned C
+// string too), string arrays as []string, handles by value.
+var (
+	_ func(Function) (string, error)                                        = FuncGetName
+	_ func(Kernel) (string, error)                                          = KernelGetName
+	_ func(Result) (string, error)                                          = GetErrorString
+	_ func(uint64) (Deviceptr, error)                                       = MemAlloc
+	_ func() (uint64, uint64, error)                                        = MemGetInfo
+	_ func(Library, string) (Kernel, error)                                 = LibraryGetKernel
+	_ func(Deviceptr, unsafe.Pointer, uint64) error                         = MemcpyHtoD
+	_ func(*LaunchConfig, Function, *unsafe.Pointer, *unsafe.Pointer) error = LaunchKernelEx
+)

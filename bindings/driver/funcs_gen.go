@@ -6028,15 +6028,15 @@ func FuncGetModule(hfunc Function) (hmod Module, err error) {
 // Returns:
 // CUDA_SUCCESS,
 // CUDA_ERROR_INVALID_VALUE,
-func FuncGetName(name []string, hfunc Function) (err error) {
+func FuncGetName(hfunc Function) (name string, err error) {
 	fn, err := procs.Get(110)
 	if err != nil {
 		return
 	}
-	name_c := dl.CStrings(name)
-	defer dl.Free(name_c)
-	r := C.cg_cuFuncGetName(fn, name_c, C.uintptr_t(hfunc))
+	var name_c unsafe.Pointer
+	r := C.cg_cuFuncGetName(fn, unsafe.Pointer(&name_c), C.uintptr_t(hfunc))
 	err = check(110, Result(r))
+	name = dl.GoString(name_c)
 	return
 }
 
@@ -11348,15 +11348,15 @@ func KernelGetLibrary(kernel Kernel) (pLib Library, err error) {
 // Returns:
 // CUDA_SUCCESS,
 // CUDA_ERROR_INVALID_VALUE
-func KernelGetName(name []string, hfunc Kernel) (err error) {
+func KernelGetName(hfunc Kernel) (name string, err error) {
 	fn, err := procs.Get(231)
 	if err != nil {
 		return
 	}
-	name_c := dl.CStrings(name)
-	defer dl.Free(name_c)
-	r := C.cg_cuKernelGetName(fn, name_c, C.uintptr_t(hfunc))
+	var name_c unsafe.Pointer
+	r := C.cg_cuKernelGetName(fn, unsafe.Pointer(&name_c), C.uintptr_t(hfunc))
 	err = check(231, Result(r))
+	name = dl.GoString(name_c)
 	return
 }
 

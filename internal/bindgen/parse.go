@@ -979,8 +979,16 @@ func (m *model) classifyParam(p *paramDef, doc string) {
 		p.kind, p.goType = pkString, "string"
 		return
 	}
-	if el.Kind() == cc.Ptr && el.Typedef() == nil && isCharPtr(el) && isConstType(el.(*cc.PointerType).Elem()) && !looksOut(doc) {
-		p.kind, p.goType = pkStrings, "[]string"
+	if el.Kind() == cc.Ptr && el.Typedef() == nil && isCharPtr(el) && isConstType(el.(*cc.PointerType).Elem()) {
+		// An array of strings in (options, headers), or one string out
+		// (cuFuncGetName). cc/v4 drops the qualifier of the middle pointer,
+		// so the docs decide.
+		l := strings.ToLower(doc)
+		if (looksOut(doc) || strings.Contains(l, "returned")) && !strings.Contains(l, "array") && !strings.HasPrefix(l, "[in]") {
+			p.kind, p.out, p.outGoType = pkPointer, true, "string"
+		} else {
+			p.kind, p.goType = pkStrings, "[]string"
+		}
 		return
 	}
 	p.kind = pkPointer
