@@ -53,6 +53,11 @@ type input struct {
 // error of Complete.
 func link(t *testing.T, opts []string, inputs ...input) ([]byte, error) {
 	t.Helper()
+	// nvJitLink 12.4 handles are bound to their OS thread: a session whose
+	// calls hop between threads (as goroutines do between cgo calls)
+	// corrupts the library's heap (SIGSEGV, SIGABRT in pthread_mutex_lock,
+	// or NVJITLINK_ERROR_INVALID_INPUT in a later session). Hold the
+	// thread for the whole session.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	h, err := nvjitlink.Create(uint32(len(opts)), opts)
@@ -211,5 +216,16 @@ func TestLinkSeedPTX(t *testing.T) {
 		if !hasFunc(t, f, k) {
 			t.Errorf("linked CUBIN has no function symbol %s", k)
 		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	major, minor, err := nvjitlink.Version()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("nvJitLink %d.%d", major, minor)
+	if major < 12 {
+		t.Errorf("Version = %d.%d, want 12.x or newer", major, minor)
 	}
 }
