@@ -1,17 +1,25 @@
-// Command cudago is the command-line face of cudago: it reports on, and will
-// drive, the CUDA toolchain and driver that cudago loads at run time.
+// Command cudago is the command-line face of cudago: it compiles, links,
+// packs, inspects and extracts CUDA code with the run-time libraries only
+// (NVRTC, nvJitLink, nvFatbin), without nvcc, fatbinary or cuobjdump.
 //
 // Usage:
 //
 //	cudago <command> [flags] [arguments]
 //	cudago help [command]
+//	cudago <command> -h
 //
 // Commands:
 //
 //	doctor   report the CUDA libraries found, the driver's CUDA version and the GPUs
+//	compile  compile .cu files with NVRTC for several architectures (in parallel)
+//	link     link LTO-IR, PTX, cubins, fatbins and objects with nvJitLink
+//	fatbin   pack cubins, PTX and LTO-IR into a fat binary with nvFatbin
+//	ls       list the entries of a fatbin or of a host ELF file holding fatbins
+//	extract  write those entries out, with cuobjdump's file names
+//	build    compile .cu files into a fatbin for //go:embed (for go generate)
 //
-// More commands (compile, link, fatbin, ls, extract, build) will follow; each
-// lives in its own file and registers itself in the command table.
+// Each command lives in its own file and registers itself in the command
+// table; "cudago help <command>" prints its flags.
 //
 // Exit status: 0 when the command worked, 1 when it failed, 2 for a usage
 // error (unknown command, bad flag, unexpected argument). Errors go to

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/cudago/cudago/fatbin"
+)
+
+func init() {
+	register(&command{
+		name:    "extract",
+		args:    "[-o dir] [--elf] [--ptx] [--ltoir] file",
+		summary: "extract the code images of a fat binary or host ELF file, as cuobjdump does",
+		help: `
+Extract writes the images of a fat binary, or of a host object, executable
+or shared library with embedded fat binaries, to files: the same files,
+byte for byte and under the same names, that cuobjdump -xelf all -xptx all
+writes (x.sm_90.cubin for code identified as x.cu, else a.2.sm_80.cubin
+after the input's name; see 'cudago ls'). Compressed images are
+decompressed. It prints a line per file written, as cuobjdump does.
+
+By default it extracts the ELF (cubin) and PTX images. --elf, --ptx and
+--ltoir select kinds (they add up); --ltoir extracts LTO-IR, which
+cuobjdump does not, as NAME.sm_NN.ltoir; LTO-IR that is obfuscated (as
+nvFatbin writes it, and 'cudago compile -dlto') cannot be decoded, and
+extract says so and exits 1 after writing the other files. The files go to -o dir (default
+the current directory), created if needed; existing files are replaced.`,
+		flags: extractFlags,
+	})
+}
+
+func extractFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) int {
+	dir := fs.String("o", ".", "write the files to `dir`")
+	elfOnly := fs.Bool("elf", false, "extract the ELF (cubin) images")
+	ptxOnly := fs.Bool("ptx", false, "extract the PTX images")
+	ltoir := fs.Bool("ltoir", false, "extract the LTO-IR images (cuobjdump does not)")
+	return func(args []string, stdout, stderr io.Writer) int {
+		var files []string
+		if code, ok := parseInterspersed("extract", fs, args, stdout, stderr, func(a string) { files = append(files, a) }); !ok {
+			return code
+		}
+		if len(files) != 1 {
+			return usageError(stderr, "extract", "want one file, have %d", len(files))
+		}
+		wantELF, wantPTX := *elfOnly, *ptxOnly
+		if !wantELF && !wantPTX && !*ltoir {
+			wantELF, wantPTX = true, true
+		}
+		path := files[0]
+		f, err := openFatbin(path)
+		if err != nil {
+			return failure(stderr, "extract", err)
+		}
+		if err := os.MkdirAll(*dir, 0o777); err != nil {
+			return failure(stderr, "extract", err)
+		}
+		n, failed := 0, 0
+		for i, e := range f.Entries {
+			var label string
+			switch {
+			case e.Kind.IsELF() && wantELF:
+				label = "ELF file"
+			case e.Kind.IsPTX() && wantPTX:
+				label = "PTX file"
+			case e.Kind == fatbin.KindLTOIR && *ltoir:
+				label = "LTO-IR file"
+			default:
+				continue
+			}
+			name := f.ExtractName(i, path)
+			data, err := e.Data()
+			if err != nil {
+				// Go on with the others (obfuscated LTO-IR, as nvFatbin
+				// writes, cannot be decoded), and fail at the end.
+				failure(stderr, "extract", fmt.Errorf("%s: %s %d (%s): %w", path, label, f.Ordinal(i), name, err))
+				failed++
+				continue
+			}
+			if err := os.WriteFile(filepath.Join(*dir, name), data, 0o666); err != nil {
+				return failure(stderr, "extract", err)
+			}
+			fmt.Fprintf(stdout, "Extracting %s %4d: %s\n", label, f.Ordinal(i), name)
+			n++
+		}
+		if failed > 0 {
+			return exitFail
+		}
+		if n == 0 {
+			fmt.Fprintf(stderr, "cudago extract: %s: no images of the kinds asked for\n", path)
+		}
+		return exitOK
+	}
+}
