@@ -203,6 +203,9 @@ func CopyToDevice[T any](dst *Buffer, src []T) error {
 	if err := checkElem[T]("CopyToDevice"); err != nil {
 		return err
 	}
+	if dst == nil {
+		return errors.New("core: CopyToDevice: nil *Buffer")
+	}
 	p, n := sliceBytes(src)
 	if n > dst.size {
 		return boundsErr("CopyToDevice", n, dst.size)
@@ -215,7 +218,7 @@ func CopyToDevice[T any](dst *Buffer, src []T) error {
 	if n == 0 {
 		return nil
 	}
-	return cMemcpyHtoDSync(h, dst.ptr, p, uint64(n), s.handle)
+	return copyHtoD(h, dst.ptr, p, n, s.handle) // staging.go
 }
 
 // CopyFromDevice fills dst from the start of src and waits for the copy.
@@ -224,6 +227,9 @@ func CopyToDevice[T any](dst *Buffer, src []T) error {
 func CopyFromDevice[T any](dst []T, src *Buffer) error {
 	if err := checkElem[T]("CopyFromDevice"); err != nil {
 		return err
+	}
+	if src == nil {
+		return errors.New("core: CopyFromDevice: nil *Buffer")
 	}
 	p, n := sliceBytes(dst)
 	if n > src.size {
@@ -237,7 +243,7 @@ func CopyFromDevice[T any](dst []T, src *Buffer) error {
 	if n == 0 {
 		return nil
 	}
-	return cMemcpyDtoHSync(h, p, src.ptr, uint64(n), s.handle)
+	return copyDtoH(h, p, src.ptr, n, s.handle) // staging.go
 }
 
 // CopyToDeviceAsync queues a copy of src into the start of dst on stream
@@ -247,6 +253,9 @@ func CopyFromDevice[T any](dst []T, src *Buffer) error {
 func CopyToDeviceAsync[T any](stream *Stream, dst *Buffer, src []T) error {
 	if err := checkElem[T]("CopyToDeviceAsync"); err != nil {
 		return err
+	}
+	if dst == nil {
+		return errors.New("core: CopyToDeviceAsync: nil *Buffer")
 	}
 	p, n := sliceBytes(src)
 	if n > dst.size {
@@ -277,6 +286,9 @@ func CopyToDeviceAsync[T any](stream *Stream, dst *Buffer, src []T) error {
 func CopyFromDeviceAsync[T any](stream *Stream, dst []T, src *Buffer) error {
 	if err := checkElem[T]("CopyFromDeviceAsync"); err != nil {
 		return err
+	}
+	if src == nil {
+		return errors.New("core: CopyFromDeviceAsync: nil *Buffer")
 	}
 	p, n := sliceBytes(dst)
 	if n > src.size {
@@ -316,6 +328,9 @@ func (b *Buffer) CopyFromAsync(stream *Stream, src *Buffer) error {
 }
 
 func (b *Buffer) copyFrom(stream *Stream, src *Buffer, sync bool) error {
+	if src == nil {
+		return errors.New("core: Buffer.CopyFrom: nil source *Buffer")
+	}
 	if src.size > b.size {
 		return boundsErr("Buffer.CopyFrom", src.size, b.size)
 	}

@@ -81,6 +81,7 @@ type Linker struct {
 	errorLog string
 	infoLog  string
 	closed   bool
+	noCache  bool // set by Program, which caches the whole compilation
 }
 
 // nvJitLinkInput maps code types to nvJitLink's input types.
@@ -210,17 +211,18 @@ func (l *Linker) Link(target string) (*ObjectCode, error) {
 			return nil, fmt.Errorf("cudago/core: Link: %v is empty", c)
 		}
 	}
-	var (
-		out []byte
-		err error
-	)
-	if l.driver {
-		out, err = l.linkDriver(target)
-	} else {
-		out, err = l.linkNVJitLink(target)
-	}
-	if err != nil {
-		return nil, err
+	out, key, cache := l.linkCached(target) // cache.go
+	if out == nil {
+		var err error
+		if l.driver {
+			out, err = l.linkDriver(target)
+		} else {
+			out, err = l.linkNVJitLink(target)
+		}
+		if err != nil {
+			return nil, err
+		}
+		l.linkStore(cache, key, target, out)
 	}
 	var syms map[string]string
 	for _, c := range l.inputs {
@@ -270,7 +272,15 @@ func (l *Linker) linkNVJitLink(target string) (out []byte, err error) {
 	}
 	h, err := nvjitlink.Create(uint32(len(args)), args)
 	if err != nil {
-		return nil, fail(0, err)
+		if h != 0 {
+			nvjitlink.Destroy(&h)
+		}
+		e := fail(0, err).(*LinkError)
+		if e.ErrorLog == "" { // nvJitLink has no log yet: name what it rejected
+			e.ErrorLog = fmt.Sprintf("nvJitLinkCreate rejected the options %q", args)
+			l.errorLog = e.ErrorLog
+		}
+		return nil, e
 	}
 	defer nvjitlink.Destroy(&h)
 	var mem []unsafe.Pointer

@@ -148,6 +148,10 @@ type ProgramOptions struct {
 	// --instantiate-templates-in-pch.
 	InstantiateTemplatesInPCH *bool
 
+	// NoCache compiles this program without the on-disk compile cache
+	// (see CacheDir), as CUDAGO_CACHE=off does for the whole process.
+	NoCache bool
+
 	// Extra options are appended verbatim, for anything not above; they
 	// go to the backend of the program's code type (NVRTC, NVVM or
 	// nvJitLink).
@@ -481,6 +485,8 @@ type LinkerOptions struct {
 	Time bool
 	// Extra options are appended verbatim.
 	Extra []string
+	// NoCache links without the on-disk compile cache (see CacheDir).
+	NoCache bool
 }
 
 // NVJitLinkOptions validates o and renders it as nvJitLink's option list.

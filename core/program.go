@@ -25,11 +25,17 @@ type CompileError struct {
 	Target  string // "ptx", "cubin" or "ltoir"
 	Log     string
 	Err     error
+	// Options are the options the backend was given; the message lists
+	// them when the backend rejected one (its log may not name it).
+	Options []string
 }
 
 func (e *CompileError) Error() string {
 	s := fmt.Sprintf("cudago/core: %s: compiling program %q to %s failed: %s",
 		e.Backend, e.Program, e.Target, errSummary(e.Err))
+	if errors.Is(e.Err, nvrtc.ErrorInvalidOption) || errors.Is(e.Err, nvvm.ErrorInvalidOption) {
+		s += fmt.Sprintf(" (options %q)", e.Options)
+	}
 	if log := strings.TrimSpace(e.Log); log != "" {
 		s += "\n" + log
 	}
@@ -291,6 +297,11 @@ func (p *Program) Compile(target string) (*ObjectCode, error) {
 		return nil, fmt.Errorf("cudago/core: Compile: unknown target %q (want \"ptx\", \"cubin\" or \"ltoir\")", target)
 	}
 	p.log = ""
+	return p.compileCached(target) // cache.go; on a miss, compileBackend
+}
+
+// compileBackend runs the compiler(s) of the program's code type.
+func (p *Program) compileBackend(target string) (*ObjectCode, error) {
 	switch p.codeType {
 	case "c++":
 		return p.compileNVRTC(target)
@@ -338,7 +349,7 @@ func (p *Program) compileNVRTC(target string) (*ObjectCode, error) {
 		if p.log == "" && errors.As(cerr, &ne) {
 			p.log = ne.Log
 		}
-		return nil, &CompileError{Program: p.opts.name(), Backend: "NVRTC", Target: target, Log: p.log, Err: cerr}
+		return nil, &CompileError{Program: p.opts.name(), Backend: "NVRTC", Target: target, Log: p.log, Err: cerr, Options: args}
 	}
 	lowered := make(map[string]string, len(p.opts.NameExpressions))
 	for _, e := range p.opts.NameExpressions {
@@ -417,7 +428,7 @@ func (p *Program) compileNVVM(target string) (*ObjectCode, error) {
 		if p.log == "" && errors.As(cerr, &ne) {
 			p.log = ne.Log
 		}
-		return nil, &CompileError{Program: p.opts.name(), Backend: "NVVM", Target: target, Log: p.log, Err: cerr}
+		return nil, &CompileError{Program: p.opts.name(), Backend: "NVVM", Target: target, Log: p.log, Err: cerr, Options: args}
 	}
 	out, err := nvvm.CompiledResult(prog)
 	if err != nil {
@@ -476,6 +487,7 @@ func (p *Program) linkPTX(code *ObjectCode, arch string, extra bool) (*ObjectCod
 	if err != nil {
 		return nil, err
 	}
+	l.noCache = true // Compile caches the whole program
 	defer l.Close()
 	out, err := l.Link(CodeCubin)
 	p.log = l.ErrorLog()

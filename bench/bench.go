@@ -1,0 +1,400 @@
+// Package bench measures cudago against the CUDA driver API called from C
+// in the same process: every case has a cudago side (package core, from
+// Go) and a C twin (package cbase: the same work as one loop in C, through
+// the driver entry points core resolves). The go test benchmarks of this
+// package and the runner (bench/cmd/cudagobench, which prints one table)
+// share the cases defined here.
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/cudago/cudago/bench/cbase"
+	"github.com/cudago/cudago/bindings/driver"
+	"github.com/cudago/cudago/core"
+)
+
+// Source holds the benchmarks' kernels.
+const Source = `
+extern "C" __global__ void noargs() {}
+
+extern "C" __global__ void saxpy(float a, const float *x, const float *y, float *out, int n) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) out[i] = a * x[i] + y[i];
+}
+
+extern "C" __global__ void mixed(float *out, int a, float b, double c, long long d,
+		unsigned char e, short f, float *g) {
+	if (blockIdx.x == 0 && threadIdx.x == 0) {
+		out[0] = (float)a + b + (float)c + (float)d + (float)e + (float)f + g[0];
+	}
+}
+`
+
+// CopySize is the size of the copy cases.
+const CopySize = 256 << 20
+
+// SaxpyN is the element count of the saxpy launches (one block).
+const SaxpyN = 256
+
+// Suite is what the cases share: device 0, a stream, the kernels and
+// buffers.
+type Suite struct {
+	Dev                  *core.Device
+	Ctx                  driver.Context
+	Stream               *core.Stream
+	Empty, Saxpy, Mixed  *core.Kernel
+	X, Y, Out            *core.Buffer
+	code                 *core.ObjectCode
+	graph                *core.Graph
+	exec                 *core.GraphExec
+	dev, pinned          *core.Buffer // CopySize each, made on first use
+	pageable             []byte       // Go memory, CopySize
+	cPageable            unsafe.Pointer
+	legacy               *core.LegacyMemoryResource
+	pool                 *core.DeviceMemoryResource
+	CompileTime, LoadDur time.Duration
+}
+
+// NewSuite compiles the kernels for device 0 and allocates the small
+// buffers.
+func NewSuite() (*Suite, error) {
+	dev, err := core.GetDevice(0)
+	if err != nil {
+		return nil, err
+	}
+	s := &Suite{Dev: dev}
+	if s.Ctx, err = dev.PrimaryContext().Handle(); err != nil {
+		return nil, err
+	}
+	if s.Stream, err = dev.NewStream(core.StreamOptions{}); err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	p, err := core.NewProgram(Source, "c++", &core.ProgramOptions{Name: "bench", Arch: "sm_" + dev.Arch()})
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	if s.code, err = p.Compile(core.CodeCubin); err != nil {
+		return nil, err
+	}
+	s.CompileTime = time.Since(t0)
+	for name, k := range map[string]**core.Kernel{"noargs": &s.Empty, "saxpy": &s.Saxpy, "mixed": &s.Mixed} {
+		if *k, err = s.code.Kernel(name); err != nil {
+			return nil, err
+		}
+	}
+	for _, b := range []**core.Buffer{&s.X, &s.Y, &s.Out} {
+		if *b, err = dev.Allocate(SaxpyN*4, s.Stream); err != nil {
+			return nil, err
+		}
+		if err := (*b).Memset32(0x3f800000); err != nil { // 1.0f
+			return nil, err
+		}
+	}
+	s.legacy = core.NewLegacyMemoryResource(dev)
+	s.pool = core.NewDeviceMemoryResource(dev)
+	return s, nil
+}
+
+// Close releases what the suite holds.
+func (s *Suite) Close() {
+	if s == nil {
+		return
+	}
+	s.Stream.Sync()
+	for _, b := range []*core.Buffer{s.X, s.Y, s.Out, s.dev, s.pinned} {
+		if b != nil {
+			b.Close()
+		}
+	}
+	if s.exec != nil {
+		s.exec.Close()
+		s.graph.Close()
+	}
+	if s.cPageable != nil {
+		cbase.Free(s.cPageable)
+	}
+	s.Stream.Close()
+	s.code.Close()
+}
+
+var one = core.LaunchConfig{Grid: core.Dim(1), Block: core.Dim(1)}
+var saxpyCfg = core.LaunchConfig{Grid: core.Dim(1), Block: core.Dim(SaxpyN)}
+
+// Case is one measurement: the cudago side and its C twin.
+type Case struct {
+	Name  string // BenchmarkName without "Benchmark"
+	What  string
+	Iters int // iterations per timed repetition (runner)
+	// PerOp divides the time of one iteration (Graph100: per kernel).
+	PerOp int
+	// Bytes is what one iteration moves (copies: the table shows GB/s).
+	Bytes int64
+	// Target is the ratio the issue asks for: cudago time / C time at
+	// most Target (MinSpeedup == 0), or C time / cudago time at least
+	// MinSpeedup (copies).
+	Target, MinSpeedup float64
+	// Baseline names the C twin when it is not the same operation.
+	Baseline string
+	// CheckAllocs reports allocations per iteration of the cudago side.
+	CheckAllocs bool
+
+	Setup func() error
+	Go    func(n int) error
+	C     func(n int) (time.Duration, error)
+}
+
+// Cases returns the cases, in table order.
+func (s *Suite) Cases() []*Case {
+	st := s.Stream
+	sh := st.Handle()
+	return []*Case{
+		{
+			Name: "LaunchEmpty", What: "launch of an empty kernel, no args, async", Iters: 20000, Target: 1.03, CheckAllocs: true,
+			Go: func(n int) error {
+				for range n {
+					if err := core.Launch(st, one, s.Empty); err != nil {
+						return err
+					}
+				}
+				return st.Sync()
+			},
+			C: func(n int) (time.Duration, error) { return cbase.LaunchEmpty(s.Ctx, s.Empty.Handle(), sh, n, false) },
+		},
+		{
+			Name: "LaunchSaxpy", What: "launch of saxpy (5 args), async", Iters: 20000, Target: 1.03, CheckAllocs: true,
+			Go: func(n int) error {
+				for range n {
+					if err := core.Launch(st, saxpyCfg, s.Saxpy, float32(2), s.X, s.Y, s.Out, int32(SaxpyN)); err != nil {
+						return err
+					}
+				}
+				return st.Sync()
+			},
+			C: func(n int) (time.Duration, error) {
+				return cbase.LaunchSaxpy(s.Ctx, s.Saxpy.Handle(), sh, 2, s.X.Ptr(), s.Y.Ptr(), s.Out.Ptr(), SaxpyN, n)
+			},
+		},
+		{
+			Name: "LaunchMixed8", What: "launch with 8 mixed-type args, async", Iters: 20000, Target: 1.03, CheckAllocs: true,
+			Go: func(n int) error {
+				for range n {
+					if err := core.Launch(st, one, s.Mixed, s.Out, int32(1), float32(2), float64(3), int64(4), uint8(5), int16(6), s.X); err != nil {
+						return err
+					}
+				}
+				return st.Sync()
+			},
+			C: func(n int) (time.Duration, error) {
+				return cbase.LaunchMixed8(s.Ctx, s.Mixed.Handle(), sh, s.Out.Ptr(), 1, 2, 3, 4, 5, 6, s.X.Ptr(), n)
+			},
+		},
+		{
+			Name: "LaunchSync", What: "launch + stream sync round trip", Iters: 5000, Target: 1.03, CheckAllocs: true,
+			Go: func(n int) error {
+				for range n {
+					if err := core.Launch(st, one, s.Empty); err != nil {
+						return err
+					}
+					if err := st.Sync(); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			C: func(n int) (time.Duration, error) { return cbase.LaunchEmpty(s.Ctx, s.Empty.Handle(), sh, n, true) },
+		},
+		{
+			Name: "MemAllocFree", What: "cuMemAlloc + cuMemFree, 1 MiB (LegacyMemoryResource)", Iters: 500, Target: 1.1, CheckAllocs: true,
+			Go: func(n int) error {
+				for range n {
+					b, err := s.legacy.Allocate(1<<20, nil)
+					if err != nil {
+						return err
+					}
+					if err := b.Close(); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			C: func(n int) (time.Duration, error) { return cbase.MemAllocFree(s.Ctx, 1<<20, n) },
+		},
+		{
+			Name: "MemPool", What: "cuMemAllocAsync + cuMemFreeAsync, 1 MiB (DeviceMemoryResource)", Iters: 20000, Target: 1.1, CheckAllocs: true,
+			Go: func(n int) error {
+				for range n {
+					b, err := s.pool.Allocate(1<<20, st)
+					if err != nil {
+						return err
+					}
+					if err := b.Close(); err != nil {
+						return err
+					}
+				}
+				return st.Sync()
+			},
+			C: func(n int) (time.Duration, error) { return cbase.MemPool(s.Ctx, sh, 1<<20, n) },
+		},
+		{
+			Name: "Graph100", What: "replay of a captured 100-kernel graph + sync, per kernel", Iters: 300, PerOp: 100, Target: 1.05, CheckAllocs: true,
+			Setup: s.setupGraph,
+			Go: func(n int) error {
+				for range n {
+					if err := s.exec.Launch(st); err != nil {
+						return err
+					}
+					if err := st.Sync(); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			C: func(n int) (time.Duration, error) { return cbase.GraphLaunch(s.Ctx, s.exec.Handle(), sh, n) },
+		},
+		{
+			Name: "CopyH2DPinned_256MiB", What: "CopyToDevice from pinned memory vs cuMemcpyHtoD", Iters: 8, Bytes: CopySize, MinSpeedup: 0.97,
+			Setup: s.setupCopies,
+			Go:    func(n int) error { return repeat(n, func() error { return core.CopyToDevice(s.dev, s.pinnedBytes()) }) },
+			C: func(n int) (time.Duration, error) {
+				return cbase.MemcpyHtoD(s.Ctx, s.dev.Ptr(), unsafe.Pointer(&s.pinnedBytes()[0]), CopySize, n)
+			},
+		},
+		{
+			Name: "CopyH2DPageable_256MiB", What: "CopyToDevice from a Go slice vs cuMemcpyHtoD from malloc", Iters: 4, Bytes: CopySize, MinSpeedup: 3,
+			Baseline: "pageable cuMemcpyHtoD",
+			Setup:    s.setupCopies,
+			Go:       func(n int) error { return repeat(n, func() error { return core.CopyToDevice(s.dev, s.pageable) }) },
+			C: func(n int) (time.Duration, error) {
+				return cbase.MemcpyHtoD(s.Ctx, s.dev.Ptr(), s.cPageable, CopySize, n)
+			},
+		},
+		{
+			Name: "CopyD2HPinned_256MiB", What: "CopyFromDevice to pinned memory vs cuMemcpyDtoH", Iters: 8, Bytes: CopySize, MinSpeedup: 0.97,
+			Setup: s.setupCopies,
+			Go: func(n int) error {
+				return repeat(n, func() error { return core.CopyFromDevice(s.pinnedBytes(), s.dev) })
+			},
+			C: func(n int) (time.Duration, error) {
+				return cbase.MemcpyDtoH(s.Ctx, unsafe.Pointer(&s.pinnedBytes()[0]), s.dev.Ptr(), CopySize, n)
+			},
+		},
+		{
+			Name: "CopyD2HPageable_256MiB", What: "CopyFromDevice to a Go slice vs cuMemcpyDtoH to malloc", Iters: 4, Bytes: CopySize, MinSpeedup: 3,
+			Baseline: "pageable cuMemcpyDtoH",
+			Setup:    s.setupCopies,
+			Go:       func(n int) error { return repeat(n, func() error { return core.CopyFromDevice(s.pageable, s.dev) }) },
+			C: func(n int) (time.Duration, error) {
+				return cbase.MemcpyDtoH(s.Ctx, s.cPageable, s.dev.Ptr(), CopySize, n)
+			},
+		},
+	}
+}
+
+func repeat(n int, f func() error) error {
+	for range n {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Suite) pinnedBytes() []byte {
+	b, _ := s.pinned.Bytes()
+	return b
+}
+
+// setupGraph captures 100 empty-kernel launches and instantiates them.
+func (s *Suite) setupGraph() error {
+	if s.exec != nil {
+		return nil
+	}
+	st := s.Stream
+	if err := st.BeginCapture(core.CaptureRelaxed); err != nil {
+		return err
+	}
+	for range 100 {
+		if err := core.Launch(st, one, s.Empty); err != nil {
+			st.EndCapture()
+			return err
+		}
+	}
+	g, err := st.EndCapture()
+	if err != nil {
+		return err
+	}
+	e, err := g.Instantiate()
+	if err != nil {
+		g.Close()
+		return err
+	}
+	s.graph, s.exec = g, e
+	return e.Upload(st)
+}
+
+// setupCopies allocates the copy buffers once: device, pinned, Go and C
+// pageable memory, all touched.
+func (s *Suite) setupCopies() error {
+	if s.dev != nil {
+		return nil
+	}
+	var err error
+	if s.dev, err = s.Dev.Allocate(CopySize, nil); err != nil {
+		return err
+	}
+	if s.pinned, err = core.NewPinnedMemoryResource(s.Dev).Allocate(CopySize, nil); err != nil {
+		return err
+	}
+	b := s.pinnedBytes()
+	for i := range b {
+		b[i] = byte(i)
+	}
+	s.pageable = make([]byte, CopySize)
+	for i := range s.pageable {
+		s.pageable[i] = byte(i * 7)
+	}
+	if s.cPageable = cbase.Malloc(CopySize); s.cPageable == nil {
+		return errors.New("bench: malloc failed")
+	}
+	return core.CopyToDevice(s.dev, b)
+}
+
+// Validate runs every case's both sides a few times and checks results
+// that can be checked (saxpy's output).
+func (s *Suite) Validate() error {
+	for _, c := range s.Cases() {
+		if c.Setup != nil {
+			if err := c.Setup(); err != nil {
+				return fmt.Errorf("%s: setup: %w", c.Name, err)
+			}
+		}
+		if err := c.Go(2); err != nil {
+			return fmt.Errorf("%s (cudago): %w", c.Name, err)
+		}
+		if _, err := c.C(2); err != nil {
+			return fmt.Errorf("%s (C): %w", c.Name, err)
+		}
+	}
+	out := make([]float32, SaxpyN)
+	if err := core.Launch(s.Stream, saxpyCfg, s.Saxpy, float32(2), s.X, s.Y, s.Out, int32(SaxpyN)); err != nil {
+		return err
+	}
+	if err := s.Stream.Sync(); err != nil {
+		return err
+	}
+	if err := core.CopyFromDevice(out, s.Out); err != nil {
+		return err
+	}
+	for i, v := range out {
+		if v != 3 {
+			return fmt.Errorf("saxpy: out[%d] = %v, want 3", i, v)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,289 @@
+package core
+
+/*
+#include "ccall.h"
+
+typedef int st_CUresult;
+
+#define ST_RET(idx, r) (((cg_ret)(unsigned)(idx) << 32) | (cg_ret)(unsigned)(r))
+
+static void *st_pointer_get_attribute;
+
+static void st_set_pointer_get_attribute(void *f) { st_pointer_get_attribute = f; }
+
+// st_is_registered reports whether host address p is memory the driver
+// knows (page-locked, registered or managed): 1, or 0 for pageable memory.
+static int st_is_registered(uintptr_t ctx, uintptr_t p) {
+	if (!st_pointer_get_attribute || cg_ctx_set(ctx)) return 0;
+	unsigned int type = 0;
+	// CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2
+	st_CUresult r = ((st_CUresult (*)(void *, int, unsigned long long))st_pointer_get_attribute)(&type, 2, (unsigned long long)p);
+	return r == 0 && type != 0;
+}
+
+// st_htod queues a copy from pinned memory and records ev after it.
+static cg_ret st_htod(uintptr_t ctx, cg_devptr dst, uintptr_t src, size_t n, uintptr_t s, uintptr_t ev) {
+	cg_ret e = cg_ctx_set(ctx);
+	if (e) return e;
+	void *f = cg_fn[CG_MEMCPY_HTOD_ASYNC], *g = cg_fn[CG_EVENT_RECORD];
+	if (!f) return ST_RET(CG_MEMCPY_HTOD_ASYNC, CG_MISSING);
+	if (!g) return ST_RET(CG_EVENT_RECORD, CG_MISSING);
+	st_CUresult r = ((st_CUresult (*)(cg_devptr, const void *, size_t, uintptr_t))f)(dst, (const void *)src, n, s);
+	if (r) return ST_RET(CG_MEMCPY_HTOD_ASYNC, r);
+	r = ((st_CUresult (*)(uintptr_t, uintptr_t))g)(ev, s);
+	if (r) return ST_RET(CG_EVENT_RECORD, r);
+	return 0;
+}
+
+// st_dtoh queues a copy into pinned memory and records ev after it.
+static cg_ret st_dtoh(uintptr_t ctx, uintptr_t dst, cg_devptr src, size_t n, uintptr_t s, uintptr_t ev) {
+	cg_ret e = cg_ctx_set(ctx);
+	if (e) return e;
+	void *f = cg_fn[CG_MEMCPY_DTOH_ASYNC], *g = cg_fn[CG_EVENT_RECORD];
+	if (!f) return ST_RET(CG_MEMCPY_DTOH_ASYNC, CG_MISSING);
+	if (!g) return ST_RET(CG_EVENT_RECORD, CG_MISSING);
+	st_CUresult r = ((st_CUresult (*)(void *, cg_devptr, size_t, uintptr_t))f)((void *)dst, src, n, s);
+	if (r) return ST_RET(CG_MEMCPY_DTOH_ASYNC, r);
+	r = ((st_CUresult (*)(uintptr_t, uintptr_t))g)(ev, s);
+	if (r) return ST_RET(CG_EVENT_RECORD, r);
+	return 0;
+}
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/cudago/cudago/bindings/driver"
+)
+
+// Staged copies between pageable Go memory and the device.
+//
+// The driver copies pageable memory through its own pinned bounce buffers
+// with one CPU thread, at a fraction of what the bus carries. CopyToDevice
+// and CopyFromDevice instead split a large copy from or to ordinary
+// (pageable) memory into chunks and pipeline them through reusable pinned
+// staging buffers: several goroutines memcpy chunks into (or out of)
+// staging buffers while the copy engine moves the chunks staged before,
+// each buffer guarded by an event. Page-locked memory (PinnedMemoryResource
+// buffers, registered memory) is detected (cuPointerGetAttribute) and
+// copied directly, as are small copies.
+//
+// The staging buffers (stagingChunk bytes each, at most stagingMaxSlots)
+// are page-locked, portable host memory allocated on first use and kept
+// for the life of the process. A copy takes the buffers that are free and
+// never waits for others: when concurrent copies hold them all it copies
+// directly.
+const (
+	stagingChunk    = 2 << 20  // bytes per staging buffer and chunk
+	stagingMin      = 16 << 20 // smaller copies go straight to the driver
+	stagingMaxSlots = 16       // 32 MiB of pinned memory at most
+	stagingWorkers  = 8        // goroutines per copy, at most
+)
+
+// stagingSlot is one pinned staging buffer.
+type stagingSlot struct {
+	p   unsafe.Pointer // C memory
+	buf []byte         // view of it
+}
+
+var staging struct {
+	mu        sync.Mutex
+	free      []*stagingSlot
+	allocated int
+	noAlloc   bool // an allocation failed: stop trying
+}
+
+var stagingInit = sync.OnceFunc(func() {
+	if p, err := driver.Proc("cuPointerGetAttribute"); err == nil {
+		C.st_set_pointer_get_attribute(p)
+	}
+})
+
+// takeSlots returns up to want free staging buffers (allocating in context
+// h while fewer than stagingMaxSlots exist); none when none can be had.
+func takeSlots(h driver.Context, want int) []*stagingSlot {
+	staging.mu.Lock()
+	defer staging.mu.Unlock()
+	var out []*stagingSlot
+	for len(out) < want && len(staging.free) > 0 {
+		n := len(staging.free) - 1
+		out = append(out, staging.free[n])
+		staging.free = staging.free[:n]
+	}
+	for len(out) < want && staging.allocated < stagingMaxSlots && !staging.noAlloc {
+		p, err := cMemHostAlloc(h, stagingChunk, memHostAllocPortable)
+		if err != nil {
+			staging.noAlloc = true
+			break
+		}
+		staging.allocated++
+		out = append(out, &stagingSlot{p: p, buf: unsafe.Slice((*byte)(p), stagingChunk)})
+	}
+	return out
+}
+
+func putSlots(s []*stagingSlot) {
+	staging.mu.Lock()
+	staging.free = append(staging.free, s...)
+	staging.mu.Unlock()
+}
+
+// isPageable reports whether host memory p is ordinary pageable memory.
+func isPageable(h driver.Context, p unsafe.Pointer) bool {
+	stagingInit()
+	return C.st_is_registered(cu(uintptr(h)), C.uintptr_t(uintptr(p))) == 0
+}
+
+// stagedPlan is the shape of one staged copy: workers, each with two
+// buffers and two events.
+type stagedPlan struct {
+	h       driver.Context
+	s       driver.Stream
+	n       int
+	chunks  int
+	workers int
+	slots   []*stagingSlot
+	events  []driver.Event
+}
+
+// newStagedPlan prepares a staged copy of n bytes, or returns nil when
+// the copy should go straight to the driver.
+func newStagedPlan(h driver.Context, s driver.Stream, host unsafe.Pointer, n int) *stagedPlan {
+	if n < stagingMin || !isPageable(h, host) {
+		return nil
+	}
+	chunks := (n + stagingChunk - 1) / stagingChunk
+	workers := min(stagingWorkers, runtime.GOMAXPROCS(0), (chunks+1)/2)
+	slots := takeSlots(h, 2*workers)
+	workers = len(slots) / 2
+	if workers < 1 {
+		putSlots(slots)
+		return nil
+	}
+	slots = slots[:2*workers]
+	pl := &stagedPlan{h: h, s: s, n: n, chunks: chunks, workers: workers, slots: slots}
+	for range slots {
+		e, err := cEventCreate(h, uint32(driver.EventDisableTiming))
+		if err != nil {
+			pl.release()
+			return nil
+		}
+		pl.events = append(pl.events, e)
+	}
+	return pl
+}
+
+// release returns the buffers and destroys the events; the stream must
+// have no pending copy of the plan.
+func (pl *stagedPlan) release() {
+	for _, e := range pl.events {
+		cEventDestroy(pl.h, e)
+	}
+	putSlots(pl.slots)
+}
+
+// chunk returns the offset and length of chunk j.
+func (pl *stagedPlan) chunk(j int) (int, int) {
+	off := j * stagingChunk
+	return off, min(stagingChunk, pl.n-off)
+}
+
+// run runs f(w) for every worker and returns the first error, after the
+// stream has finished every copy the plan queued.
+func (pl *stagedPlan) run(f func(w int) error) error {
+	errs := make([]error, pl.workers)
+	var wg sync.WaitGroup
+	for w := 1; w < pl.workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[w] = f(w)
+		}()
+	}
+	errs[0] = f(0)
+	wg.Wait()
+	serr := cStreamSync(pl.h, pl.s)
+	pl.release()
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return serr
+}
+
+// copyHtoD copies n bytes from host memory src to dst on stream s and
+// waits: staged for large pageable memory, else by the driver.
+func copyHtoD(h driver.Context, dst driver.Deviceptr, src unsafe.Pointer, n int, s driver.Stream) error {
+	pl := newStagedPlan(h, s, src, n)
+	if pl == nil {
+		return cMemcpyHtoDSync(h, dst, src, uint64(n), s)
+	}
+	host := unsafe.Slice((*byte)(src), n)
+	err := pl.run(func(w int) error {
+		for i, j := 0, w; j < pl.chunks; i, j = i+1, j+pl.workers {
+			k := 2*w + i%2
+			slot, ev := pl.slots[k], pl.events[k]
+			if i >= 2 { // the buffer's previous chunk must be on the device
+				if err := cEventSync(h, ev); err != nil {
+					return err
+				}
+			}
+			off, m := pl.chunk(j)
+			copy(slot.buf[:m], host[off:off+m])
+			r := C.st_htod(cu(uintptr(h)), C.cg_devptr(uint64(dst)+uint64(off)), C.uintptr_t(uintptr(slot.p)), C.size_t(m), cu(uintptr(s)), cu(uintptr(ev)))
+			if err := cerr(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	runtime.KeepAlive(src)
+	return err
+}
+
+// copyDtoH copies n bytes from src to host memory dst on stream s and
+// waits: staged for large pageable memory, else by the driver.
+func copyDtoH(h driver.Context, dst unsafe.Pointer, src driver.Deviceptr, n int, s driver.Stream) error {
+	pl := newStagedPlan(h, s, dst, n)
+	if pl == nil {
+		return cMemcpyDtoHSync(h, dst, src, uint64(n), s)
+	}
+	host := unsafe.Slice((*byte)(dst), n)
+	err := pl.run(func(w int) error {
+		var mine []int
+		for j := w; j < pl.chunks; j += pl.workers {
+			mine = append(mine, j)
+		}
+		queue := func(i int) error {
+			k := 2*w + i%2
+			off, m := pl.chunk(mine[i])
+			r := C.st_dtoh(cu(uintptr(h)), C.uintptr_t(uintptr(pl.slots[k].p)), C.cg_devptr(uint64(src)+uint64(off)), C.size_t(m), cu(uintptr(s)), cu(uintptr(pl.events[k])))
+			return cerr(r)
+		}
+		for i := 0; i < len(mine) && i < 2; i++ {
+			if err := queue(i); err != nil {
+				return err
+			}
+		}
+		for i := range mine {
+			k := 2*w + i%2
+			if err := cEventSync(h, pl.events[k]); err != nil {
+				return err
+			}
+			off, m := pl.chunk(mine[i])
+			copy(host[off:off+m], pl.slots[k].buf[:m])
+			if i+2 < len(mine) {
+				if err := queue(i + 2); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	runtime.KeepAlive(dst)
+	return err
+}
