@@ -28,6 +28,17 @@ func newKernel(h driver.Kernel, name string, code *ObjectCode) *Kernel {
 	return &Kernel{handle: h, name: name, code: code}
 }
 
+// acquire keeps the kernel's ObjectCode loaded for a driver call (see
+// ObjectCode.Close); it reports false once the code is closed. Kernels
+// made without an ObjectCode are always live.
+func (k *Kernel) acquire() bool { return k.code == nil || k.code.life.acquire() }
+
+func (k *Kernel) release() {
+	if k.code != nil {
+		k.code.life.release()
+	}
+}
+
 // Name returns the kernel's name as it was looked up.
 func (k *Kernel) Name() string { return k.name }
 
@@ -49,6 +60,10 @@ func anyContext() (*Context, error) {
 func (k *Kernel) Arguments() ([]ArgumentInfo, error) {
 	lay := k.params.Load()
 	if lay == nil {
+		if !k.acquire() {
+			return nil, ErrClosed
+		}
+		defer k.release()
 		c, err := anyContext()
 		if err != nil {
 			return nil, err
@@ -74,6 +89,10 @@ func (k *Kernel) NumArguments() (int, error) {
 // Attribute queries a kernel attribute on dev (cuKernelGetAttribute, in
 // dev's primary context, loading the kernel there if need be).
 func (k *Kernel) Attribute(dev *Device, attr driver.FunctionAttribute) (int, error) {
+	if !k.acquire() {
+		return 0, ErrClosed
+	}
+	defer k.release()
 	h, err := dev.primary.enter()
 	if err != nil {
 		return 0, err
@@ -86,6 +105,10 @@ func (k *Kernel) Attribute(dev *Device, attr driver.FunctionAttribute) (int, err
 
 // SetAttribute sets a kernel attribute on dev (cuKernelSetAttribute).
 func (k *Kernel) SetAttribute(dev *Device, attr driver.FunctionAttribute, value int) error {
+	if !k.acquire() {
+		return ErrClosed
+	}
+	defer k.release()
 	h, err := dev.primary.enter()
 	if err != nil {
 		return err
@@ -154,6 +177,10 @@ func (k *Kernel) MaxActiveBlocksPerMultiprocessor(dev *Device, blockSize, dynSme
 	if blockSize <= 0 || dynSmem < 0 {
 		return 0, fmt.Errorf("core: MaxActiveBlocksPerMultiprocessor: bad block size %d or shared memory %d", blockSize, dynSmem)
 	}
+	if !k.acquire() {
+		return 0, ErrClosed
+	}
+	defer k.release()
 	h, err := dev.primary.enter()
 	if err != nil {
 		return 0, err
@@ -171,6 +198,10 @@ func (k *Kernel) SuggestedBlockSize(dev *Device, dynSmem int) (minGrid, blockSiz
 	if dynSmem < 0 {
 		return 0, 0, fmt.Errorf("core: SuggestedBlockSize: negative shared memory %d", dynSmem)
 	}
+	if !k.acquire() {
+		return 0, 0, ErrClosed
+	}
+	defer k.release()
 	h, err := dev.primary.enter()
 	if err != nil {
 		return 0, 0, err

@@ -55,7 +55,8 @@ func (c *LaunchConfig) Validate() error {
 		return fmt.Errorf("core: LaunchConfig: grid %v has a zero dimension", c.Grid)
 	case c.Block.hasZero():
 		return fmt.Errorf("core: LaunchConfig: block %v has a zero dimension", c.Block)
-	case uint64(c.Block.X)*uint64(c.Block.Y)*uint64(c.Block.Z) > 1024:
+	case c.Block.X > 1024 || c.Block.Y > 1024 || c.Block.Z > 1024 ||
+		uint64(c.Block.X)*uint64(c.Block.Y)*uint64(c.Block.Z) > 1024: // the product may wrap
 		return fmt.Errorf("core: LaunchConfig: block %v has %d threads, more than 1024",
 			c.Block, uint64(c.Block.X)*uint64(c.Block.Y)*uint64(c.Block.Z))
 	case c.Block.Z > 64:
@@ -93,9 +94,19 @@ type Bytes []byte
 // also sets the context, or with cuLaunchKernelEx for clusters and
 // cooperative launches. In steady state Launch allocates nothing.
 func Launch(stream *Stream, cfg LaunchConfig, k *Kernel, args ...any) error {
+	if k == nil {
+		return errors.New("core: Launch: nil *Kernel")
+	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("core: Launch %s: %w", k.name, err)
 	}
+	if stream == nil {
+		return fmt.Errorf("core: Launch %s: nil *Stream", k.name)
+	}
+	if !k.acquire() {
+		return fmt.Errorf("core: Launch %s: its ObjectCode is closed: %w", k.name, ErrClosed)
+	}
+	defer k.release()
 	h, err := stream.enter()
 	if err != nil {
 		return err

@@ -74,6 +74,7 @@ type ObjectCode struct {
 	lib     *loadedLibrary
 	cleanup runtime.Cleanup
 	closed  bool
+	life    life // held by Kernel driver calls (Launch...); Close waits for them
 }
 
 // loadedLibrary is what a cleanup unloads when an ObjectCode is lost
@@ -243,6 +244,18 @@ func validateCode(codeType string, data []byte) error {
 		if f.Machine != elf.EM_CUDA {
 			return bad("ELF machine is %v, not EM_CUDA (190)", f.Machine)
 		}
+		// The driver trusts the offsets of an image it loads: refuse a
+		// truncated one here rather than let it read past the end.
+		for _, sec := range f.Sections {
+			if sec.Type != elf.SHT_NOBITS && sec.Type != elf.SHT_NULL && (sec.Offset > uint64(len(data)) || sec.Size > uint64(len(data))-sec.Offset) {
+				return bad("section %q (%d bytes at %#x) extends past the end of the %d-byte image", sec.Name, sec.Size, sec.Offset, len(data))
+			}
+		}
+		for _, prog := range f.Progs {
+			if prog.Off > uint64(len(data)) || prog.Filesz > uint64(len(data))-prog.Off {
+				return bad("segment (%d bytes at %#x) extends past the end of the %d-byte image", prog.Filesz, prog.Off, len(data))
+			}
+		}
 	case CodeFatbin:
 		if len(data) < 16 || binary.LittleEndian.Uint32(data) != fatbin.Magic {
 			return bad("no fatbin magic 0x%08X", uint32(fatbin.Magic))
@@ -373,6 +386,7 @@ func (o *ObjectCode) Close() error {
 		return nil
 	}
 	o.closed = true
+	o.life.close() // no Kernel call is in flight from here on
 	if o.lib == nil {
 		return nil
 	}

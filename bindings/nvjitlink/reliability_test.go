@@ -1,0 +1,133 @@
+package nvjitlink_test
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/cudago/cudago/bindings/nvjitlink"
+)
+
+const brokenPTX = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {\n\tbogus.instruction %r1;\n\tret;\n}\n"
+
+// linkOnce creates a handle with opts, adds data of type typ, completes,
+// and destroys the handle on every path. It returns the first error and
+// the error log.
+func linkOnce(opts []string, typ nvjitlink.InputType, data []byte) (error, string) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h, err := nvjitlink.Create(uint32(len(opts)), opts)
+	if h != 0 {
+		defer nvjitlink.Destroy(&h)
+	}
+	if err != nil {
+		return err, ""
+	}
+	buf := append(append([]byte(nil), data...), 0)
+	if err := nvjitlink.AddData(h, typ, unsafe.Pointer(&buf[0]), uint64(len(buf)), "input"); err != nil {
+		log, _ := nvjitlink.ErrorLog(h)
+		return err, log
+	}
+	err = nvjitlink.Complete(h)
+	log, _ := nvjitlink.ErrorLog(h)
+	runtime.KeepAlive(buf)
+	return err, log
+}
+
+// TestReliabilityBadInput feeds nvJitLink broken PTX, garbage LTO-IR and
+// CUBIN, unknown options and architectures: each fails with an *Error of
+// the expected code, and 200 repeats do not grow the process beyond what
+// nvJitLink itself keeps (see docs/reliability.md).
+func TestReliabilityBadInput(t *testing.T) {
+	garbage := []byte(strings.Repeat("\xde\xad\xbe\xef\x00\x13", 100))
+	cases := []struct {
+		name string
+		opts []string
+		typ  nvjitlink.InputType
+		data []byte
+		code nvjitlink.Result
+		log  string
+		// limit is the RSS growth allowed over 200 repeats. nvJitLink 12.4
+		// keeps about 90 KiB per failed AddData of PTX or ELF input even
+		// after nvJitLinkDestroy (the handle is destroyed here on every
+		// path): those cases get 64 MiB, the rest 6 MiB.
+		limit int64
+	}{
+		{"broken-ptx", []string{"-arch=sm_90"}, nvjitlink.InputPtx, []byte(brokenPTX), nvjitlink.ErrorPtxCompile, "bogus", 64 << 20},
+		{"garbage-ltoir", []string{"-arch=sm_90", "-lto"}, nvjitlink.InputLtoir, garbage, 0, "", 6 << 20},
+		{"garbage-cubin", []string{"-arch=sm_90"}, nvjitlink.InputCubin, garbage, 0, "", 64 << 20},
+		{"garbage-any", []string{"-arch=sm_90"}, nvjitlink.InputAny, garbage, 0, "", 64 << 20},
+		{"unknown-option", []string{"-arch=sm_90", "-no-such-option"}, nvjitlink.InputPtx, []byte(brokenPTX), nvjitlink.ErrorUnrecognizedOption, "", 6 << 20},
+		{"no-arch", nil, nvjitlink.InputPtx, []byte(brokenPTX), 0, "", 6 << 20},
+		{"unknown-arch", []string{"-arch=sm_999"}, nvjitlink.InputPtx, []byte(brokenPTX), 0, "", 64 << 20},
+		{"malformed-arch", []string{"-arch=ninety"}, nvjitlink.InputPtx, []byte(brokenPTX), 0, "", 6 << 20},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err, log := linkOnce(c.opts, c.typ, c.data)
+			t.Logf("%v\nlog: %s", err, log)
+			var e *nvjitlink.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %T %v, want *nvjitlink.Error", err, err)
+			}
+			if c.code != 0 && !errors.Is(err, c.code) {
+				t.Errorf("error %v, want %v", err, c.code)
+			}
+			if !strings.Contains(log, c.log) {
+				t.Errorf("error log %q lacks %q", log, c.log)
+			}
+			g := growth(200, func() { linkOnce(c.opts, c.typ, c.data) })
+			t.Logf("RSS growth over 200 failures: %d KiB", g>>10)
+			if g > c.limit {
+				t.Errorf("RSS grew by %d KiB over 200 failures (limit %d KiB)", g>>10, c.limit>>10)
+			}
+		})
+	}
+}
+
+// rssBytes returns the process's resident set size (VmRSS), or 0.
+func rssBytes() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// growth runs f 20 times to warm up, then twice n times, and returns how
+// much the RSS grew over the n runs of the round that grew less.
+func growth(n int, f func()) int64 {
+	for range 20 {
+		f()
+	}
+	settle := func() int64 {
+		runtime.GC()
+		runtime.GC()
+		debug.FreeOSMemory()
+		return rssBytes()
+	}
+	// Two rounds: a library's one-time growth (first-use caches, a new
+	// thread's malloc arena) shows in one, a leak in both.
+	least := int64(1 << 62)
+	for range 2 {
+		before := settle()
+		for range n {
+			f()
+		}
+		if g := settle() - before; g < least {
+			least = g
+		}
+	}
+	return least
+}

@@ -1,0 +1,112 @@
+package nvrtc_test
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cudago/cudago/bindings/nvrtc"
+)
+
+// compileOnce creates a program, compiles it with opts and destroys it on
+// every path, returning the compile error and the log.
+func compileOnce(src string, opts []string) (error, string) {
+	p, err := nvrtc.CreateProgram(src, "bad.cu", 0, nil, nil)
+	if err != nil {
+		return err, ""
+	}
+	defer nvrtc.DestroyProgram(&p)
+	err = nvrtc.CompileProgram(p, int32(len(opts)), opts)
+	log, _ := nvrtc.ProgramLog(p)
+	return err, log
+}
+
+// TestReliabilityBadInput feeds NVRTC broken C++, unknown options and
+// architectures: each fails with an *Error of the expected code and a log
+// naming the fault, and 200 repeats do not grow the process.
+func TestReliabilityBadInput(t *testing.T) {
+	cases := []struct {
+		name, src string
+		opts      []string
+		code      nvrtc.Result
+		log       string
+	}{
+		{"broken-c++", "__global__ void k() { undefined_thing = 1; }", nil, nvrtc.ErrorCompilation, "undefined_thing"},
+		{"unterminated", "__global__ void k() { int x = ", nil, nvrtc.ErrorCompilation, "error"},
+		{"binary-garbage", "\x7fELF\x02\x01\x01\x00\xff\xfe\xfd", nil, nvrtc.ErrorCompilation, "error"},
+		{"unknown-option", "__global__ void k() {}", []string{"--no-such-option"}, nvrtc.ErrorInvalidOption, "--no-such-option"},
+		{"unknown-arch", "__global__ void k() {}", []string{"-arch=sm_999"}, nvrtc.ErrorInvalidOption, "arch"},
+		{"malformed-arch", "__global__ void k() {}", []string{"-arch=ninety"}, nvrtc.ErrorInvalidOption, "arch"},
+		{"empty-option", "__global__ void k() {}", []string{""}, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err, log := compileOnce(c.src, c.opts)
+			t.Logf("%v\nlog: %s", err, log)
+			var e *nvrtc.Error
+			if !errors.As(err, &e) {
+				if c.code == 0 && err == nil {
+					return // NVRTC may accept it; nothing crashed
+				}
+				t.Fatalf("error %T %v, want *nvrtc.Error", err, err)
+			}
+			if c.code != 0 && !errors.Is(err, c.code) {
+				t.Errorf("error %v, want %v", err, c.code)
+			}
+			if !strings.Contains(log, c.log) {
+				t.Errorf("log %q lacks %q", log, c.log)
+			}
+			g := growth(200, func() { compileOnce(c.src, c.opts) })
+			t.Logf("RSS growth over 200 failures: %d KiB", g>>10)
+			if g > 6<<20 {
+				t.Errorf("RSS grew by %d KiB over 200 failures", g>>10)
+			}
+		})
+	}
+}
+
+// rssBytes returns the process's resident set size (VmRSS), or 0.
+func rssBytes() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// growth runs f 20 times to warm up, then twice n times, and returns how
+// much the RSS grew over the n runs of the round that grew less.
+func growth(n int, f func()) int64 {
+	for range 20 {
+		f()
+	}
+	settle := func() int64 {
+		runtime.GC()
+		runtime.GC()
+		debug.FreeOSMemory()
+		return rssBytes()
+	}
+	// Two rounds: a library's one-time growth (first-use caches, a new
+	// thread's malloc arena) shows in one, a leak in both.
+	least := int64(1 << 62)
+	for range 2 {
+		before := settle()
+		for range n {
+			f()
+		}
+		if g := settle() - before; g < least {
+			least = g
+		}
+	}
+	return least
+}

@@ -1,0 +1,152 @@
+package nvvm_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cudago/cudago/bindings/nvvm"
+)
+
+const okIR = `target triple = "nvptx64-nvidia-cuda"
+define void @k(ptr %p) {
+  ret void
+}
+`
+
+// compileOnce creates a program, adds src, compiles it with opts and
+// destroys it on every path.
+func compileOnce(src string, opts []string) (error, string) {
+	var p nvvm.Program
+	if err := nvvm.CreateProgram(&p); err != nil {
+		return err, ""
+	}
+	defer nvvm.DestroyProgram(&p)
+	if err := nvvm.AddModuleToProgram(p, src, uint64(len(src)), "bad.ll"); err != nil {
+		log, _ := nvvm.ProgramLog(p)
+		return err, log
+	}
+	err := nvvm.CompileProgram(p, int32(len(opts)), opts)
+	log, _ := nvvm.ProgramLog(p)
+	return err, log
+}
+
+// TestReliabilityBadInput feeds libNVVM invalid LLVM IR, unknown options
+// and architectures. Malformed bitcode that libNVVM 12.4 answers by
+// exiting the process is in TestReliabilityBitcodeExit.
+func TestReliabilityBadInput(t *testing.T) {
+	cases := []struct {
+		name, src string
+		opts      []string
+		code      nvvm.Result
+		log       string
+	}{
+		{"undefined-value", "target triple = \"nvptx64-nvidia-cuda\"\ndefine void @k(ptr %p) {\n  %v = load float, ptr %q\n  ret void\n}\n", nil, nvvm.ErrorCompilation, "bad.ll"},
+		{"not-ir", "this is not LLVM IR", nil, nvvm.ErrorCompilation, "bad.ll"},
+		{"empty-ish", "\n", nil, 0, ""},
+		{"bitcode-magic-only", "BC\xc0\xde", nil, 0, ""},
+		{"unknown-option", okIR, []string{"-no-such-option"}, nvvm.ErrorInvalidOption, ""},
+		{"unknown-arch", okIR, []string{"-arch=compute_999"}, nvvm.ErrorInvalidOption, ""},
+		{"malformed-arch", okIR, []string{"-arch=ninety"}, nvvm.ErrorInvalidOption, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err, log := compileOnce(c.src, c.opts)
+			t.Logf("%v\nlog: %s", err, log)
+			var e *nvvm.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %T %v, want *nvvm.Error", err, err)
+			}
+			if c.code != 0 && !errors.Is(err, c.code) {
+				t.Errorf("error %v, want %v", err, c.code)
+			}
+			if !strings.Contains(log, c.log) {
+				t.Errorf("log %q lacks %q", log, c.log)
+			}
+			g := growth(200, func() { compileOnce(c.src, c.opts) })
+			t.Logf("RSS growth over 200 failures: %d KiB", g>>10)
+			if g > 6<<20 {
+				t.Errorf("RSS grew by %d KiB over 200 failures", g>>10)
+			}
+		})
+	}
+}
+
+// exitingBitcode is malformed LLVM bitcode on which libNVVM 12.4 calls
+// exit(1) from nvvmCompileProgram, without a message.
+var exitingBitcode = "BC\xc0\xde" + strings.Repeat("\xde\xad\xbe\xef\x00\x13", 100)
+
+// TestReliabilityBitcodeExit compiles exitingBitcode in a child process
+// (the test binary, re-run) and reports what the library does with it: a
+// clean error, or ending the process. cudago cannot guard against a
+// library that exits; docs/reliability.md advises compiling untrusted
+// bitcode in a subprocess.
+func TestReliabilityBitcodeExit(t *testing.T) {
+	if os.Getenv("CUDAGO_NVVM_CHILD") == "1" {
+		err, log := compileOnce(exitingBitcode, nil)
+		println("child-result:", errors.Is(err, nvvm.ErrorCompilation), log)
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	cmd := exec.Command(exe, "-test.run", "^TestReliabilityBitcodeExit$")
+	cmd.Env = append(os.Environ(), "CUDAGO_NVVM_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	t.Logf("child: %v\n%s", err, out)
+	if strings.Contains(string(out), "panic:") || strings.Contains(string(out), "SIGSEGV") {
+		t.Errorf("the child crashed in Go code:\n%s", out)
+	}
+	if err != nil && !strings.Contains(string(out), "child-result:") {
+		major, minor, _ := nvvm.Version()
+		t.Logf("KNOWN LIBRARY LIMITATION: libNVVM %d.%d ended the process (%v) on malformed bitcode", major, minor, err)
+	}
+}
+
+// rssBytes returns the process's resident set size (VmRSS), or 0.
+func rssBytes() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// growth runs f 20 times to warm up, then twice n times, and returns how
+// much the RSS grew over the n runs of the round that grew less.
+func growth(n int, f func()) int64 {
+	for range 20 {
+		f()
+	}
+	settle := func() int64 {
+		runtime.GC()
+		runtime.GC()
+		debug.FreeOSMemory()
+		return rssBytes()
+	}
+	// Two rounds: a library's one-time growth (first-use caches, a new
+	// thread's malloc arena) shows in one, a leak in both.
+	least := int64(1 << 62)
+	for range 2 {
+		before := settle()
+		for range n {
+			f()
+		}
+		if g := settle() - before; g < least {
+			least = g
+		}
+	}
+	return least
+}

@@ -1,0 +1,60 @@
+package core
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/cudago/cudago/bindings/driver"
+)
+
+// ResetPrimaryContext releases the device's primary context and resets it
+// (cuDevicePrimaryCtxRelease, then cuDevicePrimaryCtxReset): every
+// allocation, stream, event, graph and loaded module of the primary
+// context is destroyed, and the next operation that needs the context
+// retains a fresh one. It is how a process recovers from a sticky error,
+// such as a kernel that trapped (CUDA_ERROR_LAUNCH_FAILED) or read out of
+// bounds (CUDA_ERROR_ILLEGAL_ADDRESS), after which every call in the
+// context fails; the other way is to start a new process.
+//
+// Before calling it, stop using the device's primary context from other
+// goroutines and Close the Streams, Events, Buffers, Graphs and
+// GraphExecs made in it (their errors can be ignored): their driver
+// handles die with the context, and one that is closed, or collected by
+// its finalizer, after the reset refers to nothing, or to an object of the
+// new context. If the driver keeps the error even so (it reports it
+// again when the context is retained anew), ResetPrimaryContext returns
+// an error that wraps it, and only a new process can use the device.
+// ObjectCodes and Kernels stay valid: a library loaded with
+// cuLibraryLoadData is loaded again into the new context on first use.
+func (d *Device) ResetPrimaryContext() error {
+	if err := initDriver(); err != nil {
+		return err
+	}
+	c := d.primary
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	// This thread no longer uses the old context.
+	driver.CtxSetCurrent(0)
+	if h := c.h.Swap(0); h != 0 {
+		// Its error, if any, is the sticky one: the reset is the cure.
+		driver.DevicePrimaryCtxRelease(d.handle)
+	}
+	if err := driver.DevicePrimaryCtxReset(d.handle); err != nil {
+		return fmt.Errorf("core: ResetPrimaryContext %v: %w", d, err)
+	}
+	// Check that a fresh context can be had, and keep it retained.
+	h, err := driver.DevicePrimaryCtxRetain(d.handle)
+	if err != nil {
+		// A second reset, now that nothing holds the old context.
+		if err2 := driver.DevicePrimaryCtxReset(d.handle); err2 == nil {
+			h, err = driver.DevicePrimaryCtxRetain(d.handle)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("core: ResetPrimaryContext %v: the driver keeps the error; only a new process can use the device again: %w", d, err)
+	}
+	c.h.Store(uintptr(h))
+	return nil
+}
