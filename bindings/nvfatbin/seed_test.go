@@ -3,37 +3,14 @@ package nvfatbin_test
 import (
 	"bufio"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvfatbin"
+	"github.com/cudago/cudago/internal/seeds"
 )
-
-// seedFile finds shared/seeds/<name>: the shared folder sits beside the
-// repository (<repo>/../shared), or inside it.
-func seedFile(t *testing.T, name string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			for _, p := range []string{filepath.Join(d, "..", "shared", "seeds", name), filepath.Join(d, "shared", "seeds", name)} {
-				if _, err := os.Stat(p); err == nil {
-					return p
-				}
-			}
-			t.Fatalf("seed %s not found in %s/../shared/seeds or %s/shared/seeds", name, d, d)
-		}
-		if filepath.Dir(d) == d {
-			t.Fatalf("no go.mod above %s", dir)
-		}
-	}
-}
 
 var (
 	seedFuncRE   = regexp.MustCompile(`cuda\.bindings\.nvfatbin\.([a-z_]+)\(`)
@@ -43,7 +20,7 @@ var (
 // TestSeedCoverage checks that every function and result code of
 // shared/seeds/nvfatbin-bindings.txt is bound.
 func TestSeedCoverage(t *testing.T) {
-	f, err := os.Open(seedFile(t, "nvfatbin-bindings.txt"))
+	f, err := os.Open(seeds.Path(t, "nvfatbin-bindings.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cudago/cudago/internal/testenv"
 )
@@ -391,30 +390,4 @@ func BenchmarkCompile4Archs(b *testing.B) {
 			}
 		})
 	}
-}
-
-// TestCompileParallelTiming logs the wall time of compiling four
-// architectures in parallel and one after the other (run with -v).
-func TestCompileParallelTiming(t *testing.T) {
-	if testing.Short() {
-		t.Skip("timing")
-	}
-	archs, _ := parseArchList([]string{"sm_75,sm_80,sm_86,sm_90"})
-	o := &compileOptions{}
-	defer func() { compileParallel = true }()
-	var d [2]time.Duration
-	for i, par := range []bool{true, false, true, false} {
-		compileParallel = par
-		src := []byte(heavySrc(i))
-		start := time.Now()
-		for _, r := range compileArchs(src, "heavy.cu", archs, o, func(gpuArch) int { return wantCubin }) {
-			if r.err != nil {
-				t.Fatal(r.err, r.log)
-			}
-		}
-		if i >= 2 { // the first round warms up
-			d[i%2] = time.Since(start)
-		}
-	}
-	t.Logf("4 architectures: parallel %v, sequential %v (%.2fx)", d[0].Round(time.Millisecond), d[1].Round(time.Millisecond), float64(d[1])/float64(d[0]))
 }

@@ -50,6 +50,10 @@ func Check(t *testing.T, header string, cases []Case) {
 	}
 	dir, err := HeadersDir()
 	if err != nil {
+		if os.Getenv("CUDAGO_REQUIRE_GPU") == "1" {
+			// The GPU bundle carries the repository, not ../shared.
+			t.Skipf("%v: shared/ is not carried to the GPU machine; this test runs in CI", err)
+		}
 		t.Fatal(err)
 	}
 	cc := os.Getenv("CC")
