@@ -155,8 +155,8 @@ func (p *Program) newHandle() error {
 		}
 		h.nvrtc = prog
 	case "nvvm":
-		var prog nvvm.Program
-		if err := nvvm.CreateProgram(&prog); err != nil {
+		prog, err := nvvm.CreateProgram()
+		if err != nil {
 			return fmt.Errorf("cudago/core: NVVM: creating program %q: %w", p.opts.name(), err)
 		}
 		if err := nvvm.AddModuleToProgram(prog, p.code, uint64(len(p.code)), p.opts.name()); err != nil {

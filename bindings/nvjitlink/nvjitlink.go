@@ -7,6 +7,12 @@
 // (__nvJitLinkCreate_13_0, __nvJitLinkCreate_12_4, ...) are tried newest
 // first, so one binary works with nvJitLink 12 and 13. A failed link returns
 // an *Error whose Log holds the linker's error log.
+//
+// A Handle must be used from one OS thread, from Create to Destroy:
+// nvJitLink 12.4 keeps per-thread state and corrupts its heap when the calls
+// of one session move between threads, which goroutines do freely. Call
+// runtime.LockOSThread before Create and runtime.UnlockOSThread only after
+// Destroy, around the whole session, as core.Linker does.
 package nvjitlink
 
 //go:generate go run ../../internal/bindgen -lib nvjitlink

@@ -28,8 +28,8 @@ define void @k() {
 !nvvm.annotations = !{!1}
 !1 = !{void ()* @k, !"kernel", i32 1}
 `
-	var p nvvm.Program
-	if err := nvvm.CreateProgram(&p); err != nil {
+	p, err := nvvm.CreateProgram()
+	if err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -21,6 +21,7 @@ package nvvm
 import "C"
 
 import (
+	"strconv"
 	"unsafe"
 
 	"github.com/cudago/cudago/internal/dl"
@@ -28,6 +29,22 @@ import (
 )
 
 var _ unsafe.Pointer
+
+// CountError is returned, without calling the library, when a count
+// argument is negative or larger than the slice (or string) whose elements
+// it counts: the library would read past the end of that slice.
+type CountError struct {
+	Func    string // the C function
+	Count   string // the C name of the count parameter
+	Value   int64  // the count passed
+	Counted string // the C name of the parameter it counts
+	Len     int    // its elements (a string: its bytes and the NUL the C copy adds)
+}
+
+func (e *CountError) Error() string {
+	return "nvvm: " + e.Func + ": " + e.Count + " = " + strconv.FormatInt(e.Value, 10) +
+		" is out of range: " + e.Counted + " holds " + strconv.Itoa(e.Len)
+}
 
 // procs lists every entry point of the library: the name, the symbols to
 // try and the CUDA version whose header declared it first.
@@ -70,7 +87,13 @@ var procs = dl.NewTable(pathfinder.NVVM, dl.Dlsym, []dl.Proc{
 // -  nvvmResult NVVM_ERROR_OUT_OF_MEMORY
 // -  nvvmResult NVVM_ERROR_INVALID_INPUT
 // -  nvvmResult NVVM_ERROR_INVALID_PROGRAM
+//
+// Go: size must be between 0 and len(buffer)+1 (the copy passed to C ends with a NUL). Otherwise the function returns a *CountError without calling the library, which would read past the end.
 func AddModuleToProgram(prog Program, buffer string, size uint64, name string) (err error) {
+	if n := int64(size); n < 0 || n > int64(len(buffer)+1) {
+		err = &CountError{Func: "nvvmAddModuleToProgram", Count: "size", Value: n, Counted: "buffer", Len: len(buffer) + 1}
+		return
+	}
 	fn, err := procs.Get(0)
 	if err != nil {
 		return
@@ -153,7 +176,13 @@ func AddModuleToProgram(prog Program, buffer string, size uint64, name string) (
 // -  nvvmResult NVVM_ERROR_INVALID_OPTION
 // -  nvvmResult NVVM_ERROR_NO_MODULE_IN_PROGRAM
 // -  nvvmResult NVVM_ERROR_COMPILATION
+//
+// Go: numOptions must be between 0 and len(options). Otherwise the function returns a *CountError without calling the library, which would read past the end.
 func CompileProgram(prog Program, numOptions int32, options []string) (err error) {
+	if n := int64(numOptions); n < 0 || n > int64(len(options)) {
+		err = &CountError{Func: "nvvmCompileProgram", Count: "numOptions", Value: n, Counted: "options", Len: len(options)}
+		return
+	}
 	fn, err := procs.Get(1)
 	if err != nil {
 		return
@@ -180,12 +209,12 @@ func CompileProgram(prog Program, numOptions int32, options []string) (err error
 // -  nvvmResult NVVM_ERROR_INVALID_PROGRAM
 //
 // See also:     nvvmDestroyProgram()
-func CreateProgram(prog *Program) (err error) {
+func CreateProgram() (prog Program, err error) {
 	fn, err := procs.Get(2)
 	if err != nil {
 		return
 	}
-	r := C.cg_nvvmCreateProgram(fn, unsafe.Pointer(prog))
+	r := C.cg_nvvmCreateProgram(fn, unsafe.Pointer(&prog))
 	err = check(2, Result(r))
 	return
 }
@@ -365,7 +394,13 @@ func IRVersion() (majorIR int32, minorIR int32, majorDbg int32, minorDbg int32, 
 // -  nvvmResult NVVM_ERROR_OUT_OF_MEMORY
 // -  nvvmResult NVVM_ERROR_INVALID_INPUT
 // -  nvvmResult NVVM_ERROR_INVALID_PROGRAM
+//
+// Go: size must be between 0 and len(buffer)+1 (the copy passed to C ends with a NUL). Otherwise the function returns a *CountError without calling the library, which would read past the end.
 func LazyAddModuleToProgram(prog Program, buffer string, size uint64, name string) (err error) {
+	if n := int64(size); n < 0 || n > int64(len(buffer)+1) {
+		err = &CountError{Func: "nvvmLazyAddModuleToProgram", Count: "size", Value: n, Counted: "buffer", Len: len(buffer) + 1}
+		return
+	}
 	fn, err := procs.Get(10)
 	if err != nil {
 		return
@@ -399,7 +434,13 @@ func LazyAddModuleToProgram(prog Program, buffer string, size uint64, name strin
 // -  nvvmResult NVVM_ERROR_NO_MODULE_IN_PROGRAM
 //
 // See also:     nvvmCompileProgram()
+//
+// Go: numOptions must be between 0 and len(options). Otherwise the function returns a *CountError without calling the library, which would read past the end.
 func VerifyProgram(prog Program, numOptions int32, options []string) (err error) {
+	if n := int64(numOptions); n < 0 || n > int64(len(options)) {
+		err = &CountError{Func: "nvvmVerifyProgram", Count: "numOptions", Value: n, Counted: "options", Len: len(options)}
+		return
+	}
 	fn, err := procs.Get(11)
 	if err != nil {
 		return

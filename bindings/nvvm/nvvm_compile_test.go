@@ -45,8 +45,8 @@ declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x() nounwind readnone
 func program(t *testing.T, ir, name string) nvvm.Program {
 	t.Helper()
 	runtime.LockOSThread()
-	var p nvvm.Program
-	if err := nvvm.CreateProgram(&p); err != nil {
+	p, err := nvvm.CreateProgram()
+	if err != nil {
 		runtime.UnlockOSThread()
 		t.Fatalf("CreateProgram: %v", err)
 	}

@@ -22,8 +22,8 @@ define void @k(ptr %p) {
 // compileOnce creates a program, adds src, compiles it with opts and
 // destroys it on every path.
 func compileOnce(src string, opts []string) (error, string) {
-	var p nvvm.Program
-	if err := nvvm.CreateProgram(&p); err != nil {
+	p, err := nvvm.CreateProgram()
+	if err != nil {
 		return err, ""
 	}
 	defer nvvm.DestroyProgram(&p)
@@ -31,7 +31,7 @@ func compileOnce(src string, opts []string) (error, string) {
 		log, _ := nvvm.ProgramLog(p)
 		return err, log
 	}
-	err := nvvm.CompileProgram(p, int32(len(opts)), opts)
+	err = nvvm.CompileProgram(p, int32(len(opts)), opts)
 	log, _ := nvvm.ProgramLog(p)
 	return err, log
 }

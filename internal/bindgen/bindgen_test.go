@@ -89,3 +89,20 @@ func TestLooksOut(t *testing.T) {
 		}
 	}
 }
+
+func TestCountStem(t *testing.T) {
+	for in, want := range map[string]string{
+		"numOptions":   "Options",
+		"nHeaders":     "Headers",
+		"optionsCount": "options",
+		"num_count":    "num",
+		"number":       "",
+		"n":            "",
+		"numbers":      "",
+		"size":         "",
+	} {
+		if got := countStem(in); got != want {
+			t.Errorf("countStem(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

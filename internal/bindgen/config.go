@@ -39,6 +39,9 @@ type libConfig struct {
 	logFuncs map[string]string
 	rename   map[string]string // C name -> Go name, for clashes
 	skip     map[string]bool   // C names not to generate
+	// outParams names parameters ("function.parameter") that are outputs
+	// although the header's doc does not say so, or says [in] wrongly.
+	outParams map[string]bool
 }
 
 func libNames() string {
@@ -158,6 +161,9 @@ var configs = map[string]*libConfig{
 			"nvvmCompileProgram": "programLog",
 			"nvvmVerifyProgram":  "programLog",
 		},
+		// nvvm.h documents the handle as "[in] prog" although the call
+		// sets *prog ("set the value of its handle to *prog").
+		outParams: map[string]bool{"nvvmCreateProgram.prog": true},
 	},
 	"cufile": {
 		name: "cufile", pathLib: "CuFile",

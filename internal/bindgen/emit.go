@@ -238,8 +238,15 @@ func (m *model) emitFuncs() []byte {
 			fmt.Fprintf(&b, "#cgo noescape %s\n", f.shimName())
 		}
 	}
-	b.WriteString("*/\nimport \"C\"\n\nimport (\n\t\"unsafe\"\n\n\t\"github.com/cudago/cudago/internal/dl\"\n\t\"github.com/cudago/cudago/pathfinder\"\n)\n\n")
+	b.WriteString("*/\nimport \"C\"\n\nimport (\n")
+	if m.hasChecks() {
+		b.WriteString("\t\"strconv\"\n")
+	}
+	b.WriteString("\t\"unsafe\"\n\n\t\"github.com/cudago/cudago/internal/dl\"\n\t\"github.com/cudago/cudago/pathfinder\"\n)\n\n")
 	b.WriteString("var _ unsafe.Pointer\n\n")
+	if m.hasChecks() {
+		fmt.Fprintf(&b, countErrorSource, m.cfg.name)
+	}
 	resolver := "dl.Dlsym"
 	if m.cfg.procAddr {
 		resolver = "resolve"
@@ -308,8 +315,12 @@ func (m *model) emitFunc(b *bytes.Buffer, f *funcDef) {
 	if f.doc != "" {
 		doc += "\n\n" + f.doc
 	}
+	if cd := f.checkDoc(); cd != "" {
+		doc += "\n\n" + cd
+	}
 	comment(b, doc)
 	fmt.Fprintf(b, "func %s(%s) (%s) {\n", f.goName, strings.Join(ins, ", "), strings.Join(outs, ", "))
+	m.emitChecks(b, f)
 	fmt.Fprintf(b, "\tfn, err := procs.Get(%d)\n\tif err != nil {\n\t\treturn\n\t}\n", f.index)
 	var args []string
 	var post []string

@@ -5,7 +5,10 @@
 //   - types.go: enums (typed constants with String), structs and unions with
 //     the C layout, handles, aliases and the header's integer macros;
 //   - funcs.go: one Go function per C function, output parameters turned into
-//     results and the error last;
+//     results and the error last; a count parameter that its name pairs with
+//     slice parameters (numOptions and options) is checked against their
+//     lengths, and a *CountError is returned instead of calling C with a
+//     count larger than a slice;
 //   - shims.h / shims.c: the C declarations and call shims cgo needs, so no
 //     CUDA header is needed to build;
 //   - layout_gen_test.go: sizes and field offsets that a test checks against

@@ -135,6 +135,7 @@ type funcDef struct {
 	procVersion              int    // cuGetProcAddress version (driver)
 	index                    int
 	ft                       *cc.FunctionType
+	checks                   []*countCheck // count parameters checked against slices
 }
 
 // funcAlias is another C name of a generated function: the explicit
@@ -194,7 +195,7 @@ func (m *model) owned(file string) bool {
 }
 
 // reserved names that the hand-written part of every package defines.
-var reserved = []string{"Error", "MissingFunctionError"}
+var reserved = []string{"Error", "MissingFunctionError", "CountError"}
 
 func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 	m := &model{cfg: cfg, names: map[string]string{}, goTypeOf: map[string]string{},
@@ -859,9 +860,10 @@ func (m *model) collectFuncs(u *unit) []*funcDef {
 				name = fmt.Sprintf("arg%d", i)
 			}
 			pd := &paramDef{cname: name, goName: goIdent(name), ct: p.Type()}
-			m.classifyParam(pd, paramDocs[name])
+			m.classifyParam(pd, paramDocs[name], m.cfg.outParams[api+"."+name])
 			f.params = append(f.params, pd)
 		}
+		m.pairCounts(f)
 		f.retC = m.cType(f.ret)
 		if td := f.ret.Typedef(); td != nil && td.Name() == m.cfg.resultType {
 			f.retIsStatus = true
@@ -953,7 +955,7 @@ func isConst(t cc.Type) bool {
 	return t.Attributes() != nil && false
 }
 
-func (m *model) classifyParam(p *paramDef, doc string) {
+func (m *model) classifyParam(p *paramDef, doc string, forceOut bool) {
 	t := p.ct
 	p.cType = m.cType(t)
 	p.goType = m.goType(t, false)
@@ -992,9 +994,16 @@ func (m *model) classifyParam(p *paramDef, doc string) {
 		return
 	}
 	p.kind = pkPointer
+	if forceOut && !constEl {
+		// A configured override: the header's doc is wrong or missing.
+		p.out = true
+		p.outGoType = strings.TrimPrefix(p.goType, "*")
+		return
+	}
 	// Output parameter: a non-const pointer to one value that the docs say
-	// the call writes (not a buffer, not an array, not optional).
-	if constEl || !looksOut(doc) {
+	// the call writes (not a buffer, not an array, not optional), or, where
+	// no doc says what it is, whose name says so (nvvmSizeRet).
+	if constEl || !(looksOut(doc) || outByName(p.cname, el, doc)) {
 		return
 	}
 	switch el.Kind() {
@@ -1013,6 +1022,20 @@ func (m *model) classifyParam(p *paramDef, doc string) {
 	}
 	p.out = true
 	p.outGoType = strings.TrimPrefix(p.goType, "*")
+}
+
+// outByName reports whether a non-const pointer parameter is an output by
+// its name alone: it points to one integer or floating-point value, its
+// name ends in Ret or Size (nvrtcGetNVVMSize's nvvmSizeRet), and no doc
+// describes the parameter as anything else.
+func outByName(name string, el cc.Type, doc string) bool {
+	if !strings.HasSuffix(name, "Ret") && !strings.HasSuffix(name, "Size") {
+		return false
+	}
+	if !isIntegerType(el) && el.Kind() != cc.Float && el.Kind() != cc.Double {
+		return false
+	}
+	return strings.TrimSpace(doc) == ""
 }
 
 func isConstType(t cc.Type) bool {

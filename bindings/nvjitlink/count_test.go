@@ -1,0 +1,39 @@
+package nvjitlink_test
+
+import (
+	"errors"
+	"runtime"
+	"testing"
+
+	"github.com/cudago/cudago/bindings/nvjitlink"
+)
+
+// TestCountLargerThanSlice passes nvJitLinkCreate more options than the
+// slice holds: it must fail with a *CountError instead of letting
+// nvJitLink read past the end of the slice.
+func TestCountLargerThanSlice(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for _, c := range []struct {
+		n    uint32
+		opts []string
+	}{{2, []string{"-arch=sm_80"}}, {1, nil}, {1 << 31, []string{"-arch=sm_80", "-O3"}}} {
+		h, err := nvjitlink.Create(c.n, c.opts)
+		var ce *nvjitlink.CountError
+		if !errors.As(err, &ce) {
+			t.Fatalf("Create(%d, %q): got %v (%T), want a *CountError", c.n, c.opts, err, err)
+		}
+		want := nvjitlink.CountError{Func: "nvJitLinkCreate", Count: "numOptions", Value: int64(c.n), Counted: "options", Len: len(c.opts)}
+		if *ce != want || h != 0 {
+			t.Fatalf("Create(%d, %q): got %+v and handle %#x, want %+v and no handle", c.n, c.opts, *ce, h, want)
+		}
+	}
+	// The second option is invalid; a count of 1 must not pass it.
+	h, err := nvjitlink.Create(1, []string{"-arch=sm_80", "-no-such-option"})
+	if err != nil {
+		t.Fatalf("Create with a prefix of the options: %v", err)
+	}
+	if err := nvjitlink.Destroy(&h); err != nil {
+		t.Fatalf("Destroy: %v", err)
+	}
+}
