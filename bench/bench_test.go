@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cudago/cudago/bench/cbase"
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/testenv"
 )
@@ -55,7 +56,18 @@ func runCase(b *testing.B, name string) {
 		}
 		c.Go(1)
 		b.ResetTimer()
-		if err := c.Go(b.N); err != nil {
+		if c.Chunk > 0 { // drain the stream between chunks, untimed (Case.Chunk)
+			for done := 0; done < b.N; done += c.Chunk {
+				if err := c.Go(min(c.Chunk, b.N-done)); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if err := c.Drain(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		} else if err := c.Go(b.N); err != nil {
 			b.Fatal(err)
 		}
 		if c.PerOp > 1 {
@@ -68,7 +80,9 @@ func runCase(b *testing.B, name string) {
 		}
 		c.C(1)
 		b.ResetTimer()
+		cbase.SetChunk(c.Chunk)
 		d, err := c.C(b.N)
+		cbase.SetChunk(0)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,11 +1,15 @@
 package bench
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,6 +71,34 @@ func Measure(cases []*Case, filter *regexp.Regexp, reps int, log io.Writer) []*R
 	return out
 }
 
+// timeGo times n iterations of the cudago side: at once, or in chunks
+// with untimed drains between them (Chunk).
+func (c *Case) timeGo(n int) (time.Duration, error) {
+	if c.Chunk <= 0 {
+		t0 := time.Now()
+		err := c.Go(n)
+		return time.Since(t0), err
+	}
+	var total time.Duration
+	if err := c.Drain(); err != nil {
+		return 0, err
+	}
+	for done := 0; done < n; {
+		m := min(c.Chunk, n-done)
+		t0 := time.Now()
+		err := c.Go(m)
+		total += time.Since(t0)
+		if err != nil {
+			return total, err
+		}
+		if err := c.Drain(); err != nil {
+			return total, err
+		}
+		done += m
+	}
+	return total, nil
+}
+
 func measure(c *Case, r *Result, reps int) error {
 	if c.Setup != nil {
 		if err := c.Setup(); err != nil {
@@ -82,13 +114,14 @@ func measure(c *Case, r *Result, reps int) error {
 	}
 	var gos, cs []time.Duration
 	goSide := func() error {
-		t0 := time.Now()
-		err := c.Go(c.Iters)
-		gos = append(gos, time.Since(t0))
+		d, err := c.timeGo(c.Iters)
+		gos = append(gos, d)
 		return err
 	}
 	cSide := func() error {
+		cbase.SetChunk(c.Chunk)
 		d, err := c.C(c.Iters)
+		cbase.SetChunk(0)
 		cs = append(cs, d)
 		return err
 	}
@@ -169,7 +202,7 @@ func WriteTable(w io.Writer, rs []*Result) {
 func (s *Suite) Diagnose(w io.Writer, reps int) error {
 	const n = 20000
 	sh := s.Stream.Handle()
-	var cgo, getcur, plain, checked, golaunch []time.Duration
+	var cgo, getcur, plain, checked, golaunch, percall, saxpyKP, saxpyExtra, gosaxpy, locked, shim, shimWork, poolC, poolGo, poolCore, touch4, touch16 []time.Duration
 	for range reps {
 		t0 := time.Now()
 		for range n {
@@ -199,6 +232,72 @@ func (s *Suite) Diagnose(w io.Writer, reps int) error {
 			return err
 		}
 		golaunch = append(golaunch, time.Since(t0)/n)
+		if d, err = cbase.LaunchEmptyPerCall(s.Ctx, s.Empty.Handle(), sh, n); err != nil {
+			return err
+		}
+		percall = append(percall, d/n)
+		if d, err = cbase.LaunchSaxpy(s.Ctx, s.Saxpy.Handle(), sh, 2, s.X.Ptr(), s.Y.Ptr(), s.Out.Ptr(), SaxpyN, n); err != nil {
+			return err
+		}
+		saxpyKP = append(saxpyKP, d/n)
+		if d, err = cbase.LaunchSaxpyExtra(s.Ctx, s.Saxpy.Handle(), sh, 2, s.X.Ptr(), s.Y.Ptr(), s.Out.Ptr(), SaxpyN, n); err != nil {
+			return err
+		}
+		saxpyExtra = append(saxpyExtra, d/n)
+		t0 = time.Now()
+		for range n {
+			if err := core.Launch(s.Stream, saxpyCfg, s.Saxpy, float32(2), s.X, s.Y, s.Out, int32(SaxpyN)); err != nil {
+				return err
+			}
+		}
+		if err := s.Stream.Sync(); err != nil {
+			return err
+		}
+		gosaxpy = append(gosaxpy, time.Since(t0)/n)
+		d, err = lockedLaunches(s, n)
+		if err != nil {
+			return err
+		}
+		locked = append(locked, d/n)
+		if d, err = cbase.LaunchShimPerCall(s.Ctx, s.Empty.Handle(), sh, n, nil); err != nil {
+			return err
+		}
+		shim = append(shim, d/n)
+		if d, err = cbase.LaunchShimPerCall(s.Ctx, s.Empty.Handle(), sh, n, goWork); err != nil {
+			return err
+		}
+		shimWork = append(shimWork, d/n)
+		if d, err = cbase.LaunchShimPerCall(s.Ctx, s.Empty.Handle(), sh, n, func() { touchLines(4) }); err != nil {
+			return err
+		}
+		touch4 = append(touch4, d/n)
+		if d, err = cbase.LaunchShimPerCall(s.Ctx, s.Empty.Handle(), sh, n, func() { touchLines(16) }); err != nil {
+			return err
+		}
+		touch16 = append(touch16, d/n)
+		if d, err = cbase.MemPool(s.Ctx, sh, 1<<20, n); err != nil {
+			return err
+		}
+		poolC = append(poolC, d/n)
+		if d, err = cbase.PoolPerCall(s.Ctx, sh, 1<<20, n); err != nil {
+			return err
+		}
+		poolGo = append(poolGo, d/n)
+		mr := s.Dev.MemoryResource()
+		t0 = time.Now()
+		for range n {
+			b, err := mr.Allocate(1<<20, s.Stream)
+			if err != nil {
+				return err
+			}
+			if err := b.Close(); err != nil {
+				return err
+			}
+		}
+		if err := s.Stream.Sync(); err != nil {
+			return err
+		}
+		poolCore = append(poolCore, time.Since(t0)/n)
 	}
 	fmt.Fprintf(w, "| diagnostic (median of %d × %d) | per call |\n| --- | ---: |\n", reps, n)
 	fmt.Fprintf(w, "| bare cgo call (empty C function) from Go | %d ns |\n", median(cgo))
@@ -206,5 +305,84 @@ func (s *Suite) Diagnose(w io.Writer, reps int) error {
 	fmt.Fprintf(w, "| cuLaunchKernel (empty), C loop | %d ns |\n", median(plain))
 	fmt.Fprintf(w, "| cuCtxGetCurrent + cuLaunchKernel, C loop (what core's C layer runs) | %d ns |\n", median(checked))
 	fmt.Fprintf(w, "| core.Launch (empty), Go | %d ns |\n", median(golaunch))
+	fmt.Fprintf(w, "| cuLaunchKernel (empty), one bare cgo call per launch from a Go loop | %d ns |\n", median(percall))
+	fmt.Fprintf(w, "| cuLaunchKernel (saxpy), C loop, kernelParams | %d ns |\n", median(saxpyKP))
+	fmt.Fprintf(w, "| cuLaunchKernel (saxpy), C loop, packed buffer (CU_LAUNCH_PARAM_BUFFER_POINTER) | %d ns |\n", median(saxpyExtra))
+	fmt.Fprintf(w, "| core.Launch (saxpy), Go | %d ns |\n", median(gosaxpy))
+	fmt.Fprintf(w, "| core.Launch (empty), Go, goroutine locked to its thread | %d ns |\n", median(locked))
+	fmt.Fprintf(w, "| core's C launch shim, one cgo call per launch from a Go loop | %d ns |\n", median(shim))
+	fmt.Fprintf(w, "| the same with core.Launch's Go-side work (validation, 4 atomics, packing 5 args) before each | %d ns |\n", median(shimWork))
+	fmt.Fprintf(w, "| the same with 4 Go cache lines (of a 256 KiB array) read before each | %d ns |\n", median(touch4))
+	fmt.Fprintf(w, "| the same with 16 Go cache lines read before each | %d ns |\n", median(touch16))
+	fmt.Fprintf(w, "| cuMemAllocAsync + cuMemFreeAsync 1 MiB, C loop | %d ns |\n", median(poolC))
+	fmt.Fprintf(w, "| the same, one cgo call each from a Go loop | %d ns |\n", median(poolGo))
+	fmt.Fprintf(w, "| DeviceMemoryResource.Allocate + Buffer.Close, Go | %d ns |\n", median(poolCore))
 	return nil
+}
+
+// lockedLaunches times n empty launches from a goroutine locked to its OS
+// thread, to tell thread migration apart from the launch's own cost.
+func lockedLaunches(s *Suite, n int) (time.Duration, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	t0 := time.Now()
+	for range n {
+		if err := core.Launch(s.Stream, one, s.Empty); err != nil {
+			return 0, err
+		}
+	}
+	d := time.Since(t0)
+	return d, s.Stream.Sync()
+}
+
+// goWork stands for the Go-side work of core.Launch: a config check, two
+// acquire/release pairs of atomic counters, a zeroed 512-byte stack buffer
+// and five arguments packed through a type switch.
+var (
+	workCount [2]atomic.Int64
+	workSink  byte
+	workArgs  = []any{float32(2), uint64(1), uint64(2), uint64(3), int32(256)}
+)
+
+func goWork() {
+	if one.Validate() != nil {
+		panic("bad config")
+	}
+	for i := range workCount {
+		workCount[i].Add(1)
+	}
+	var stack [512]byte
+	off := 0
+	for _, a := range workArgs {
+		switch v := a.(type) {
+		case float32:
+			binary.LittleEndian.PutUint32(stack[off:], math.Float32bits(v))
+			off += 8
+		case uint64:
+			binary.LittleEndian.PutUint64(stack[off:], v)
+			off += 8
+		case int32:
+			binary.LittleEndian.PutUint32(stack[off:], uint32(v))
+			off += 4
+		}
+	}
+	workSink += stack[3] + stack[off-1]
+	for i := range workCount {
+		workCount[i].Add(-1)
+	}
+}
+
+// touchArena is read by touchLines: n fixed cache lines 16 KiB apart, the
+// same every call, as a launch reads the same few objects every time.
+var (
+	touchArena [256 << 10]byte
+	touchSink  byte
+)
+
+func touchLines(n int) {
+	var x byte
+	for i := range n {
+		x += touchArena[(i*16<<10)%len(touchArena)]
+	}
+	touchSink += x
 }

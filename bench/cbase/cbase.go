@@ -36,11 +36,29 @@ static int64_t now_ns(void) {
 
 // Each returns the elapsed nanoseconds, or -CUresult on failure.
 
+// cb_chunk, when positive, makes the async launch loops time launches in
+// chunks of cb_chunk with the stream drained between chunks, untimed: the
+// CPU cost of a launch, not how fast the GPU drains a full queue.
+static long cb_chunk;
+static void cb_set_chunk(long n) { cb_chunk = n; }
+
 static int64_t cb_launch(uintptr_t ctx, uintptr_t f, uintptr_t s, void **params, unsigned block, long iters, int syncEach) {
 	SETCTX(ctx);
 	launch_t launch = (launch_t)fn[F_LAUNCH_KERNEL];
 	sync_t sync = (sync_t)fn[F_STREAM_SYNCHRONIZE];
 	CHECK(sync((void *)s));
+	if (!syncEach && cb_chunk > 0) {
+		int64_t total = 0;
+		for (long done = 0; done < iters; ) {
+			long m = iters - done < cb_chunk ? iters - done : cb_chunk;
+			int64_t t0 = now_ns();
+			for (long i = 0; i < m; i++) CHECK(launch((void *)f, 1, 1, 1, block, 1, 1, 0, (void *)s, params, NULL));
+			total += now_ns() - t0;
+			CHECK(sync((void *)s));
+			done += m;
+		}
+		return total;
+	}
 	int64_t t0 = now_ns();
 	for (long i = 0; i < iters; i++) {
 		CHECK(launch((void *)f, 1, 1, 1, block, 1, 1, 0, (void *)s, params, NULL));
@@ -79,6 +97,52 @@ static int64_t cb_ctx_get_current(uintptr_t ctx, long iters) {
 		CHECK(getcur(&cur));
 	}
 	return now_ns() - t0;
+}
+
+// cb_launch_saxpy_extra is cb_launch_saxpy with the arguments packed in
+// one buffer passed as CU_LAUNCH_PARAM_BUFFER_POINTER (the other way the
+// driver takes parameters).
+static int64_t cb_launch_saxpy_extra(uintptr_t ctx, uintptr_t f, uintptr_t s, float a, devptr x, devptr y, devptr out, int n, long iters) {
+	SETCTX(ctx);
+	launch_t launch = (launch_t)fn[F_LAUNCH_KERNEL];
+	sync_t sync = (sync_t)fn[F_STREAM_SYNCHRONIZE];
+	char buf[40];
+	memset(buf, 0, sizeof buf);
+	memcpy(buf, &a, 4); memcpy(buf + 8, &x, 8); memcpy(buf + 16, &y, 8); memcpy(buf + 24, &out, 8); memcpy(buf + 32, &n, 4);
+	size_t sz = 36;
+	void *extra[5] = { (void *)1, buf, (void *)2, &sz, (void *)0 };
+	CHECK(sync((void *)s));
+	int64_t t0 = now_ns();
+	for (long i = 0; i < iters; i++) CHECK(launch((void *)f, 1, 1, 1, 256, 1, 1, 0, (void *)s, NULL, extra));
+	CHECK(sync((void *)s));
+	return now_ns() - t0;
+}
+
+// cb_set_ctx and cb_launch1 let Go time one cgo call per launch.
+static int cb_set_ctx(uintptr_t ctx) { SETCTX(ctx); return 0; }
+static int cb_launch1(uintptr_t f, uintptr_t s) {
+	return ((launch_t)fn[F_LAUNCH_KERNEL])((void *)f, 1, 1, 1, 1, 1, 1, 0, (void *)s, NULL, NULL);
+}
+
+// cb_launch1_shim is core's C launch shim (cg_launch) copied: context
+// check, then cuLaunchKernel with a packed buffer. One call per launch.
+static int cb_launch1_shim(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
+	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, void *args, size_t size) {
+	void *cur = NULL;
+	CUresult r = ((CUresult (*)(void **))fn[F_CTX_GET_CURRENT])(&cur);
+	if (r) return r;
+	if (cur != (void *)ctx && (r = ((CUresult (*)(void *))fn[F_CTX_SET_CURRENT])((void *)ctx))) return r;
+	size_t sz = size;
+	void *extra[5] = { (void *)1, args, (void *)2, &sz, (void *)0 };
+	return ((launch_t)fn[F_LAUNCH_KERNEL])((void *)f, gx, gy, gz, bx, by, bz, smem, (void *)s, NULL, size ? extra : NULL);
+}
+
+// cb_alloc1 and cb_free1: one cgo call each, for the pool diagnostic.
+static int cb_alloc1(uintptr_t s, size_t n, devptr *out) {
+	return ((CUresult (*)(devptr *, size_t, void *))fn[F_MEM_ALLOC_ASYNC])(out, n, (void *)s);
+}
+static int cb_free1(devptr p, uintptr_t s) {
+	return ((CUresult (*)(devptr, void *))fn[F_MEM_FREE_ASYNC])(p, (void *)s);
 }
 
 static void cb_noop(void) {}
@@ -167,6 +231,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 	"unsafe"
@@ -309,6 +374,92 @@ func CtxGetCurrent(ctx driver.Context, iters int) (time.Duration, error) {
 	}
 	return result(C.cb_ctx_get_current(u(uintptr(ctx)), C.long(iters)), "cuCtxGetCurrent")
 }
+
+// LaunchSaxpyExtra is LaunchSaxpy with the arguments passed as one packed
+// buffer (CU_LAUNCH_PARAM_BUFFER_POINTER) instead of kernelParams.
+func LaunchSaxpyExtra(ctx driver.Context, k driver.Kernel, s driver.Stream, a float32, x, y, out driver.Deviceptr, n int32, iters int) (time.Duration, error) {
+	if err := initErr(); err != nil {
+		return 0, err
+	}
+	return result(C.cb_launch_saxpy_extra(u(uintptr(ctx)), u(uintptr(k)), u(uintptr(s)), C.float(a),
+		C.devptr(x), C.devptr(y), C.devptr(out), C.int(n), C.long(iters)), "cuLaunchKernel")
+}
+
+// LaunchEmptyPerCall launches the empty kernel iters times from a Go
+// loop, one cgo call (a bare cuLaunchKernel, no context check) per launch,
+// on a locked thread: the floor of any Go launch made through cgo.
+func LaunchEmptyPerCall(ctx driver.Context, k driver.Kernel, s driver.Stream, iters int) (time.Duration, error) {
+	if err := initErr(); err != nil {
+		return 0, err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if r := C.cb_set_ctx(u(uintptr(ctx))); r != 0 {
+		return result(C.int64_t(r), "cuCtxSetCurrent")
+	}
+	f, st := u(uintptr(k)), u(uintptr(s))
+	t0 := time.Now()
+	for range iters {
+		if r := C.cb_launch1(f, st); r != 0 {
+			return result(-C.int64_t(r), "cuLaunchKernel")
+		}
+	}
+	d := time.Since(t0)
+	return d, driver.StreamSynchronize(s)
+}
+
+// LaunchShimPerCall is LaunchEmptyPerCall through a copy of core's C
+// launch shim, with work, when not nil, run in Go before every launch
+// (to measure what Go code between launches costs the driver).
+func LaunchShimPerCall(ctx driver.Context, k driver.Kernel, s driver.Stream, iters int, work func()) (time.Duration, error) {
+	if err := initErr(); err != nil {
+		return 0, err
+	}
+	var buf [8]byte
+	c, f, st := u(uintptr(ctx)), u(uintptr(k)), u(uintptr(s))
+	t0 := time.Now()
+	for range iters {
+		if work != nil {
+			work()
+		}
+		if r := C.cb_launch1_shim(c, f, 1, 1, 1, 1, 1, 1, 0, st, unsafe.Pointer(&buf[0]), 0); r != 0 {
+			return result(-C.int64_t(r), "cuLaunchKernel")
+		}
+	}
+	d := time.Since(t0)
+	return d, driver.StreamSynchronize(s)
+}
+
+// PoolPerCall runs cuMemAllocAsync + cuMemFreeAsync of n bytes iters
+// times from Go, one cgo call each; ctx must be current on the thread,
+// which it locks.
+func PoolPerCall(ctx driver.Context, s driver.Stream, n int, iters int) (time.Duration, error) {
+	if err := initErr(); err != nil {
+		return 0, err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if r := C.cb_set_ctx(u(uintptr(ctx))); r != 0 {
+		return result(C.int64_t(r), "cuCtxSetCurrent")
+	}
+	st := u(uintptr(s))
+	var p C.devptr
+	t0 := time.Now()
+	for range iters {
+		if r := C.cb_alloc1(st, C.size_t(n), &p); r != 0 {
+			return result(-C.int64_t(r), "cuMemAllocAsync")
+		}
+		if r := C.cb_free1(p, st); r != 0 {
+			return result(-C.int64_t(r), "cuMemFreeAsync")
+		}
+	}
+	d := time.Since(t0)
+	return d, driver.StreamSynchronize(s)
+}
+
+// SetChunk sets the chunk of the async launch loops (see Case.Chunk); 0
+// times the whole loop, final sync included.
+func SetChunk(n int) { C.cb_set_chunk(C.long(n)) }
 
 // Noop is an empty C function: calling it from Go times a bare cgo call.
 func Noop() { C.cb_noop() }
