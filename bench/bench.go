@@ -237,7 +237,7 @@ func (s *Suite) Cases() []*Case {
 			C: func(n int) (time.Duration, error) { return cbase.MemAllocFree(s.Ctx, 1<<20, n) },
 		},
 		{
-			Name: "MemPool", What: "cuMemAllocAsync + cuMemFreeAsync, 1 MiB (DeviceMemoryResource)", Iters: 20000, Target: 1.1, CheckAllocs: true,
+			Name: "MemPool", What: "cuMemAllocAsync + cuMemFreeAsync, 1 MiB (DeviceMemoryResource)", Iters: 20000, Target: 1.1, CheckAllocs: true, Chunk: LaunchChunk, Drain: st.Sync,
 			Go: func(n int) error {
 				for range n {
 					b, err := s.pool.Allocate(1<<20, st)
@@ -248,7 +248,7 @@ func (s *Suite) Cases() []*Case {
 						return err
 					}
 				}
-				return st.Sync()
+				return nil
 			},
 			C: func(n int) (time.Duration, error) { return cbase.MemPool(s.Ctx, sh, 1<<20, n) },
 		},

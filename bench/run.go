@@ -125,6 +125,40 @@ func measure(c *Case, r *Result, reps int) error {
 		cs = append(cs, d)
 		return err
 	}
+	if c.Chunk > 0 {
+		// Pair the sides chunk by chunk (Iters/Chunk pairs a repetition):
+		// the driver's launch cost drifts by ±10% over tens of
+		// milliseconds, and adjacent chunks see the same drift.
+		n := reps * max(1, c.Iters/c.Chunk)
+		for i := range n {
+			first, second := func() error {
+				d, err := c.timeGo(c.Chunk)
+				gos = append(gos, d)
+				return err
+			}, func() error {
+				cbase.SetChunk(c.Chunk)
+				d, err := c.C(c.Chunk)
+				cbase.SetChunk(0)
+				cs = append(cs, d)
+				return err
+			}
+			if i%2 == 1 {
+				first, second = second, first
+			}
+			if err := first(); err != nil {
+				return err
+			}
+			if err := second(); err != nil {
+				return err
+			}
+		}
+		r.Go = median(gos) / time.Duration(c.Chunk)
+		r.C = median(cs) / time.Duration(c.Chunk)
+		if c.CheckAllocs {
+			r.Allocs = testing.AllocsPerRun(3, func() { c.Go(c.Chunk) }) / float64(c.Chunk)
+		}
+		return nil
+	}
 	for i := range reps {
 		first, second := goSide, cSide
 		if i%2 == 1 {
@@ -195,128 +229,98 @@ func WriteTable(w io.Writer, rs []*Result) {
 	}
 }
 
-// Diagnose attributes the launch overhead of cudago over the C loop: a
-// bare cgo call, cuCtxGetCurrent (which core's C layer calls before every
-// operation), and the C launch loop with and without it, interleaved,
-// medians over reps.
+// Diagnose attributes the launch and pool overhead of cudago over the C
+// loops. Every row times LaunchChunk operations with the stream drained
+// before and after, untimed, and the rows take turns, so that all see the
+// same drift of the driver; the table gives the median per operation.
 func (s *Suite) Diagnose(w io.Writer, reps int) error {
-	const n = 20000
+	const n = LaunchChunk
 	sh := s.Stream.Handle()
-	var cgo, getcur, plain, checked, golaunch, percall, saxpyKP, saxpyExtra, gosaxpy, locked, shim, shimWork, poolC, poolGo, poolCore, touch4, touch16 []time.Duration
-	for range reps {
-		t0 := time.Now()
-		for range n {
-			cbase.Noop()
-		}
-		cgo = append(cgo, time.Since(t0)/n)
-		d, err := cbase.CtxGetCurrent(s.Ctx, n)
-		if err != nil {
-			return err
-		}
-		getcur = append(getcur, d/n)
-		if d, err = cbase.LaunchEmpty(s.Ctx, s.Empty.Handle(), sh, n, false); err != nil {
-			return err
-		}
-		plain = append(plain, d/n)
-		if d, err = cbase.LaunchEmptyChecked(s.Ctx, s.Empty.Handle(), sh, n); err != nil {
-			return err
-		}
-		checked = append(checked, d/n)
-		t0 = time.Now()
-		for range n {
-			if err := core.Launch(s.Stream, one, s.Empty); err != nil {
-				return err
+	empty, saxpy := s.Empty.Handle(), s.Saxpy.Handle()
+	goLoop := func(launch func() error) func() (time.Duration, error) {
+		return func() (time.Duration, error) {
+			if err := s.Stream.Sync(); err != nil {
+				return 0, err
 			}
-		}
-		if err := s.Stream.Sync(); err != nil {
-			return err
-		}
-		golaunch = append(golaunch, time.Since(t0)/n)
-		if d, err = cbase.LaunchEmptyPerCall(s.Ctx, s.Empty.Handle(), sh, n); err != nil {
-			return err
-		}
-		percall = append(percall, d/n)
-		if d, err = cbase.LaunchSaxpy(s.Ctx, s.Saxpy.Handle(), sh, 2, s.X.Ptr(), s.Y.Ptr(), s.Out.Ptr(), SaxpyN, n); err != nil {
-			return err
-		}
-		saxpyKP = append(saxpyKP, d/n)
-		if d, err = cbase.LaunchSaxpyExtra(s.Ctx, s.Saxpy.Handle(), sh, 2, s.X.Ptr(), s.Y.Ptr(), s.Out.Ptr(), SaxpyN, n); err != nil {
-			return err
-		}
-		saxpyExtra = append(saxpyExtra, d/n)
-		t0 = time.Now()
-		for range n {
-			if err := core.Launch(s.Stream, saxpyCfg, s.Saxpy, float32(2), s.X, s.Y, s.Out, int32(SaxpyN)); err != nil {
-				return err
+			t0 := time.Now()
+			for range n {
+				if err := launch(); err != nil {
+					return 0, err
+				}
 			}
+			d := time.Since(t0)
+			return d, s.Stream.Sync()
 		}
-		if err := s.Stream.Sync(); err != nil {
-			return err
-		}
-		gosaxpy = append(gosaxpy, time.Since(t0)/n)
-		d, err = lockedLaunches(s, n)
-		if err != nil {
-			return err
-		}
-		locked = append(locked, d/n)
-		if d, err = cbase.LaunchShimPerCall(s.Ctx, s.Empty.Handle(), sh, n, nil); err != nil {
-			return err
-		}
-		shim = append(shim, d/n)
-		if d, err = cbase.LaunchShimPerCall(s.Ctx, s.Empty.Handle(), sh, n, goWork); err != nil {
-			return err
-		}
-		shimWork = append(shimWork, d/n)
-		if d, err = cbase.LaunchShimPerCall(s.Ctx, s.Empty.Handle(), sh, n, func() { touchLines(4) }); err != nil {
-			return err
-		}
-		touch4 = append(touch4, d/n)
-		if d, err = cbase.LaunchShimPerCall(s.Ctx, s.Empty.Handle(), sh, n, func() { touchLines(16) }); err != nil {
-			return err
-		}
-		touch16 = append(touch16, d/n)
-		if d, err = cbase.MemPool(s.Ctx, sh, 1<<20, n); err != nil {
-			return err
-		}
-		poolC = append(poolC, d/n)
-		if d, err = cbase.PoolPerCall(s.Ctx, sh, 1<<20, n); err != nil {
-			return err
-		}
-		poolGo = append(poolGo, d/n)
-		mr := s.Dev.MemoryResource()
-		t0 = time.Now()
-		for range n {
+	}
+	mr := s.Dev.MemoryResource()
+	rows := []struct {
+		what string
+		run  func() (time.Duration, error)
+	}{
+		{"bare cgo call (empty C function) from Go", func() (time.Duration, error) {
+			t0 := time.Now()
+			for range n {
+				cbase.Noop()
+			}
+			return time.Since(t0), nil
+		}},
+		{"cuCtxGetCurrent, C loop", func() (time.Duration, error) { return cbase.CtxGetCurrent(s.Ctx, n) }},
+		{"cuLaunchKernel (empty), C loop", func() (time.Duration, error) { return cbase.LaunchEmpty(s.Ctx, empty, sh, n, false) }},
+		{"cuCtxGetCurrent + cuLaunchKernel (empty), C loop (what core's C layer runs)", func() (time.Duration, error) {
+			return cbase.LaunchEmptyChecked(s.Ctx, empty, sh, n)
+		}},
+		{"cuLaunchKernel (empty), one bare cgo call per launch from a Go loop", func() (time.Duration, error) {
+			return cbase.LaunchEmptyPerCall(s.Ctx, empty, sh, n)
+		}},
+		{"core's C launch shim (empty), one cgo call per launch from a Go loop", func() (time.Duration, error) {
+			return cbase.LaunchShimPerCall(s.Ctx, empty, sh, n, nil)
+		}},
+		{"the same with core.Launch's Go-side work (validation, 4 atomics, packing 5 args) before each", func() (time.Duration, error) {
+			return cbase.LaunchShimPerCall(s.Ctx, empty, sh, n, goWork)
+		}},
+		{"the same with 16 Go cache lines (of a 256 KiB array) read before each", func() (time.Duration, error) {
+			return cbase.LaunchShimPerCall(s.Ctx, empty, sh, n, func() { touchLines(16) })
+		}},
+		{"core.Launch (empty), Go", goLoop(func() error { return core.Launch(s.Stream, one, s.Empty) })},
+		{"core.Launch (empty), Go, goroutine locked to its thread", func() (time.Duration, error) { return lockedLaunches(s, n) }},
+		{"cuLaunchKernel (saxpy), C loop, kernelParams", func() (time.Duration, error) {
+			return cbase.LaunchSaxpy(s.Ctx, saxpy, sh, 2, s.X.Ptr(), s.Y.Ptr(), s.Out.Ptr(), SaxpyN, n)
+		}},
+		{"cuLaunchKernel (saxpy), C loop, packed buffer (CU_LAUNCH_PARAM_BUFFER_POINTER, as core)", func() (time.Duration, error) {
+			return cbase.LaunchSaxpyExtra(s.Ctx, saxpy, sh, 2, s.X.Ptr(), s.Y.Ptr(), s.Out.Ptr(), SaxpyN, n)
+		}},
+		{"core.Launch (saxpy), Go", goLoop(func() error {
+			return core.Launch(s.Stream, saxpyCfg, s.Saxpy, float32(2), s.X, s.Y, s.Out, int32(SaxpyN))
+		})},
+		{"cuMemAllocAsync + cuMemFreeAsync 1 MiB, C loop", func() (time.Duration, error) { return cbase.MemPool(s.Ctx, sh, 1<<20, n) }},
+		{"the same, one bare cgo call each from a Go loop", func() (time.Duration, error) { return cbase.PoolPerCall(s.Ctx, sh, 1<<20, n) }},
+		{"DeviceMemoryResource.Allocate + Buffer.Close, Go", goLoop(func() error {
 			b, err := mr.Allocate(1<<20, s.Stream)
 			if err != nil {
 				return err
 			}
-			if err := b.Close(); err != nil {
-				return err
-			}
-		}
-		if err := s.Stream.Sync(); err != nil {
-			return err
-		}
-		poolCore = append(poolCore, time.Since(t0)/n)
+			return b.Close()
+		})},
 	}
-	fmt.Fprintf(w, "| diagnostic (median of %d × %d) | per call |\n| --- | ---: |\n", reps, n)
-	fmt.Fprintf(w, "| bare cgo call (empty C function) from Go | %d ns |\n", median(cgo))
-	fmt.Fprintf(w, "| cuCtxGetCurrent, C loop | %d ns |\n", median(getcur))
-	fmt.Fprintf(w, "| cuLaunchKernel (empty), C loop | %d ns |\n", median(plain))
-	fmt.Fprintf(w, "| cuCtxGetCurrent + cuLaunchKernel, C loop (what core's C layer runs) | %d ns |\n", median(checked))
-	fmt.Fprintf(w, "| core.Launch (empty), Go | %d ns |\n", median(golaunch))
-	fmt.Fprintf(w, "| cuLaunchKernel (empty), one bare cgo call per launch from a Go loop | %d ns |\n", median(percall))
-	fmt.Fprintf(w, "| cuLaunchKernel (saxpy), C loop, kernelParams | %d ns |\n", median(saxpyKP))
-	fmt.Fprintf(w, "| cuLaunchKernel (saxpy), C loop, packed buffer (CU_LAUNCH_PARAM_BUFFER_POINTER) | %d ns |\n", median(saxpyExtra))
-	fmt.Fprintf(w, "| core.Launch (saxpy), Go | %d ns |\n", median(gosaxpy))
-	fmt.Fprintf(w, "| core.Launch (empty), Go, goroutine locked to its thread | %d ns |\n", median(locked))
-	fmt.Fprintf(w, "| core's C launch shim, one cgo call per launch from a Go loop | %d ns |\n", median(shim))
-	fmt.Fprintf(w, "| the same with core.Launch's Go-side work (validation, 4 atomics, packing 5 args) before each | %d ns |\n", median(shimWork))
-	fmt.Fprintf(w, "| the same with 4 Go cache lines (of a 256 KiB array) read before each | %d ns |\n", median(touch4))
-	fmt.Fprintf(w, "| the same with 16 Go cache lines read before each | %d ns |\n", median(touch16))
-	fmt.Fprintf(w, "| cuMemAllocAsync + cuMemFreeAsync 1 MiB, C loop | %d ns |\n", median(poolC))
-	fmt.Fprintf(w, "| the same, one cgo call each from a Go loop | %d ns |\n", median(poolGo))
-	fmt.Fprintf(w, "| DeviceMemoryResource.Allocate + Buffer.Close, Go | %d ns |\n", median(poolCore))
+	cbase.SetChunk(n)
+	defer cbase.SetChunk(0)
+	times := make([][]time.Duration, len(rows))
+	samples := reps * 40
+	for i := range samples {
+		for j := range rows {
+			r := rows[(i+j)%len(rows)] // rotate the order
+			d, err := r.run()
+			if err != nil {
+				return fmt.Errorf("%s: %w", r.what, err)
+			}
+			k := (i + j) % len(rows)
+			times[k] = append(times[k], d/n)
+		}
+	}
+	fmt.Fprintf(w, "| diagnostic (median of %d × %d, rows interleaved, drains untimed) | per call |\n| --- | ---: |\n", samples, n)
+	for j, r := range rows {
+		fmt.Fprintf(w, "| %s | %d ns |\n", r.what, median(times[j]))
+	}
 	return nil
 }
 
