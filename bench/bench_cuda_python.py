@@ -28,14 +28,38 @@ N = 256
 COPY = 256 << 20
 
 
+CHUNK = 500  # as cudagobench's LaunchChunk
+
+
 def timeit(fn, iters, reps):
     fn(max(1, iters // 10))
     ts = []
     for _ in range(reps):
         t0 = time.perf_counter()
-        fn(iters)
-        ts.append((time.perf_counter() - t0) / iters)
+        el = fn(iters)
+        if not isinstance(el, float):
+            el = time.perf_counter() - t0
+        ts.append(el / iters)
     return statistics.median(ts)
+
+
+def chunked(body, sync):
+    """Times body in chunks of CHUNK with untimed syncs between them, as
+    cudagobench does for async launches: the CPU cost of the call, not the
+    rate at which the GPU drains a full queue. Returns the seconds."""
+    def f(n):
+        el = 0.0
+        done = 0
+        while done < n:
+            m = min(CHUNK, n - done)
+            sync()
+            t0 = time.perf_counter()
+            body(m)
+            el += time.perf_counter() - t0
+            done += m
+        sync()
+        return el
+    return f
 
 
 def cuda_core_cases():
@@ -54,33 +78,33 @@ def cuda_core_cases():
     x, y, out = (dev.allocate(N * 4, stream=s) for _ in range(3))
     cases = {}
 
-    def empty(n):
+    def empty_body(n):
         for _ in range(n):
             launch(s, one, k0)
-        s.sync()
 
-    def saxpy(n):
+    def saxpy_body(n):
         a, nn = np.float32(2), np.int32(N)
         for _ in range(n):
             launch(s, cfg, ks, a, x, y, out, nn)
-        s.sync()
 
-    def mixed(n):
+    def mixed_body(n):
         args = (out, np.int32(1), np.float32(2), np.float64(3), np.int64(4), np.uint8(5), np.int16(6), x)
         for _ in range(n):
             launch(s, one, km, *args)
-        s.sync()
+
+    empty, saxpy, mixed = (chunked(b, s.sync) for b in (empty_body, saxpy_body, mixed_body))
 
     def lsync(n):
         for _ in range(n):
             launch(s, one, k0)
             s.sync()
 
-    def pool(n):
+    def pool_body(n):
         for _ in range(n):
             b = dev.allocate(1 << 20, stream=s)
             b.close(s)
-        s.sync()
+
+    pool = chunked(pool_body, s.sync)
 
     cases["LaunchEmpty"] = (empty, 20000)
     cases["LaunchSaxpy"] = (saxpy, 20000)
@@ -118,25 +142,24 @@ def cupy_cases():
     out = cp.zeros(N, dtype=cp.float32)
     cases = {}
 
-    def empty(n):
+    def empty_body(n):
         with s:
             for _ in range(n):
                 k0((1,), (1,), ())
-        s.synchronize()
 
-    def saxpy(n):
+    def saxpy_body(n):
         a, nn = np.float32(2), np.int32(N)
         with s:
             for _ in range(n):
                 ks((1,), (N,), (a, x, y, out, nn))
-        s.synchronize()
 
-    def mixed(n):
+    def mixed_body(n):
         args = (out, np.int32(1), np.float32(2), np.float64(3), np.int64(4), np.uint8(5), np.int16(6), x)
         with s:
             for _ in range(n):
                 km((1,), (1,), args)
-        s.synchronize()
+
+    empty, saxpy, mixed = (chunked(b, s.synchronize) for b in (empty_body, saxpy_body, mixed_body))
 
     def lsync(n):
         with s:
@@ -146,12 +169,13 @@ def cupy_cases():
 
     pool = cp.cuda.MemoryAsyncPool()
 
-    def mpool(n):
+    def mpool_body(n):
         with s:
             for _ in range(n):
                 m = pool.malloc(1 << 20)
                 del m
-        s.synchronize()
+
+    mpool = chunked(mpool_body, s.synchronize)
 
     d = cp.empty(COPY, dtype=cp.uint8)
     pageable = np.full(COPY, 7, dtype=np.uint8)
