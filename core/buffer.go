@@ -103,6 +103,36 @@ func (b *Buffer) Bytes() ([]byte, error) {
 	return unsafe.Slice((*byte)(hostPtr(b.ptr)), b.size), nil
 }
 
+// HostSlice returns the memory of a host-accessible buffer (pinned or
+// managed) as a []T of Size()/sizeof(T) elements, valid until Close: the
+// typed form of Bytes. T must hold no Go pointers, and the buffer's size
+// must be a multiple of T's size. Wait for the GPU work that writes the
+// buffer before reading the slice.
+func HostSlice[T any](b *Buffer) ([]T, error) {
+	if err := checkElem[T]("HostSlice"); err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, errors.New("core: HostSlice: nil *Buffer")
+	}
+	raw, err := b.Bytes()
+	if err != nil {
+		return nil, err
+	}
+	var zero T
+	sz := int(unsafe.Sizeof(zero))
+	if sz == 0 || len(raw)%sz != 0 {
+		return nil, fmt.Errorf("core: HostSlice: a %d-byte buffer is not a whole number of %d-byte %T", len(raw), sz, zero)
+	}
+	if len(raw) == 0 {
+		return []T{}, nil
+	}
+	if uintptr(unsafe.Pointer(&raw[0]))%unsafe.Alignof(zero) != 0 {
+		return nil, fmt.Errorf("core: HostSlice: buffer is not aligned for %T", zero)
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&raw[0])), len(raw)/sz), nil
+}
+
 // opStream returns the stream the synchronous operations of b run on.
 func (b *Buffer) opStream() *Stream {
 	if b.stream != nil && !b.stream.life.closed() {

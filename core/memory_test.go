@@ -212,8 +212,33 @@ func TestGPUBuffers(t *testing.T) {
 					if err := CopyFromDevice(one, b); err != nil || one[5] != 0x11 {
 						t.Errorf("a host write through Bytes is not seen by a copy: %v, %v", one, err)
 					}
+					// The typed view: a write through it reaches the device.
+					fs, err := HostSlice[float32](b)
+					if err != nil || len(fs) != n*2 {
+						t.Fatalf("HostSlice[float32]: len %d, %v", len(fs), err)
+					}
+					for i := range fs {
+						fs[i] = float32(i) + 0.25
+					}
+					back := make([]float32, n*2)
+					if err := CopyFromDevice(back, b); err != nil {
+						t.Fatal(err)
+					}
+					for i := range back {
+						if back[i] != float32(i)+0.25 {
+							t.Fatalf("HostSlice write [%d]: copy reads %v", i, back[i])
+						}
+					}
+					if _, err := HostSlice[[3]byte](b); err == nil {
+						t.Error("HostSlice of 3-byte elements over a 32 KiB buffer: no error")
+					}
+					if _, err := HostSlice[*int](b); err == nil {
+						t.Error("HostSlice of pointers: no error")
+					}
 				} else if _, err := b.Bytes(); err == nil {
 					t.Error("Bytes of device memory: no error")
+				} else if _, err := HostSlice[float32](b); err == nil {
+					t.Error("HostSlice of device memory: no error")
 				}
 				// Bounds.
 				if err := CopyToDevice(a, make([]int64, n+1)); err == nil {
@@ -275,5 +300,14 @@ func TestGPUBuffers(t *testing.T) {
 	_, err = NewLegacyMemoryResource(dev).Allocate(int(dev.TotalMemory())*4, nil)
 	if !errors.Is(err, driver.ErrorOutOfMemory) {
 		t.Errorf("allocating 4x the device memory: %v, want ErrorOutOfMemory", err)
+	}
+}
+
+func TestHostSliceMisuse(t *testing.T) {
+	if _, err := HostSlice[float32](nil); err == nil {
+		t.Error("HostSlice(nil): no error")
+	}
+	if _, err := HostSlice[[]int](nil); err == nil || !strings.Contains(err.Error(), "Go pointers") {
+		t.Errorf("HostSlice of slices: %v, want an error about Go pointers", err)
 	}
 }
