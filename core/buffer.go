@@ -27,6 +27,7 @@ type Buffer struct {
 	stream  *Stream // allocation stream; may be nil
 	life    life
 	cleanup runtime.Cleanup
+	parent  *Buffer // for a View: the buffer that owns the memory
 }
 
 // NewBuffer wraps memory of resource mr, to be freed by mr.Deallocate on
@@ -48,9 +49,55 @@ type bufferRef struct {
 
 func freeBuffer(r bufferRef) { r.mr.Deallocate(r.ptr, r.size, r.stream) }
 
+// View returns a Buffer for the n bytes of b at offset off, sharing b's
+// memory: copies, memsets, launches and HostSlice then work on that part
+// only. A view owns nothing: closing it only ends the view, and closing b
+// (or a finalizer freeing it) ends every view of it, whose later uses
+// return ErrClosed. Views of views are views of b.
+func (b *Buffer) View(off, n int) (*Buffer, error) {
+	if b == nil {
+		return nil, errors.New("core: Buffer.View: nil *Buffer")
+	}
+	if b.closed() {
+		return nil, ErrClosed
+	}
+	if off < 0 || n < 0 || off > b.size || n > b.size-off {
+		return nil, fmt.Errorf("core: Buffer.View: %d bytes at offset %d do not fit in a buffer of %d bytes", n, off, b.size)
+	}
+	root := b
+	if b.parent != nil {
+		root = b.parent
+	}
+	return &Buffer{ptr: b.ptr + driver.Deviceptr(off), size: n, mr: b.mr, stream: b.stream, parent: root}, nil
+}
+
+// acquire holds b, and the buffer it views, for a driver call.
+func (b *Buffer) acquire() bool {
+	if !b.life.acquire() {
+		return false
+	}
+	if b.parent != nil && !b.parent.life.acquire() {
+		b.life.release()
+		return false
+	}
+	return true
+}
+
+func (b *Buffer) release() {
+	if b.parent != nil {
+		b.parent.life.release()
+	}
+	b.life.release()
+}
+
+// closed reports whether b, or the buffer it views, is closed.
+func (b *Buffer) closed() bool {
+	return b.life.closed() || b.parent != nil && b.parent.life.closed()
+}
+
 // Ptr returns the buffer's device address (0 after Close).
 func (b *Buffer) Ptr() driver.Deviceptr {
-	if b.life.closed() {
+	if b.closed() {
 		return 0
 	}
 	return b.ptr
@@ -80,7 +127,7 @@ func (b *Buffer) CloseOn(stream *Stream) error {
 	if !b.life.close() {
 		return nil
 	}
-	if b.ptr == 0 {
+	if b.ptr == 0 || b.parent != nil { // a view frees nothing
 		return nil
 	}
 	b.cleanup.Stop()
@@ -91,7 +138,7 @@ func (b *Buffer) CloseOn(stream *Stream) error {
 // managed) as a slice, valid until Close. Wait for the GPU work that
 // writes it before reading it.
 func (b *Buffer) Bytes() ([]byte, error) {
-	if b.life.closed() {
+	if b.closed() {
 		return nil, ErrClosed
 	}
 	if !b.mr.HostAccessible() {
@@ -146,7 +193,7 @@ func (b *Buffer) opStream() *Stream {
 
 // use acquires b and the stream s (b's own when nil) for a driver call.
 func (b *Buffer) use(s *Stream) (driver.Context, *Stream, error) {
-	if !b.life.acquire() {
+	if !b.acquire() {
 		return 0, nil, ErrClosed
 	}
 	if s == nil {
@@ -154,7 +201,7 @@ func (b *Buffer) use(s *Stream) (driver.Context, *Stream, error) {
 	}
 	h, err := s.enter()
 	if err != nil {
-		b.life.release()
+		b.release()
 		return 0, nil, err
 	}
 	return h, s, nil
@@ -162,7 +209,7 @@ func (b *Buffer) use(s *Stream) (driver.Context, *Stream, error) {
 
 func (b *Buffer) done(s *Stream) {
 	s.exit()
-	b.life.release()
+	b.release()
 }
 
 // ---- typed copies ----
@@ -369,10 +416,10 @@ func (b *Buffer) copyFrom(stream *Stream, src *Buffer, sync bool) error {
 		return err
 	}
 	defer b.done(s)
-	if !src.life.acquire() {
+	if !src.acquire() {
 		return ErrClosed
 	}
-	defer src.life.release()
+	defer src.release()
 	if src.size == 0 {
 		return nil
 	}

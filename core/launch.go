@@ -325,7 +325,7 @@ func packArgs(buf []byte, kernel string, params []ArgumentInfo, args []any) erro
 			if v == nil {
 				return fmt.Errorf("core: Launch %s: argument %d is a nil *Buffer", kernel, i)
 			}
-			if v.life.closed() {
+			if v.closed() {
 				return fmt.Errorf("core: Launch %s: argument %d: %w", kernel, i, ErrClosed)
 			}
 			le.PutUint64(d, uint64(v.ptr))

@@ -272,6 +272,34 @@ func TestGPUSaxpy(t *testing.T) {
 		}
 	}
 
+	// Views as arguments: saxpy on the second half only, into the first
+	// half of a zeroed output.
+	const h = n / 2
+	if err := bo.Memset8Async(s, 0); err != nil {
+		t.Fatal(err)
+	}
+	vx, _ := bx.View(h*4, h*4)
+	vy, _ := by.View(h*4, h*4)
+	vo, _ := bo.View(0, h*4)
+	if err := Launch(s, LaunchConfig{Grid: Dim(h / 256), Block: Dim(256)}, k, float32(-2), vx, vy, vo, int32(h)); err != nil {
+		t.Fatal(err)
+	}
+	if err := CopyFromDeviceAsync(s, out, bo); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range out {
+		w := float32(0)
+		if i < h {
+			w = -2*x[h+i] + y[h+i]
+		}
+		if out[i] != w {
+			t.Fatalf("through views: out[%d] = %v, want %v", i, out[i], w)
+		}
+	}
+
 	// Argument errors come before the launch.
 	for _, c := range []struct {
 		args []any

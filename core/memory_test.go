@@ -198,6 +198,43 @@ func TestGPUBuffers(t *testing.T) {
 				if u8[0] != 0xab || u8[n*8-1] != 0xab {
 					t.Errorf("after Memset8(0xab): %#x ... %#x", u8[0], u8[n*8-1])
 				}
+				// Views: copies and memsets through a view touch its part only.
+				if err := a.Memset8(0); err != nil {
+					t.Fatal(err)
+				}
+				v, err := a.View(1024, 2048)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := CopyToDevice(v, f32[:512]); err != nil {
+					t.Fatal(err)
+				}
+				vv, err := v.View(1024, 16) // a's bytes 2048..2063: float32s 512..515
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := vv.Memset32(0x40000000); err != nil { // 2.0f
+					t.Fatal(err)
+				}
+				whole := make([]float32, n*2)
+				if err := CopyFromDevice(whole, a); err != nil {
+					t.Fatal(err)
+				}
+				for i, x := range whole {
+					want := float32(0)
+					switch {
+					case i >= 512 && i < 516:
+						want = 2
+					case i >= 256 && i < 768:
+						want = f32[i-256]
+					}
+					if x != want {
+						t.Fatalf("after copies through views: float32[%d] = %v, want %v", i, x, want)
+					}
+				}
+				if err := vv.Close(); err != nil {
+					t.Fatal(err)
+				}
 				// Host views.
 				if mr.HostAccessible() {
 					if err := s.Sync(); err != nil {
@@ -309,5 +346,60 @@ func TestHostSliceMisuse(t *testing.T) {
 	}
 	if _, err := HostSlice[[]int](nil); err == nil || !strings.Contains(err.Error(), "Go pointers") {
 		t.Errorf("HostSlice of slices: %v, want an error about Go pointers", err)
+	}
+}
+
+func TestBufferView(t *testing.T) {
+	mr := &fakeMR{}
+	b, _ := mr.Allocate(64, nil)
+	v, err := b.View(16, 32)
+	if err != nil || v.Ptr() != b.Ptr()+16 || v.Size() != 32 || v.MemoryResource() != mr {
+		t.Fatalf("View(16, 32): ptr %#x size %d, %v", v.Ptr(), v.Size(), err)
+	}
+	vv, err := v.View(8, 8)
+	if err != nil || vv.Ptr() != b.Ptr()+24 || vv.Size() != 8 || vv.parent != b {
+		t.Fatalf("view of a view: ptr %#x size %d, %v", vv.Ptr(), vv.Size(), err)
+	}
+	for _, c := range [][2]int{{-1, 4}, {0, -1}, {60, 8}, {65, 0}, {0, 65}} {
+		if _, err := b.View(c[0], c[1]); err == nil || !strings.Contains(err.Error(), "do not fit") {
+			t.Errorf("View(%d, %d): %v", c[0], c[1], err)
+		}
+	}
+	if _, err := v.View(0, 33); err == nil {
+		t.Error("a view larger than its base view: no error")
+	}
+	if z, err := b.View(64, 0); err != nil || z.Size() != 0 {
+		t.Errorf("empty view at the end: %v", err)
+	}
+	// Bounds are checked against the view, before the driver.
+	if err := CopyToDevice(v, make([]byte, 33)); err == nil || !strings.Contains(err.Error(), "33 bytes do not fit in a buffer of 32 bytes") {
+		t.Errorf("copy of 33 bytes into a 32-byte view: %v", err)
+	}
+	// Closing a view frees nothing and leaves the base usable.
+	if err := vv.Close(); err != nil || mr.freed.Load() != 0 {
+		t.Fatalf("closing a view: %v, %d frees", err, mr.freed.Load())
+	}
+	if vv.Ptr() != 0 || b.Ptr() == 0 || v.Ptr() == 0 {
+		t.Error("closing a view closed more than the view")
+	}
+	// Closing the base ends every view.
+	if err := b.Close(); err != nil || mr.freed.Load() != 1 {
+		t.Fatalf("closing the base: %v, %d frees", err, mr.freed.Load())
+	}
+	if v.Ptr() != 0 {
+		t.Error("view of a closed buffer still has an address")
+	}
+	if err := CopyToDevice(v, make([]byte, 4)); !errors.Is(err, ErrClosed) {
+		t.Errorf("copy into a view of a closed buffer: %v", err)
+	}
+	if _, err := b.View(0, 1); !errors.Is(err, ErrClosed) {
+		t.Errorf("View of a closed buffer: %v", err)
+	}
+	if err := v.Close(); err != nil || mr.freed.Load() != 1 {
+		t.Errorf("closing a view after its base: %v, %d frees", err, mr.freed.Load())
+	}
+	var nilBuf *Buffer
+	if _, err := nilBuf.View(0, 0); err == nil {
+		t.Error("View of a nil buffer: no error")
 	}
 }
