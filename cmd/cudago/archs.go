@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -109,6 +110,12 @@ func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 // exit status when parsing failed or -h was given.
 func parseInterspersed(name string, fs *flag.FlagSet, args []string, stdout, stderr io.Writer, onArg func(string)) (int, bool) {
 	for len(args) > 0 {
+		if args[0] == "--" {
+			for _, a := range args[1:] {
+				onArg(a)
+			}
+			break
+		}
 		onArg(args[0])
 		rest := args[1:]
 		if err := fs.Parse(rest); err != nil {
@@ -147,14 +154,33 @@ func failure(stderr io.Writer, name string, err error) int {
 	return exitFail
 }
 
-// writeOutput writes b to path, creating its directory.
+// writeOutput writes b to path, creating its directory. It writes a
+// temporary file and renames it, so that a failed write never leaves a
+// truncated output (or a damaged previous one) behind.
 func writeOutput(path string, b []byte) error {
-	if dir := filepath.Dir(path); dir != "." {
+	dir := filepath.Dir(path)
+	if dir != "." {
 		if err := os.MkdirAll(dir, 0o777); err != nil {
 			return err
 		}
 	}
-	return os.WriteFile(path, b, 0o666)
+	// O_EXCL with 0666, as os.WriteFile would create it (umask applies).
+	tmp := filepath.Join(dir, fmt.Sprintf(".%s.tmp%d-%d", filepath.Base(path), os.Getpid(), rand.Uint64()))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err2 := f.Close(); err == nil {
+		err = err2
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
 }
 
 // stem is the last element of path without its last extension, as

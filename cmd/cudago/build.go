@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"unsafe"
 
@@ -144,7 +145,7 @@ func buildLinked(stderr io.Writer, files []string, srcs [][]byte, archs []gpuArc
 			if o.debug {
 				opts = append(opts, "-g")
 			}
-			j.out, j.info, j.err = linkLTOIR(opts, files, res, j.ai)
+			j.out, j.info, j.err = linkLTOIR(opts, j.ptx, files, res, j.ai)
 		})
 	}
 	wg.Wait()
@@ -171,18 +172,21 @@ func buildLinked(stderr io.Writer, files []string, srcs [][]byte, archs []gpuArc
 }
 
 // linkLTOIR links the LTO-IR of architecture index ai of every file.
-func linkLTOIR(opts []string, files []string, res [][]compiled, ai int) ([]byte, string, error) {
+func linkLTOIR(opts []string, ptx bool, files []string, res [][]compiled, ai int) ([]byte, string, error) {
 	defer lockLink()()
 	h, err := nvjitlink.Create(uint32(len(opts)), opts)
 	if err != nil {
 		return nil, "", err
 	}
 	defer nvjitlink.Destroy(&h)
+	var pin runtime.Pinner // nvJitLink may read the inputs until Complete
+	defer pin.Unpin()
 	for i, f := range files {
 		b := res[i][ai].ltoir
+		pin.Pin(&b[0])
 		if err := nvjitlink.AddData(h, nvjitlink.InputLtoir, unsafe.Pointer(&b[0]), uint64(len(b)), f); err != nil {
 			return nil, "", err
 		}
 	}
-	return linkComplete(h, opts)
+	return linkComplete(h, ptx)
 }

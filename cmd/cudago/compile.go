@@ -256,6 +256,13 @@ type fatbinEntry struct {
 // buildFatbin makes a fat binary of entries with nvFatbin; opts are
 // nvFatbin options (such as -g or -compress-all).
 func buildFatbin(entries []fatbinEntry, opts []string) ([]byte, error) {
+	// One handle, one OS thread (see compileOne); and nvFatbin may read
+	// the cubins and LTO-IR it was given until nvFatbinGet: they stay
+	// pinned until then, which lets C hold them.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var pin runtime.Pinner
+	defer pin.Unpin()
 	h, err := nvfatbin.Create(opts, uint64(len(opts)))
 	if err != nil {
 		return nil, err
@@ -265,6 +272,7 @@ func buildFatbin(entries []fatbinEntry, opts []string) ([]byte, error) {
 		if len(e.data) == 0 {
 			return nil, fmt.Errorf("empty %s input for %s%s", e.kind, e.arch, from(e.src))
 		}
+		pin.Pin(&e.data[0])
 		p, n := unsafe.Pointer(&e.data[0]), uint64(len(e.data))
 		switch e.kind {
 		case "cubin":
@@ -272,7 +280,9 @@ func buildFatbin(entries []fatbinEntry, opts []string) ([]byte, error) {
 		case "ltoir":
 			err = nvfatbin.AddLTOIR(h, p, n, e.arch.number(), e.ident, e.opts)
 		case "ptx":
-			code := strings.TrimRight(string(e.data), "\x00") + "\x00"
+			// A size without the NUL makes nvFatbin copy the PTX: the
+			// binding's C string is gone when AddPTX returns.
+			code := strings.TrimRight(string(e.data), "\x00")
 			err = nvfatbin.AddPTX(h, code, uint64(len(code)), e.arch.number(), e.ident, e.opts)
 		default:
 			err = fmt.Errorf("unknown fatbin entry kind %q", e.kind)

@@ -41,6 +41,9 @@ func doctorFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer)
 	asJSON := fs.Bool("json", false, "print the report as one JSON object (stable field names)")
 	requireGPU := fs.Bool("require-gpu", false, "exit 1 when no GPU is usable")
 	return func(args []string, stdout, stderr io.Writer) int {
+		if len(args) > 1 && args[0] == "--" {
+			args = args[1:]
+		}
 		if len(args) > 0 {
 			fmt.Fprintf(stderr, "cudago doctor: unexpected argument %q\nusage: cudago doctor [-json] [-require-gpu]\n", args[0])
 			return exitUsage

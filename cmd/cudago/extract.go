@@ -80,7 +80,7 @@ func extractFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer
 				failed++
 				continue
 			}
-			if err := os.WriteFile(filepath.Join(*dir, name), data, 0o666); err != nil {
+			if err := writeOutput(filepath.Join(*dir, name), data); err != nil {
 				return failure(stderr, "extract", err)
 			}
 			fmt.Fprintf(stdout, "Extracting %s %4d: %s\n", label, f.Ordinal(i), name)

@@ -69,6 +69,9 @@ func fatbinFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer)
 	var extra listFlag
 	fs.Var(&extra, "X", "pass `option` to nvFatbin unchanged (repeatable)")
 	return func(args []string, stdout, stderr io.Writer) int {
+		if len(args) > 1 && args[0] == "--" {
+			args = args[1:]
+		}
 		if len(args) > 0 {
 			return usageError(stderr, "fatbin", "unexpected argument %q (images are given as --cubin/--ptx/--ltoir ARCH:FILE)", args[0])
 		}

@@ -66,3 +66,30 @@ func TestFatbinCommand(t *testing.T) {
 		t.Errorf("missing input: exit %d, stderr %s", code, stderr)
 	}
 }
+
+func TestWriteOutputAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "out.bin")
+	for _, content := range []string{"first", "second, longer"} {
+		if err := writeOutput(path, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(path); err != nil || string(b) != content {
+			t.Fatalf("after writeOutput(%q): %q, %v", content, b, err)
+		}
+	}
+	ents, _ := os.ReadDir(filepath.Dir(path))
+	if len(ents) != 1 {
+		t.Errorf("writeOutput left %d files, want only out.bin: %v", len(ents), ents)
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm()&0o600 != 0o600 {
+		t.Errorf("output mode %v", st.Mode())
+	}
+	// A write that cannot happen leaves the old file alone.
+	if err := writeOutput(filepath.Join(path, "x"), []byte("y")); err == nil {
+		t.Error("writing under a file: no error")
+	}
+	if b, _ := os.ReadFile(path); string(b) != "second, longer" {
+		t.Errorf("old output changed to %q", b)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -108,6 +109,11 @@ func linkFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) i
 		if code, ok := parseInterspersed("link", fs, args, stdout, stderr, onArg); !ok {
 			return code
 		}
+		if k := strings.ToLower(*kind); k != "auto" && k != "" {
+			if _, ok := linkKinds[k]; !ok { // also when no input follows it
+				bad = append(bad, fmt.Sprintf("unknown --kind %q: want auto, %s", *kind, strings.Join(sortedKeys(linkKinds), ", ")))
+			}
+		}
 		if len(bad) > 0 {
 			return usageError(stderr, "link", "%s", bad[0])
 		}
@@ -125,6 +131,9 @@ func linkFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) i
 			if in.kind == nvjitlink.InputLtoir {
 				*lto = true
 			}
+		}
+		if slices.Contains(extra, "-lto") {
+			*lto = true
 		}
 		if *ptx && !*lto {
 			return usageError(stderr, "link", "--ptx needs --lto (linked PTX comes from link-time optimisation)")
@@ -144,7 +153,7 @@ func linkFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) i
 			opts = append(opts, "-ptx")
 		}
 		opts = append(opts, extra...)
-		b, info, err := link(opts, inputs)
+		b, info, err := link(opts, *ptx, inputs)
 		if info != "" {
 			fmt.Fprintln(stderr, strings.TrimRight(info, "\n"))
 		}
@@ -189,13 +198,17 @@ func lockLink() func() {
 // link runs one nvJitLink session over inputs and returns the linked cubin
 // (or PTX when opts hold -ptx) and the linker's information log. Errors
 // carry the linker's error log.
-func link(opts []string, inputs []linkInput) ([]byte, string, error) {
+func link(opts []string, ptx bool, inputs []linkInput) ([]byte, string, error) {
 	defer lockLink()()
 	h, err := nvjitlink.Create(uint32(len(opts)), opts)
 	if err != nil {
 		return nil, "", fmt.Errorf("nvJitLink with options %q: %w", opts, err)
 	}
 	defer nvjitlink.Destroy(&h)
+	// nvJitLink may read the inputs until Complete: keep them pinned, which
+	// lets C hold them.
+	var pin runtime.Pinner
+	defer pin.Unpin()
 	for _, in := range inputs {
 		b, err := os.ReadFile(in.path)
 		if err != nil {
@@ -204,25 +217,24 @@ func link(opts []string, inputs []linkInput) ([]byte, string, error) {
 		if len(b) == 0 {
 			return nil, "", fmt.Errorf("%s: empty file", in.path)
 		}
+		pin.Pin(&b[0])
 		if err := nvjitlink.AddData(h, in.kind, unsafe.Pointer(&b[0]), uint64(len(b)), in.path); err != nil {
 			return nil, "", fmt.Errorf("adding %s (%s): %w", in.path, kindName(in.kind), err)
 		}
 	}
-	return linkComplete(h, opts)
+	return linkComplete(h, ptx)
 }
 
 // linkComplete completes the link of h and returns its output.
-func linkComplete(h nvjitlink.Handle, opts []string) ([]byte, string, error) {
+func linkComplete(h nvjitlink.Handle, ptx bool) ([]byte, string, error) {
 	err := nvjitlink.Complete(h)
 	info, _ := nvjitlink.InfoLog(h)
 	if err != nil {
 		return nil, info, err
 	}
-	for _, o := range opts {
-		if o == "-ptx" {
-			s, err := nvjitlink.LinkedPTX(h)
-			return []byte(s), info, err
-		}
+	if ptx {
+		s, err := nvjitlink.LinkedPTX(h)
+		return []byte(s), info, err
 	}
 	b, err := nvjitlink.LinkedCubin(h)
 	return b, info, err

@@ -71,6 +71,20 @@ func TestLinkLTOIR(t *testing.T) {
 	if c, err := os.ReadFile(out2); err != nil || !bytes.Equal(c, cubin) {
 		t.Errorf("link with --kind ltoir a.bin: %v; output differs from the first link", err)
 	}
+
+	// After "--" everything is an input, even what looks like a flag, and
+	// the flag -X -lto counts as --lto for --ptx.
+	dash := filepath.Join(dir, "-b.ltoir")
+	bdata, _ := os.ReadFile(b)
+	if err := os.WriteFile(dash, bdata, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	out3 := filepath.Join(dir, "dash.ptx")
+	mustRun(t, "link", "-arch", "sm_90", "-X", "-lto", "--ptx", "-o", out3, "--", a, "-b.ltoir")
+	if p, err := os.ReadFile(out3); err != nil || !bytes.Contains(p, []byte(".entry k")) {
+		t.Errorf("link -- a -b.ltoir with -X -lto --ptx: %v\n%.300s", err, p)
+	}
 }
 
 func TestLinkError(t *testing.T) {

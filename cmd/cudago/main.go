@@ -193,7 +193,13 @@ func (c *command) run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: cudago %s %s\nrun 'cudago %s -h' for help\n", c.name, c.args, c.name)
 		return exitUsage
 	}
-	return body(fs.Args(), stdout, stderr)
+	rest := fs.Args()
+	if used := len(args) - len(rest); used > 0 && args[used-1] == "--" && len(rest) > 0 {
+		// Parse took the "--": keep it, so that parseInterspersed does not
+		// read the arguments after it as flags.
+		rest = append([]string{"--"}, rest...)
+	}
+	return body(rest, stdout, stderr)
 }
 
 func usage(w io.Writer) {
