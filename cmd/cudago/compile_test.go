@@ -291,7 +291,7 @@ func TestToolchainUsageErrors(t *testing.T) {
 		{"link", "-arch", "sm_90", unknown},                 // kind unknown
 		{"link", "-arch", "sm_90", "--kind", "wat", unknown},
 		{"link", "-arch", "sm_90", unknown, "--kind", "wat"}, // checked with no input after it
-		{"link", "-arch", "sm_90", "--", "a.ltoir", "-nope"},  // after "--": arguments, kind unknown
+		{"link", "-arch", "sm_90", "--", "a.ltoir", "-nope"}, // after "--": arguments, kind unknown
 		{"doctor", "--", "stray"},
 		{"link", "-arch", "sm_90", "--ptx", "a.cubin"}, // --ptx without LTO
 		{"fatbin", "--cubin", "sm_90:a.cubin"},         // no -o
