@@ -52,8 +52,9 @@ func freeBuffer(r bufferRef) { r.mr.Deallocate(r.ptr, r.size, r.stream) }
 // View returns a Buffer for the n bytes of b at offset off, sharing b's
 // memory: copies, memsets, launches and HostSlice then work on that part
 // only. A view owns nothing: closing it only ends the view, and closing b
-// (or a finalizer freeing it) ends every view of it, whose later uses
-// return ErrClosed. Views of views are views of b.
+// ends every view of it, whose later uses return ErrClosed (a view keeps
+// b reachable, so b's finalizer waits for its views). Views of views are
+// views of b. Copies between overlapping parts of one buffer are refused.
 func (b *Buffer) View(off, n int) (*Buffer, error) {
 	if b == nil {
 		return nil, errors.New("core: Buffer.View: nil *Buffer")
@@ -88,6 +89,14 @@ func (b *Buffer) release() {
 		b.parent.life.release()
 	}
 	b.life.release()
+}
+
+// root is the buffer that owns b's memory.
+func (b *Buffer) root() *Buffer {
+	if b.parent != nil {
+		return b.parent
+	}
+	return b
 }
 
 // closed reports whether b, or the buffer it views, is closed.
@@ -295,7 +304,7 @@ func CopyToDevice[T any](dst *Buffer, src []T) error {
 	if n == 0 {
 		return nil
 	}
-	return copyHtoD(h, dst.ptr, p, n, s.handle) // staging.go
+	return copyHtoD(s.ctx.dev, h, dst.ptr, p, n, s.handle) // staging.go
 }
 
 // CopyFromDevice fills dst from the start of src and waits for the copy.
@@ -320,7 +329,7 @@ func CopyFromDevice[T any](dst []T, src *Buffer) error {
 	if n == 0 {
 		return nil
 	}
-	return copyDtoH(h, p, src.ptr, n, s.handle) // staging.go
+	return copyDtoH(s.ctx.dev, h, p, src.ptr, n, s.handle) // staging.go
 }
 
 // CopyToDeviceAsync queues a copy of src into the start of dst on stream
@@ -410,6 +419,10 @@ func (b *Buffer) copyFrom(stream *Stream, src *Buffer, sync bool) error {
 	}
 	if src.size > b.size {
 		return boundsErr("Buffer.CopyFrom", src.size, b.size)
+	}
+	if b.root() == src.root() && b.ptr < src.ptr+driver.Deviceptr(src.size) && src.ptr < b.ptr+driver.Deviceptr(src.size) {
+		// cuMemcpyDtoD of overlapping ranges is undefined.
+		return fmt.Errorf("core: Buffer.CopyFrom: source and destination overlap (%d bytes at %#x and %#x)", src.size, src.ptr, b.ptr)
 	}
 	h, s, err := b.use(stream)
 	if err != nil {

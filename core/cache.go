@@ -10,8 +10,10 @@ import (
 	"hash"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,8 +47,10 @@ import (
 // target, the architecture, the program name and the version of every
 // compiler involved (NVRTC, NVVM, nvJitLink, or the driver for the cuLink
 // fallback). Programs whose result depends on files the key cannot see —
-// IncludePaths, PreIncludes, precompiled headers, or -I/--include-path/
-// --pre-include in Extra — bypass the cache.
+// IncludePaths, PreIncludes, precompiled headers, -I/--include-path/
+// --pre-include in Extra, or an #include "name" that Headers does not
+// provide (NVRTC reads it from disk) — bypass the cache, as do PTX-to-PTX
+// "compilations" and programs with NoCache.
 //
 // Entries are written to a temporary file and renamed into place, so that
 // several processes may share the cache; every entry carries a SHA-256 of
@@ -104,8 +108,8 @@ func cacheMaxBytes() int64 {
 		s = s[:len(s)-1]
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil || n <= 0 {
-		return DefaultCacheMaxBytes
+	if err != nil || n <= 0 || n > math.MaxInt64/mul {
+		return DefaultCacheMaxBytes // unreadable or overflowing: the default
 	}
 	return n * mul
 }
@@ -294,7 +298,13 @@ func (c *diskCache) trim() error {
 	}
 	var files []file
 	var total int64
-	err := filepath.WalkDir(c.dir, func(p string, d fs.DirEntry, err error) error {
+	// Only the cache's own two-hex-digit folders are walked: the cache
+	// directory may be shared with other files.
+	subs, err := filepath.Glob(filepath.Join(c.dir, "[0-9a-f][0-9a-f]"))
+	if err != nil {
+		return err
+	}
+	walk := func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil
 		}
@@ -315,9 +325,12 @@ func (c *diskCache) trim() error {
 		files = append(files, file{p, fi.Size(), fi.ModTime()})
 		total += fi.Size()
 		return nil
-	})
-	if err != nil || total <= c.max {
-		return err
+	}
+	for _, sub := range subs {
+		filepath.WalkDir(sub, walk)
+	}
+	if total <= c.max {
+		return nil
 	}
 	slices.SortFunc(files, func(a, b file) int { return a.mtime.Compare(b.mtime) })
 	for _, f := range files {
@@ -424,6 +437,24 @@ func linkerVersion(useDriver bool) string {
 	return nvjitlinkVersion()
 }
 
+var quotedInclude = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"`)
+
+// readsFiles reports whether the source, or one of the in-memory headers,
+// has an #include "name" that the headers do not provide: NVRTC reads it
+// from the file system, where the key cannot see it. (Angle-bracket
+// includes come from NVRTC's own headers, versioned with it, or from
+// include paths, which bypass the cache anyway.)
+func readsFiles(src string, headers map[string]string) bool {
+	for _, text := range append([]string{src}, slices.Collect(maps.Values(headers))...) {
+		for _, m := range quotedInclude.FindAllStringSubmatch(text, -1) {
+			if _, ok := headers[m[1]]; !ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // uncacheableExtra reports options that read files the key cannot see.
 func uncacheableExtra(extra []string) bool {
 	for _, e := range extra {
@@ -440,6 +471,12 @@ func uncacheableExtra(extra []string) bool {
 // result must not be cached. Called with p.mu held.
 func (p *Program) cacheKey(target string) (string, bool) {
 	o := &p.opts
+	if p.codeType == "ptx" && target == CodePTX {
+		return "", false // nothing is compiled: no cache
+	}
+	if p.codeType == "c++" && readsFiles(p.code, o.Headers) {
+		return "", false
+	}
 	if o.NoCache || len(o.IncludePaths) > 0 || len(o.PreIncludes) > 0 || o.PCH || o.CreatePCH != "" ||
 		o.UsePCH != "" || o.PCHDir != "" || uncacheableExtra(o.Extra) {
 		return "", false
@@ -476,15 +513,16 @@ func (p *Program) cacheKey(target string) (string, bool) {
 		if target == CodeCubin {
 			vers = append(vers, nvjitlinkOrDriver())
 		}
-		lo := o.linkerOptions("sm_0", true)
-		if a, err := lo.NVJitLinkOptions(); err == nil {
-			k.addList("link", a)
-		}
 	}
-	if p.codeType == "nvvm" && target == CodeCubin {
-		if a, err := o.linkerOptions("sm_0", false).NVJitLinkOptions(); err == nil {
-			k.addList("link", a)
+	// The nvJitLink step's options (what linkPTX passes), rendered with a
+	// placeholder architecture: the real one is keyed above. An option
+	// set that does not render is not cached.
+	if p.codeType == "ptx" || p.codeType == "nvvm" && target == CodeCubin {
+		a, err := o.linkerOptions(cacheArchPlaceholder, p.codeType == "ptx").NVJitLinkOptions()
+		if err != nil {
+			return "", false
 		}
+		k.addList("link", a)
 	}
 	for _, v := range vers {
 		if v == "" {
@@ -494,6 +532,10 @@ func (p *Program) cacheKey(target string) (string, bool) {
 	}
 	return k.sum(), true
 }
+
+// cacheArchPlaceholder stands for the architecture when linker options
+// are rendered for a key (which holds the real one separately).
+const cacheArchPlaceholder = "sm_90"
 
 // nvjitlinkOrDriver is the version of what NewLinker would pick.
 func nvjitlinkOrDriver() string {
@@ -565,9 +607,6 @@ func (l *Linker) linkCacheKey(target string) (string, bool) {
 // linkCached looks target up in the cache (nil, "", false on a miss); on
 // a hit it restores the logs and returns the code.
 func (l *Linker) linkCached(target string) (out []byte, key string, c *diskCache) {
-	if l.noCache {
-		return nil, "", nil
-	}
 	if c = activeCache(); c == nil {
 		return nil, "", nil
 	}

@@ -411,6 +411,45 @@ func TestCacheKeySensitivity(t *testing.T) {
 		}
 		seen[k] = name
 	}
+	// PTX and NVVM programs: every option of their nvJitLink step is in
+	// the key too.
+	ptxKey := func(code, codeType string, o *ProgramOptions) string {
+		t.Helper()
+		p, err := NewProgram(code, codeType, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		k, ok := p.cacheKey(CodeCubin)
+		if !ok {
+			t.Fatalf("%s program %+v: not cacheable", codeType, o)
+		}
+		return k
+	}
+	ptxSrc := ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k() { ret; }\n"
+	f := false
+	ptxSeen := map[string]string{}
+	for name, o := range map[string]*ProgramOptions{
+		"base":     {Arch: "sm_80"},
+		"maxreg":   {Arch: "sm_80", MaxRegisters: 32},
+		"lineinfo": {Arch: "sm_80", LineInfo: true},
+		"debug":    {Arch: "sm_80", Debug: true},
+		"fastmath": {Arch: "sm_80", FastMath: true},
+		"precdiv":  {Arch: "sm_80", PrecDiv: &f},
+	} {
+		k := ptxKey(ptxSrc, "ptx", o)
+		if prev, dup := ptxSeen[k]; dup {
+			t.Errorf("ptx: %s gives the key of %s", name, prev)
+		}
+		ptxSeen[k] = name
+	}
+	if p, err := NewProgram(ptxSrc, "ptx", &ProgramOptions{Arch: "sm_80"}); err == nil {
+		if _, ok := p.cacheKey(CodePTX); ok {
+			t.Error("ptx to ptx is cached: nothing is compiled")
+		}
+		p.Close()
+	}
+
 	// The compiler's version is part of the key.
 	k := newKeyer("program")
 	k.add("x")
@@ -586,5 +625,62 @@ func TestCacheNoCacheOption(t *testing.T) {
 	}
 	if cacheState.hits.Load() != h0 || len(cacheFiles(t, dir)) != 0 {
 		t.Fatalf("NoCache: %d hits, %d entries; want none", cacheState.hits.Load()-h0, len(cacheFiles(t, dir)))
+	}
+}
+
+func TestCacheReadsFiles(t *testing.T) {
+	h := map[string]string{"a.h": "#include \"b.h\"\n", "b.h": "int b;\n"}
+	for _, c := range []struct {
+		src     string
+		headers map[string]string
+		want    bool
+	}{
+		{"#include <cuda_fp16.h>\n", nil, false},
+		{"#include \"a.h\"\n", h, false},
+		{"  #  include \"a.h\"\n#include \"c.h\"\n", h, true},
+		{"#include \"/abs/x.h\"\n", nil, true},
+		{"#include \"a.h\"\n", map[string]string{"a.h": "#include \"missing.h\"\n"}, true},
+		{"// #include \"x.h\" in a comment\nint x;\n", nil, false},
+	} {
+		if got := readsFiles(c.src, c.headers); got != c.want {
+			t.Errorf("readsFiles(%q) = %v, want %v", c.src, got, c.want)
+		}
+	}
+	useCacheDir(t)
+	p, err := NewProgram("#include \"util.h\"\n__global__ void k() {}\n", "c++", &ProgramOptions{Arch: "sm_80"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, ok := p.cacheKey(CodeCubin); ok {
+		t.Error("a program including a file from disk is cacheable")
+	}
+}
+
+func TestCacheTrimOnlyItsOwnFiles(t *testing.T) {
+	dir := useCacheDir(t)
+	other := filepath.Join(dir, "someone-else.cgc")
+	old := filepath.Join(dir, ".tmp-not-ours")
+	for _, f := range []string{other, old} {
+		if err := os.WriteFile(f, make([]byte, 1<<10), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		past := time.Now().Add(-2 * time.Hour)
+		os.Chtimes(f, past, past)
+	}
+	c := &diskCache{dir: dir, max: 1}
+	if err := c.put(testEntry(testKey("a"), 100)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.trim(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{other, old} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("trim removed %s, which is not the cache's: %v", f, err)
+		}
+	}
+	if n := len(cacheFiles(t, dir)); n != 1 { // someone-else.cgc
+		t.Errorf("trim over the bound left %d .cgc files, want only the foreign one", n)
 	}
 }

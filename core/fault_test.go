@@ -62,6 +62,9 @@ func TestReliabilityChild(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.Close()
+		// A staged copy before the reset allocates pinned staging
+		// buffers in the primary context, which the reset frees.
+		stagedRoundTrip(t, dev)
 		if err := dev.Sync(); err != nil {
 			t.Fatal(err)
 		}
@@ -69,6 +72,7 @@ func TestReliabilityChild(t *testing.T) {
 			t.Fatalf("ResetPrimaryContext of a healthy device: %v", err)
 		}
 		recoverCheck(t, dev, code)
+		stagedRoundTrip(t, dev) // new staging buffers, in the new context
 	case "missing-lib":
 		_, err := NewProgram(seedNVVMIR, "nvvm", nil)
 		fmt.Printf("missing-lib-result: %v\n", err)
@@ -347,6 +351,34 @@ func TestReliabilityMissingFunction(t *testing.T) {
 		}
 		if mf.Need == "" || !strings.Contains(err.Error(), mf.Need) {
 			t.Errorf("%s: %v does not say which version is needed (%+v)", name, err, mf)
+		}
+	}
+}
+
+// stagedRoundTrip copies 32 MiB of Go memory (the staged path) to the
+// device and back and checks it.
+func stagedRoundTrip(t *testing.T, dev *Device) {
+	t.Helper()
+	const n = 32 << 20
+	buf, err := dev.Allocate(n, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Close()
+	src := make([]byte, n)
+	for i := range src {
+		src[i] = byte(i*7 + i>>12)
+	}
+	if err := CopyToDevice(buf, src); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, n)
+	if err := CopyFromDevice(got, buf); err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if got[i] != src[i] {
+			t.Fatalf("staged round trip: byte %d = %d, want %d", i, got[i], src[i])
 		}
 	}
 }

@@ -168,11 +168,10 @@ func TestGPULeak(t *testing.T) {
 			return o.Close()
 		}},
 		{"Linker link", n / 20, func() error {
-			l, err := NewLinker(&LinkerOptions{Arch: "sm_90"}, ptx)
+			l, err := NewLinker(&LinkerOptions{Arch: "sm_90", NoCache: true}, ptx)
 			if err != nil {
 				return err
 			}
-			l.noCache = true
 			o, err := l.Link("cubin")
 			if err != nil {
 				return err

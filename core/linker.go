@@ -81,7 +81,6 @@ type Linker struct {
 	errorLog string
 	infoLog  string
 	closed   bool
-	noCache  bool // set by Program, which caches the whole compilation
 }
 
 // nvJitLinkInput maps code types to nvJitLink's input types.

@@ -375,6 +375,15 @@ func TestBufferView(t *testing.T) {
 	if err := CopyToDevice(v, make([]byte, 33)); err == nil || !strings.Contains(err.Error(), "33 bytes do not fit in a buffer of 32 bytes") {
 		t.Errorf("copy of 33 bytes into a 32-byte view: %v", err)
 	}
+	// Overlapping copies within one buffer are refused before the driver.
+	lo, _ := b.View(0, 32)
+	hi, _ := b.View(16, 32)
+	if err := lo.CopyFrom(hi); err == nil || !strings.Contains(err.Error(), "overlap") {
+		t.Errorf("CopyFrom between overlapping views: %v", err)
+	}
+	if err := b.CopyFrom(b); err == nil || !strings.Contains(err.Error(), "overlap") {
+		t.Errorf("CopyFrom of a buffer onto itself: %v", err)
+	}
 	// Closing a view frees nothing and leaves the base usable.
 	if err := vv.Close(); err != nil || mr.freed.Load() != 0 {
 		t.Fatalf("closing a view: %v, %d frees", err, mr.freed.Load())
@@ -401,5 +410,38 @@ func TestBufferView(t *testing.T) {
 	var nilBuf *Buffer
 	if _, err := nilBuf.View(0, 0); err == nil {
 		t.Error("View of a nil buffer: no error")
+	}
+}
+
+// TestStagingContextGone checks the staging pool's bookkeeping when a
+// primary context is reset: its buffers are dropped, free or in use, and
+// a new context with the same handle starts afresh.
+func TestStagingContextGone(t *testing.T) {
+	staging.mu.Lock()
+	saved := staging.free
+	savedAlloc, savedGens := staging.allocated, staging.gens
+	staging.free, staging.allocated, staging.gens = nil, 0, nil
+	staging.mu.Unlock()
+	defer func() {
+		staging.mu.Lock()
+		staging.free, staging.allocated, staging.gens = saved, savedAlloc, savedGens
+		staging.mu.Unlock()
+	}()
+	a1, a2, b1 := &stagingSlot{ctx: 1}, &stagingSlot{ctx: 1}, &stagingSlot{ctx: 2}
+	staging.allocated = 3
+	putSlots([]*stagingSlot{a1, b1}) // a2 is in use
+	stagingContextGone(1)
+	if len(staging.free) != 1 || staging.free[0] != b1 || staging.allocated != 2 {
+		t.Fatalf("after the reset of context 1: free %v, allocated %d", staging.free, staging.allocated)
+	}
+	putSlots([]*stagingSlot{a2}) // returned after the reset: dropped
+	if len(staging.free) != 1 || staging.allocated != 1 {
+		t.Fatalf("a buffer of the reset context came back: free %v, allocated %d", staging.free, staging.allocated)
+	}
+	a3 := &stagingSlot{ctx: 1, gen: staging.gens[1]} // the new context 1
+	staging.allocated++
+	putSlots([]*stagingSlot{a3})
+	if len(staging.free) != 2 || staging.allocated != 2 {
+		t.Fatalf("a buffer of the new context was dropped: free %v, allocated %d", staging.free, staging.allocated)
 	}
 }

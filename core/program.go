@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -349,7 +350,7 @@ func (p *Program) compileNVRTC(target string) (*ObjectCode, error) {
 		if p.log == "" && errors.As(cerr, &ne) {
 			p.log = ne.Log
 		}
-		return nil, &CompileError{Program: p.opts.name(), Backend: "NVRTC", Target: target, Log: p.log, Err: cerr, Options: args}
+		return nil, &CompileError{Program: p.opts.name(), Backend: "NVRTC", Target: target, Log: p.log, Err: cerr, Options: slices.Clone(args)}
 	}
 	lowered := make(map[string]string, len(p.opts.NameExpressions))
 	for _, e := range p.opts.NameExpressions {
@@ -428,7 +429,7 @@ func (p *Program) compileNVVM(target string) (*ObjectCode, error) {
 		if p.log == "" && errors.As(cerr, &ne) {
 			p.log = ne.Log
 		}
-		return nil, &CompileError{Program: p.opts.name(), Backend: "NVVM", Target: target, Log: p.log, Err: cerr, Options: args}
+		return nil, &CompileError{Program: p.opts.name(), Backend: "NVVM", Target: target, Log: p.log, Err: cerr, Options: slices.Clone(args)}
 	}
 	out, err := nvvm.CompiledResult(prog)
 	if err != nil {
@@ -483,11 +484,12 @@ func (p *Program) compilePTX(target string) (*ObjectCode, error) {
 
 // linkPTX turns PTX into a CUBIN with a Linker.
 func (p *Program) linkPTX(code *ObjectCode, arch string, extra bool) (*ObjectCode, error) {
-	l, err := NewLinker(p.opts.linkerOptions(arch, extra), code)
+	lo := p.opts.linkerOptions(arch, extra)
+	lo.NoCache = true // Compile caches the whole program
+	l, err := NewLinker(lo, code)
 	if err != nil {
 		return nil, err
 	}
-	l.noCache = true // Compile caches the whole program
 	defer l.Close()
 	out, err := l.Link(CodeCubin)
 	p.log = l.ErrorLog()

@@ -38,6 +38,7 @@ func (d *Device) ResetPrimaryContext() error {
 	// This thread no longer uses the old context.
 	driver.CtxSetCurrent(0)
 	if h := c.h.Swap(0); h != 0 {
+		stagingContextGone(driver.Context(h)) // the reset frees its pinned staging buffers
 		// Its error, if any, is the sticky one: the reset is the cure.
 		driver.DevicePrimaryCtxRelease(d.handle)
 	}

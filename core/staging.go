@@ -87,13 +87,16 @@ const (
 type stagingSlot struct {
 	p   unsafe.Pointer // C memory
 	buf []byte         // view of it
+	ctx driver.Context // the primary context that owns it
+	gen int            // staging.gens[ctx] when it was allocated
 }
 
 var staging struct {
 	mu        sync.Mutex
 	free      []*stagingSlot
 	allocated int
-	noAlloc   bool // an allocation failed: stop trying
+	noAlloc   bool                   // an allocation failed: stop trying
+	gens      map[driver.Context]int // bumped when a context's reset frees its buffers
 }
 
 var stagingInit = sync.OnceFunc(func() {
@@ -102,9 +105,12 @@ var stagingInit = sync.OnceFunc(func() {
 	}
 })
 
-// takeSlots returns up to want free staging buffers (allocating in context
-// h while fewer than stagingMaxSlots exist); none when none can be had.
-func takeSlots(h driver.Context, want int) []*stagingSlot {
+// takeSlots returns up to want free staging buffers, allocating new ones
+// while fewer than stagingMaxSlots exist; none when none can be had. New
+// buffers live in dev's primary context, which only ResetPrimaryContext
+// destroys (it drops them, see stagingContextGone): memory of a created
+// context would vanish with Context.Close.
+func takeSlots(dev *Device, want int) []*stagingSlot {
 	staging.mu.Lock()
 	defer staging.mu.Unlock()
 	var out []*stagingSlot
@@ -113,22 +119,60 @@ func takeSlots(h driver.Context, want int) []*stagingSlot {
 		out = append(out, staging.free[n])
 		staging.free = staging.free[:n]
 	}
-	for len(out) < want && staging.allocated < stagingMaxSlots && !staging.noAlloc {
-		p, err := cMemHostAlloc(h, stagingChunk, memHostAllocPortable)
+	if len(out) < want && staging.allocated < stagingMaxSlots && !staging.noAlloc {
+		h, err := dev.primary.enter()
 		if err != nil {
-			staging.noAlloc = true
-			break
+			return out
 		}
-		staging.allocated++
-		out = append(out, &stagingSlot{p: p, buf: unsafe.Slice((*byte)(p), stagingChunk)})
+		defer dev.primary.exit()
+		for len(out) < want && staging.allocated < stagingMaxSlots {
+			p, err := cMemHostAlloc(h, stagingChunk, memHostAllocPortable)
+			if err != nil {
+				staging.noAlloc = true
+				break
+			}
+			staging.allocated++
+			out = append(out, &stagingSlot{p: p, buf: unsafe.Slice((*byte)(p), stagingChunk), ctx: h, gen: staging.gens[h]})
+		}
 	}
 	return out
 }
 
+// putSlots returns buffers to the pool, except those whose context was
+// reset while a copy held them (stagingContextGone): their memory is gone.
 func putSlots(s []*stagingSlot) {
 	staging.mu.Lock()
-	staging.free = append(staging.free, s...)
+	for _, sl := range s {
+		if sl.gen == staging.gens[sl.ctx] {
+			staging.free = append(staging.free, sl)
+		} else {
+			staging.allocated--
+		}
+	}
 	staging.mu.Unlock()
+}
+
+// stagingContextGone forgets the buffers of primary context h, which its
+// reset freed: those free are dropped now, those in use when returned. A
+// new context may get the same handle: the generation tells them apart.
+func stagingContextGone(h driver.Context) {
+	staging.mu.Lock()
+	defer staging.mu.Unlock()
+	kept := staging.free[:0]
+	for _, sl := range staging.free {
+		if sl.ctx == h {
+			staging.allocated--
+		} else {
+			kept = append(kept, sl)
+		}
+	}
+	clear(staging.free[len(kept):])
+	staging.free = kept
+	staging.noAlloc = false
+	if staging.gens == nil {
+		staging.gens = map[driver.Context]int{}
+	}
+	staging.gens[h]++
 }
 
 // isPageable reports whether host memory p is ordinary pageable memory.
@@ -151,18 +195,21 @@ type stagedPlan struct {
 
 // newStagedPlan prepares a staged copy of n bytes, or returns nil when
 // the copy should go straight to the driver.
-func newStagedPlan(h driver.Context, s driver.Stream, host unsafe.Pointer, n int) *stagedPlan {
-	if n < stagingMin || !isPageable(h, host) {
+func newStagedPlan(dev *Device, h driver.Context, s driver.Stream, host unsafe.Pointer, n int) *stagedPlan {
+	// The per-thread default stream is a different stream on every OS
+	// thread, and the workers run on several: no staging there.
+	if n < stagingMin || s == streamPerThread || !isPageable(h, host) {
 		return nil
 	}
 	chunks := (n + stagingChunk - 1) / stagingChunk
 	workers := min(stagingWorkers, runtime.GOMAXPROCS(0), (chunks+1)/2)
-	slots := takeSlots(h, 2*workers)
+	slots := takeSlots(dev, 2*workers)
 	workers = len(slots) / 2
 	if workers < 1 {
 		putSlots(slots)
 		return nil
 	}
+	putSlots(slots[2*workers:]) // an odd one out
 	slots = slots[:2*workers]
 	pl := &stagedPlan{h: h, s: s, n: n, chunks: chunks, workers: workers, slots: slots}
 	for range slots {
@@ -217,8 +264,8 @@ func (pl *stagedPlan) run(f func(w int) error) error {
 
 // copyHtoD copies n bytes from host memory src to dst on stream s and
 // waits: staged for large pageable memory, else by the driver.
-func copyHtoD(h driver.Context, dst driver.Deviceptr, src unsafe.Pointer, n int, s driver.Stream) error {
-	pl := newStagedPlan(h, s, src, n)
+func copyHtoD(dev *Device, h driver.Context, dst driver.Deviceptr, src unsafe.Pointer, n int, s driver.Stream) error {
+	pl := newStagedPlan(dev, h, s, src, n)
 	if pl == nil {
 		return cMemcpyHtoDSync(h, dst, src, uint64(n), s)
 	}
@@ -247,8 +294,8 @@ func copyHtoD(h driver.Context, dst driver.Deviceptr, src unsafe.Pointer, n int,
 
 // copyDtoH copies n bytes from src to host memory dst on stream s and
 // waits: staged for large pageable memory, else by the driver.
-func copyDtoH(h driver.Context, dst unsafe.Pointer, src driver.Deviceptr, n int, s driver.Stream) error {
-	pl := newStagedPlan(h, s, dst, n)
+func copyDtoH(dev *Device, h driver.Context, dst unsafe.Pointer, src driver.Deviceptr, n int, s driver.Stream) error {
+	pl := newStagedPlan(dev, h, s, dst, n)
 	if pl == nil {
 		return cMemcpyDtoHSync(h, dst, src, uint64(n), s)
 	}
