@@ -1,6 +1,7 @@
 package core
 
 import (
+	"github.com/cudago/cudago/internal/testenv"
 	"os"
 	"runtime"
 	"strconv"
@@ -85,13 +86,13 @@ func TestLeakCompilerHandles(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			fd0, rss0 := openFDs(t), settledRSS(t)
+			fd0, rss0 := openFDs(t), testenv.SettledRSS()
 			for range n {
 				if err := f(); err != nil {
 					t.Fatal(err)
 				}
 			}
-			fd1, rss1 := openFDs(t), settledRSS(t)
+			fd1, rss1 := openFDs(t), testenv.SettledRSS()
 			t.Logf("%d cycles: fds %d -> %d, RSS %d -> %d KiB", n, fd0, fd1, rss0>>10, rss1>>10)
 			if fd1 > fd0+2 {
 				t.Errorf("open fds grew from %d to %d", fd0, fd1)

@@ -1,16 +1,13 @@
 package core
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/cudago/cudago/internal/testenv"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -23,38 +20,6 @@ import (
 // that names the input or option at fault and carries the library's log,
 // and repeating it 200 times does not grow the process (every handle is
 // destroyed on the error paths). docs/reliability.md lists the cases.
-
-// rssBytes returns the resident set size of the process, from
-// /proc/self/status (0 where there is none).
-func rssBytes(t testing.TB) int64 {
-	t.Helper()
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatalf("VmRSS %q: %v", v, err)
-			}
-			return kb << 10
-		}
-	}
-	return 0
-}
-
-// settledRSS collects garbage, runs the cleanups it queues and returns
-// the RSS.
-func settledRSS(t testing.TB) int64 {
-	for range 3 {
-		runtime.GC()
-	}
-	debug.FreeOSMemory()
-	return rssBytes(t)
-}
 
 // failureRepeats is how often each failure repeats for the growth check.
 const failureRepeats = 200
@@ -71,11 +36,11 @@ func checkNoGrowth(t *testing.T, name string, limit int64, f func()) {
 	// thread's malloc arena) shows in one of them, a leak in both.
 	grew := int64(1 << 62)
 	for range 2 {
-		before := settledRSS(t)
+		before := testenv.SettledRSS()
 		for range failureRepeats {
 			f()
 		}
-		after := settledRSS(t)
+		after := testenv.SettledRSS()
 		t.Logf("%s: RSS %d KiB -> %d KiB over %d failures (%+d KiB)", name, before>>10, after>>10, failureRepeats, (after-before)>>10)
 		if before == 0 {
 			return

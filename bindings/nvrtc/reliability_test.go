@@ -2,10 +2,7 @@ package nvrtc_test
 
 import (
 	"errors"
-	"os"
-	"runtime"
-	"runtime/debug"
-	"strconv"
+	"github.com/cudago/cudago/internal/testenv"
 	"strings"
 	"testing"
 
@@ -60,53 +57,11 @@ func TestReliabilityBadInput(t *testing.T) {
 			if !strings.Contains(log, c.log) {
 				t.Errorf("log %q lacks %q", log, c.log)
 			}
-			g := growth(200, func() { compileOnce(c.src, c.opts) })
+			g := testenv.RSSGrowth(200, func() { compileOnce(c.src, c.opts) })
 			t.Logf("RSS growth over 200 failures: %d KiB", g>>10)
 			if g > 6<<20 {
 				t.Errorf("RSS grew by %d KiB over 200 failures", g>>10)
 			}
 		})
 	}
-}
-
-// rssBytes returns the process's resident set size (VmRSS), or 0.
-func rssBytes() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
-
-// growth runs f 20 times to warm up, then twice n times, and returns how
-// much the RSS grew over the n runs of the round that grew less.
-func growth(n int, f func()) int64 {
-	for range 20 {
-		f()
-	}
-	settle := func() int64 {
-		runtime.GC()
-		runtime.GC()
-		debug.FreeOSMemory()
-		return rssBytes()
-	}
-	// Two rounds: a library's one-time growth (first-use caches, a new
-	// thread's malloc arena) shows in one, a leak in both.
-	least := int64(1 << 62)
-	for range 2 {
-		before := settle()
-		for range n {
-			f()
-		}
-		if g := settle() - before; g < least {
-			least = g
-		}
-	}
-	return least
 }
