@@ -123,6 +123,28 @@ func TestBuildSeveralFiles(t *testing.T) {
 		}
 	}
 
+	// --lineinfo reaches the link, which generates the code: the cubins
+	// carry line tables.
+	li := filepath.Join(dir, "gen", "li.fatbin")
+	mustRun(t, "build", "-arch", "sm_90", "--lineinfo", "-o", li, a, b)
+	lf, err := fatbin.Open(li)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range lf.Entries {
+		if e.Kind.IsPTX() {
+			continue
+		}
+		d, err := e.Data()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ef, _ := cubinInfo(t, d)
+		if ef.Section(".nv_debug_line_sass") == nil && ef.Section(".debug_line") == nil {
+			t.Errorf("cubin of build --lineinfo has no line table")
+		}
+	}
+
 	// A compile error in one file fails the build with its log.
 	bad := writeFile(t, dir, "bad.cu", "__global__ void z() { nope(); }\n")
 	code, _, stderr := runCmd(t, "build", "-arch", "sm_80,sm_90", "-o", out, a, bad)

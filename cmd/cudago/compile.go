@@ -192,12 +192,18 @@ func compileArchs(src []byte, name string, archs []gpuArch, o *compileOptions, w
 	var wg sync.WaitGroup
 	for i, a := range archs {
 		wg.Go(func() {
+			compileSlots <- struct{}{}
+			defer func() { <-compileSlots }()
 			res[i] = compileOne(src, name, a, o.nvrtcOptions(a, name), want(a))
 		})
 	}
 	wg.Wait()
 	return res
 }
+
+// compileSlots bounds the NVRTC compilations running at once, across files
+// (build compiles files × architectures): one per CPU.
+var compileSlots = make(chan struct{}, max(runtime.GOMAXPROCS(0), 2))
 
 // reportCompile prints the logs of the compilations to stderr: each
 // distinct log once, naming the architectures it came from. It returns the
