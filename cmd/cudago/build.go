@@ -145,9 +145,6 @@ func buildLinked(stderr io.Writer, files []string, srcs [][]byte, archs []gpuArc
 			if o.debug {
 				opts = append(opts, "-g")
 			}
-			if o.lineinfo { // code generation happens here, at link time
-				opts = append(opts, "-lineinfo")
-			}
 			j.out, j.info, j.err = linkLTOIR(opts, j.ptx, files, res, j.ai)
 		})
 	}

@@ -123,8 +123,9 @@ func TestBuildSeveralFiles(t *testing.T) {
 		}
 	}
 
-	// --lineinfo reaches the link, which generates the code: the cubins
-	// carry line tables.
+	// --lineinfo survives the link, which generates the code: the cubins
+	// carry line tables (the LTO-IR holds the line information), and
+	// none without it.
 	li := filepath.Join(dir, "gen", "li.fatbin")
 	mustRun(t, "build", "-arch", "sm_90", "--lineinfo", "-o", li, a, b)
 	lf, err := fatbin.Open(li)
@@ -142,6 +143,17 @@ func TestBuildSeveralFiles(t *testing.T) {
 		ef, _ := cubinInfo(t, d)
 		if ef.Section(".nv_debug_line_sass") == nil && ef.Section(".debug_line") == nil {
 			t.Errorf("cubin of build --lineinfo has no line table")
+		}
+	}
+	mustRun(t, "build", "-arch", "sm_90", "-o", li, a, b)
+	if lf, err = fatbin.Open(li); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range lf.Entries {
+		if d, _ := e.Data(); !e.Kind.IsPTX() {
+			if ef, _ := cubinInfo(t, d); ef.Section(".nv_debug_line_sass") != nil || ef.Section(".debug_line") != nil {
+				t.Errorf("cubin of build without --lineinfo has a line table")
+			}
 		}
 	}
 
