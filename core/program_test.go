@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/cudago/cudago/internal/testenv"
 	"reflect"
 	"slices"
 	"strings"
@@ -34,40 +35,7 @@ void saxpy(float a, float *x, float *y, float *out, size_t n)
 
 // seedNVVMIR is the NVVM IR of the JIT-compilation seed, plus the
 // annotation that makes simple_kernel a kernel and the IR version.
-const seedNVVMIR = `target datalayout = "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
-target triple = "nvptx64-nvidia-cuda"
-
-define void @simple_kernel(float* %input, float* %output, i32 %n) {
-entry:
-  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
-  %bid = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
-  %bdim = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
-  %tmp1 = mul i32 %bid, %bdim
-  %idx = add i32 %tmp1, %tid
-  %cond = icmp slt i32 %idx, %n
-  br i1 %cond, label %if.then, label %if.end
-
-if.then:
-  %input_ptr = getelementptr float, float* %input, i32 %idx
-  %val = load float, float* %input_ptr
-  %result = fmul float %val, 2.0
-  %output_ptr = getelementptr float, float* %output, i32 %idx
-  store float %result, float* %output_ptr
-  br label %if.end
-
-if.end:
-  ret void
-}
-
-declare i32 @llvm.nvvm.read.ptx.sreg.tid.x() nounwind readnone
-declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x() nounwind readnone
-declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x() nounwind readnone
-
-!nvvm.annotations = !{!0}
-!0 = !{void (float*, float*, i32)* @simple_kernel, !"kernel", i32 1}
-!nvvmir.version = !{!1}
-!1 = !{i32 2, i32 0}
-`
+const seedNVVMIR = testenv.SeedNVVMKernel + testenv.SeedNVVMAnnotations
 
 func ptrTo[T any](v T) *T { return &v }
 

@@ -2,6 +2,7 @@ package driver_test
 
 import (
 	"fmt"
+	"github.com/cudago/cudago/internal/testenv"
 	"runtime"
 	"slices"
 	"strings"
@@ -13,28 +14,12 @@ import (
 	"github.com/cudago/cudago/bindings/nvrtc"
 )
 
-// saxpySource is the kernel of shared/seeds/runtime-fatbin-creation.txt.
-const saxpySource = `
-__device__ float compute(float a, float x, float y) {
-return a * x + y;
-}
-
-extern "C" __global__
-void saxpy(float a, float *x, float *y, float *out, size_t n)
-{
-size_t tid = blockIdx.x * blockDim.x + threadIdx.x;
-if (tid < n) {
-out[tid] = compute(a, x[tid], y[tid]);
-}
-}
-`
-
 // process is the blog's process(): NVRTC compiles saxpy with arch
 // ("-arch=sm_XX" for a CUBIN, "-arch=compute_XX" for PTX). --fmad=false
 // keeps a*x+y two roundings, as Go computes it.
 func process(t *testing.T, arch string) (code []byte, lowered string) {
 	t.Helper()
-	p, err := nvrtc.CreateProgram(saxpySource, "fatbin_saxpy.cu", 0, nil, nil)
+	p, err := nvrtc.CreateProgram(testenv.SeedSaxpy, "fatbin_saxpy.cu", 0, nil, nil)
 	if err != nil {
 		t.Fatalf("nvrtc.CreateProgram: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/cudago/cudago/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,26 +19,10 @@ import (
 	"github.com/cudago/cudago/bindings/nvrtc"
 )
 
-// saxpySource is the kernel of shared/seeds/runtime-fatbin-creation.txt.
-const saxpySource = `
-__device__ float compute(float a, float x, float y) {
-return a * x + y;
-}
-
-extern "C" __global__
-void saxpy(float a, float *x, float *y, float *out, size_t n)
-{
-size_t tid = blockIdx.x * blockDim.x + threadIdx.x;
-if (tid < n) {
-out[tid] = compute(a, x[tid], y[tid]);
-}
-}
-`
-
 // compileSaxpy returns NVRTC's CUBIN for arch sm_XX, or its PTX for compute_XX.
 func compileSaxpy(t *testing.T, arch string) []byte {
 	t.Helper()
-	p, err := nvrtc.CreateProgram(saxpySource, "fatbin_saxpy.cu", 0, nil, nil)
+	p, err := nvrtc.CreateProgram(testenv.SeedSaxpy, "fatbin_saxpy.cu", 0, nil, nil)
 	if err != nil {
 		t.Fatalf("nvrtc.CreateProgram: %v", err)
 	}

@@ -2,6 +2,7 @@ package nvrtc_test
 
 import (
 	"errors"
+	"github.com/cudago/cudago/internal/testenv"
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvrtc"
@@ -28,15 +29,15 @@ func wantCountError(t *testing.T, err error, fn, count, counted string, value in
 // negative ones): the call must fail with a *CountError instead of letting
 // NVRTC read past the end of the slice.
 func TestCountLargerThanSlice(t *testing.T) {
-	_, err := nvrtc.CreateProgram(saxpySource, "a.cu", 2, []string{"// h"}, []string{"h.h", "i.h"})
+	_, err := nvrtc.CreateProgram(testenv.SeedSaxpy, "a.cu", 2, []string{"// h"}, []string{"h.h", "i.h"})
 	wantCountError(t, err, "nvrtcCreateProgram", "numHeaders", "headers", 2, 1)
-	_, err = nvrtc.CreateProgram(saxpySource, "a.cu", 1, []string{"// h"}, nil)
+	_, err = nvrtc.CreateProgram(testenv.SeedSaxpy, "a.cu", 1, []string{"// h"}, nil)
 	wantCountError(t, err, "nvrtcCreateProgram", "numHeaders", "includeNames", 1, 0)
-	_, err = nvrtc.CreateProgram(saxpySource, "a.cu", -1, nil, nil)
+	_, err = nvrtc.CreateProgram(testenv.SeedSaxpy, "a.cu", -1, nil, nil)
 	wantCountError(t, err, "nvrtcCreateProgram", "numHeaders", "headers", -1, 0)
 
 	// A count below the lengths is valid C: NVRTC reads the prefix only.
-	p, err := nvrtc.CreateProgram(`#include "h.h"`+"\n"+saxpySource, "a.cu", 1,
+	p, err := nvrtc.CreateProgram(`#include "h.h"`+"\n"+testenv.SeedSaxpy, "a.cu", 1,
 		[]string{"// h", "#error not this one"}, []string{"h.h", "i.h"})
 	if err != nil {
 		t.Fatalf("CreateProgram with a prefix of the headers: %v", err)
@@ -55,7 +56,7 @@ func TestCountLargerThanSlice(t *testing.T) {
 
 // TestGetNVVMSize checks that nvrtcGetNVVMSize's size is a result.
 func TestGetNVVMSize(t *testing.T) {
-	p := compile(t, saxpySource, "nvvm.cu", []string{"-arch=compute_80", "-dlto"})
+	p := compile(t, testenv.SeedSaxpy, "nvvm.cu", []string{"-arch=compute_80", "-dlto"})
 	n, err := nvrtc.GetNVVMSize(p)
 	if err != nil {
 		var missing *nvrtc.MissingFunctionError

@@ -3,13 +3,14 @@ package nvrtc_test
 import (
 	"bytes"
 	"fmt"
+	"github.com/cudago/cudago/internal/testenv"
 
 	"github.com/cudago/cudago/bindings/nvrtc"
 )
 
 // Compile the saxpy kernel to PTX and find its entry point.
 func Example() {
-	p, err := nvrtc.CreateProgram(saxpySource, "saxpy.cu", 0, nil, nil)
+	p, err := nvrtc.CreateProgram(testenv.SeedSaxpy, "saxpy.cu", 0, nil, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -6,29 +6,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/cudago/cudago/internal/testenv"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvrtc"
 )
-
-// saxpySource is the kernel of the "Runtime Fatbin Creation" blog post
-// (shared/seeds/runtime-fatbin-creation.txt), verbatim.
-const saxpySource = `
-__device__ float compute(float a, float x, float y) {
-return a * x + y;
-}
-
-extern "C" __global__
-void saxpy(float a, float *x, float *y, float *out, size_t n)
-{
-size_t tid = blockIdx.x * blockDim.x + threadIdx.x;
-if (tid < n) {
-out[tid] = compute(a, x[tid], y[tid]);
-}
-}
-`
 
 // templatedSource has a C++ (mangled) kernel template, reached through a
 // name expression.
@@ -97,7 +81,7 @@ func cudaELF(t *testing.T, cubin []byte) (*elf.File, int) {
 }
 
 func TestCompileSaxpyPTX(t *testing.T) {
-	p := compile(t, saxpySource, "fatbin_saxpy.cu", []string{"-arch=compute_80"}, "saxpy")
+	p := compile(t, testenv.SeedSaxpy, "fatbin_saxpy.cu", []string{"-arch=compute_80"}, "saxpy")
 	ptx, err := nvrtc.PTX(p)
 	if err != nil {
 		t.Fatalf("PTX: %v", err)
@@ -162,7 +146,7 @@ func TestCompileTemplateNameExpressions(t *testing.T) {
 func TestCompileSaxpyCUBIN(t *testing.T) {
 	for _, sm := range []int{80, 90} {
 		t.Run(fmt.Sprintf("sm_%d", sm), func(t *testing.T) {
-			p := compile(t, saxpySource, "fatbin_saxpy.cu", []string{fmt.Sprintf("-arch=sm_%d", sm)})
+			p := compile(t, testenv.SeedSaxpy, "fatbin_saxpy.cu", []string{fmt.Sprintf("-arch=sm_%d", sm)})
 			cubin, err := nvrtc.CUBIN(p)
 			if err != nil {
 				t.Fatalf("CUBIN: %v", err)
@@ -196,7 +180,7 @@ func TestCompileSaxpyCUBIN(t *testing.T) {
 }
 
 func TestCompileSaxpyLTOIR(t *testing.T) {
-	p := compile(t, saxpySource, "fatbin_saxpy.cu", []string{"-dlto", "-arch=sm_90"})
+	p := compile(t, testenv.SeedSaxpy, "fatbin_saxpy.cu", []string{"-dlto", "-arch=sm_90"})
 	lto, err := nvrtc.LTOIR(p)
 	if err != nil {
 		t.Fatalf("LTOIR: %v", err)

@@ -2,6 +2,7 @@ package nvvm_test
 
 import (
 	"errors"
+	"github.com/cudago/cudago/internal/testenv"
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvvm"
@@ -23,7 +24,7 @@ func wantCountError(t *testing.T, err error, fn, count, counted string, value in
 // sizes larger than their buffers: the calls must fail with a *CountError
 // instead of letting libNVVM read past the end.
 func TestCountLargerThanSlice(t *testing.T) {
-	p := program(t, simpleKernel+seedMetadata(t), "simple_kernel.ll")
+	p := program(t, testenv.SeedNVVMKernel+seedMetadata(t), "simple_kernel.ll")
 
 	const ir = "; not parsed"
 	err := nvvm.AddModuleToProgram(p, ir, uint64(len(ir)+2), "k.ll")

@@ -4,41 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/cudago/cudago/internal/testenv"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvvm"
 )
-
-// simpleKernel is the LLVM IR of the seed's "NVVM LLVM IR Compilation"
-// example (shared/seeds/jit-compilation-nvvm-nvjitlink.txt), verbatim.
-const simpleKernel = `
-target datalayout = "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
-target triple = "nvptx64-nvidia-cuda"
-define void @simple_kernel(float* %input, float* %output, i32 %n) {
-entry:
-%tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
-%bid = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
-%bdim = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
-%tmp1 = mul i32 %bid, %bdim
-%idx = add i32 %tmp1, %tid
-%cond = icmp slt i32 %idx, %n
-br i1 %cond, label %if.then, label %if.end
-if.then:
-%input_ptr = getelementptr float, float* %input, i32 %idx
-%val = load float, float* %input_ptr
-%result = fmul float %val, 2.0
-%output_ptr = getelementptr float, float* %output, i32 %idx
-store float %result, float* %output_ptr
-br label %if.end
-if.end:
-ret void
-}
-declare i32 @llvm.nvvm.read.ptx.sreg.tid.x() nounwind readnone
-declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x() nounwind readnone
-declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x() nounwind readnone
-`
 
 // program creates an NVVM program holding ir, on a held OS thread, and
 // destroys it when the test ends.
@@ -83,7 +55,7 @@ func seedMetadata(t *testing.T) string {
 }
 
 func TestCompileSimpleKernel(t *testing.T) {
-	p := program(t, simpleKernel+seedMetadata(t), "simple_kernel.ll")
+	p := program(t, testenv.SeedNVVMKernel+seedMetadata(t), "simple_kernel.ll")
 	// The seed's options. libNVVM 13 dropped compute_70 (its oldest is
 	// compute_75): there, and only when it says so, use that instead.
 	opts, target := []string{"-arch=compute_70", "-opt=3"}, ".target sm_70"
@@ -91,7 +63,7 @@ func TestCompileSimpleKernel(t *testing.T) {
 	var e *nvvm.Error
 	if errors.Is(err, nvvm.ErrorInvalidOption) && errors.As(err, &e) && strings.Contains(e.Log, "-arch=compute_70 is an unsupported option") {
 		t.Logf("this libNVVM lacks compute_70 (%q): compiling for compute_75", e.Log)
-		p = program(t, simpleKernel+seedMetadata(t), "simple_kernel.ll")
+		p = program(t, testenv.SeedNVVMKernel+seedMetadata(t), "simple_kernel.ll")
 		opts, target = []string{"-arch=compute_75", "-opt=3"}, ".target sm_75"
 		err = nvvm.CompileProgram(p, int32(len(opts)), opts)
 	}
@@ -115,7 +87,7 @@ func TestCompileSimpleKernel(t *testing.T) {
 // The seed's IR, verbatim, has no !nvvmir.version: NVVM takes it for IR 1.0
 // and refuses it.
 func TestSeedIRWithoutVersion(t *testing.T) {
-	p := program(t, simpleKernel, "simple_kernel.ll")
+	p := program(t, testenv.SeedNVVMKernel, "simple_kernel.ll")
 	err := nvvm.CompileProgram(p, 2, []string{"-arch=compute_75", "-opt=3"})
 	if !errors.Is(err, nvvm.ErrorIrVersionMismatch) {
 		t.Fatalf("CompileProgram of the seed IR: %v, want NVVM_ERROR_IR_VERSION_MISMATCH", err)
@@ -126,7 +98,7 @@ func TestSeedIRWithoutVersion(t *testing.T) {
 	}
 	// With the version added, it compiles (TestCompileSimpleKernel), yet
 	// the verifier refuses its datalayout, which lacks i128:128:128.
-	p = program(t, simpleKernel+seedMetadata(t), "simple_kernel.ll")
+	p = program(t, testenv.SeedNVVMKernel+seedMetadata(t), "simple_kernel.ll")
 	err = nvvm.VerifyProgram(p, 1, []string{"-arch=compute_75"})
 	if !errors.Is(err, nvvm.ErrorInvalidIr) || !errors.As(err, &e) || !dataLayoutError(e.Log) {
 		t.Errorf("VerifyProgram of the seed IR: %v, want NVVM_ERROR_INVALID_IR for its data layout", err)
