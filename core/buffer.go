@@ -28,6 +28,7 @@ type Buffer struct {
 	life    life
 	cleanup runtime.Cleanup
 	parent  *Buffer // for a View: the buffer that owns the memory
+	noReuse bool    // a graph's allocation (made while capturing): never kept for reuse
 }
 
 // NewBuffer wraps memory of resource mr, to be freed by mr.Deallocate on
@@ -140,6 +141,9 @@ func (b *Buffer) CloseOn(stream *Stream) error {
 		return nil
 	}
 	b.cleanup.Stop()
+	if r, ok := b.mr.(*DeviceMemoryResource); ok {
+		return r.release(b.ptr, b.size, stream, b.noReuse)
+	}
 	return b.mr.Deallocate(b.ptr, b.size, stream)
 }
 

@@ -301,6 +301,43 @@ cg_ret cg_mem_free_async(uintptr_t ctx, cg_devptr p, uintptr_t s) {
 	return 0;
 }
 
+// cg_capturing reports whether s is capturing into a graph, or may be:
+// an error (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT on the legacy stream while
+// another stream captures) counts as capturing.
+static int cg_capturing(uintptr_t s) {
+	void *f = cg_fn[CG_STREAM_IS_CAPTURING];
+	int st = 0; // CU_STREAM_CAPTURE_STATUS_NONE
+	if (!f) return 1;
+	if (((CUresult (*)(CUstream, int *))f)((CUstream)s, &st)) return 1;
+	return st != 0;
+}
+
+// cg_pool_alloc is a DeviceMemoryResource allocation of n bytes on s. When
+// s is not capturing and reuse (a block of n bytes freed earlier on s, kept
+// by Go) is nonzero, reuse is the allocation and no driver call is made
+// beyond the capture check; otherwise cuMemAllocAsync allocates. *capturing
+// tells Go to keep reuse (unused) and never to keep the new block.
+cg_ret cg_pool_alloc(uintptr_t ctx, uintptr_t s, size_t n, cg_devptr reuse, cg_devptr *p, int *capturing) {
+	ENTER(ctx);
+	*capturing = cg_capturing(s);
+	if (reuse && !*capturing) {
+		*p = reuse;
+		return 0;
+	}
+	CALL(MEM_ALLOC_ASYNC, CUresult (*)(cg_devptr *, size_t, CUstream), p, n, (CUstream)s);
+	return 0;
+}
+
+// cg_pool_free frees p on s, or, when s is not capturing, sets *kept and
+// leaves p to Go to reuse on s (a free captured into a graph must be made).
+cg_ret cg_pool_free(uintptr_t ctx, uintptr_t s, cg_devptr p, int *kept) {
+	ENTER(ctx);
+	*kept = !cg_capturing(s);
+	if (*kept) return 0;
+	CALL(MEM_FREE_ASYNC, CUresult (*)(cg_devptr, CUstream), p, (CUstream)s);
+	return 0;
+}
+
 cg_ret cg_mem_host_alloc(uintptr_t ctx, void **p, size_t n, unsigned flags) {
 	ENTER(ctx);
 	CALL(MEM_HOST_ALLOC, CUresult (*)(void **, size_t, unsigned), p, n, flags);

@@ -40,6 +40,7 @@ typedef unsigned long long cg_devptr;
 	X(LAUNCH_HOST_FUNC, "cuLaunchHostFunc") \
 	X(STREAM_BEGIN_CAPTURE, "cuStreamBeginCapture") \
 	X(STREAM_END_CAPTURE, "cuStreamEndCapture") \
+	X(STREAM_IS_CAPTURING, "cuStreamIsCapturing") \
 	X(EVENT_CREATE, "cuEventCreate") \
 	X(EVENT_DESTROY, "cuEventDestroy") \
 	X(EVENT_RECORD, "cuEventRecord") \
@@ -120,6 +121,8 @@ cg_ret cg_mem_alloc(uintptr_t ctx, cg_devptr *p, size_t n);
 cg_ret cg_mem_free(uintptr_t ctx, cg_devptr p);
 cg_ret cg_mem_alloc_async(uintptr_t ctx, cg_devptr *p, size_t n, uintptr_t s);
 cg_ret cg_mem_free_async(uintptr_t ctx, cg_devptr p, uintptr_t s);
+cg_ret cg_pool_alloc(uintptr_t ctx, uintptr_t s, size_t n, cg_devptr reuse, cg_devptr *p, int *capturing);
+cg_ret cg_pool_free(uintptr_t ctx, uintptr_t s, cg_devptr p, int *kept);
 cg_ret cg_mem_host_alloc(uintptr_t ctx, void **p, size_t n, unsigned flags);
 cg_ret cg_mem_free_host(uintptr_t ctx, void *p);
 cg_ret cg_mem_alloc_managed(uintptr_t ctx, cg_devptr *p, size_t n, unsigned flags);

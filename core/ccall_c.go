@@ -15,6 +15,8 @@ package core
 #cgo noescape cg_ipc_open_event_handle
 #cgo noescape cg_mem_alloc
 #cgo noescape cg_mem_alloc_async
+#cgo noescape cg_pool_alloc
+#cgo noescape cg_pool_free
 #cgo noescape cg_mem_host_alloc
 #cgo noescape cg_mem_alloc_managed
 #cgo noescape cg_memcpy_htod_sync
@@ -40,6 +42,10 @@ package core
 #cgo nocallback cg_memcpy_dtoh_sync
 #cgo nocallback cg_memcpy_dtod
 #cgo nocallback cg_memset
+#cgo nocallback cg_mem_alloc_async
+#cgo nocallback cg_mem_free_async
+#cgo nocallback cg_pool_alloc
+#cgo nocallback cg_pool_free
 #cgo nocallback cg_launch
 #cgo nocallback cg_launch_ex
 #cgo nocallback cg_graph_launch
@@ -253,6 +259,23 @@ func cMemAllocAsync(ctx driver.Context, n uint64, s driver.Stream) (driver.Devic
 
 func cMemFreeAsync(ctx driver.Context, p driver.Deviceptr, s driver.Stream) error {
 	return cerr(C.cg_mem_free_async(cu(uintptr(ctx)), C.cg_devptr(p), cu(uintptr(s))))
+}
+
+// cPoolAlloc allocates n bytes on s, or returns reuse (a block of n bytes
+// freed on s) when s is not capturing; see cg_pool_alloc.
+func cPoolAlloc(ctx driver.Context, s driver.Stream, n uint64, reuse driver.Deviceptr) (p driver.Deviceptr, capturing bool, err error) {
+	var out C.cg_devptr
+	var capt C.int
+	err = cerr(C.cg_pool_alloc(cu(uintptr(ctx)), cu(uintptr(s)), C.size_t(n), C.cg_devptr(reuse), &out, &capt))
+	return driver.Deviceptr(out), capt != 0, err
+}
+
+// cPoolFree frees p on s, or reports kept when s is not capturing and p
+// is left to the caller to reuse on s; see cg_pool_free.
+func cPoolFree(ctx driver.Context, s driver.Stream, p driver.Deviceptr) (kept bool, err error) {
+	var k C.int
+	err = cerr(C.cg_pool_free(cu(uintptr(ctx)), cu(uintptr(s)), C.cg_devptr(p), &k))
+	return k != 0, err
 }
 
 func cMemHostAlloc(ctx driver.Context, n uint64, flags uint32) (unsafe.Pointer, error) {

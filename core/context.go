@@ -20,7 +20,8 @@ type Context struct {
 	primary bool
 	h       atomic.Uintptr // 0 until a primary context is retained
 	mu      sync.Mutex
-	life    life // created contexts only
+	life    life      // created contexts only
+	pool    poolReuse // DeviceMemoryResource blocks kept for reuse
 
 	defStream *Stream
 	ptStream  *Stream
@@ -112,11 +113,17 @@ func (c *Context) Close() error {
 	if c.primary {
 		return nil
 	}
+	if h, err := c.enter(); err == nil {
+		c.flushReuse(h, nil) // blocks kept for reuse go back while their streams live
+		c.exit()
+	}
 	if !c.life.close() {
 		return nil
 	}
 	c.cleanup.Stop()
-	return cCtxDestroy(driver.Context(c.h.Load()))
+	err := cCtxDestroy(driver.Context(c.h.Load()))
+	c.pool.takeAll(nil) // kept meanwhile: gone with the context
+	return err
 }
 
 // SetCurrent makes c current on the calling OS thread; see
@@ -130,13 +137,17 @@ func (c *Context) SetCurrent() error {
 	return cCtxSet(h)
 }
 
-// Sync waits until all work in the context is done.
+// Sync waits until all work in the context is done. Pool blocks kept for
+// reuse (see DeviceMemoryResource) go back to the pool first.
 func (c *Context) Sync() error {
 	h, err := c.enter()
 	if err != nil {
 		return err
 	}
 	defer c.exit()
+	if err := c.flushReuse(h, nil); err != nil {
+		return err
+	}
 	return cCtxSync(h)
 }
 

@@ -68,7 +68,19 @@ func syncBeforeFree(stream *Stream) error {
 // memory pool, ordered on a stream (cuMemAllocAsync); a Buffer from it is
 // freed on its stream (cuMemFreeAsync), so it may be closed while kernels
 // that use it are still queued there.
-type DeviceMemoryResource struct{ dev *Device }
+//
+// A Buffer closed on a stream keeps its block for the next Allocate of
+// the same size on that stream, which then needs no allocation from the
+// driver (stream-ordered reuse, as the pool itself does); Stream.Sync,
+// Context.Sync, Device.Sync and Stream.Close give such blocks back to the
+// pool. At most 16 blocks and 1 GiB are kept per context. NoReuse, or
+// CUDAGO_POOL_REUSE=off in the environment, turns this off.
+type DeviceMemoryResource struct {
+	dev *Device
+	// NoReuse makes every Close free with cuMemFreeAsync and every
+	// Allocate call cuMemAllocAsync. Set it before the first Allocate.
+	NoReuse bool
+}
 
 // NewDeviceMemoryResource returns dev's stream-ordered resource.
 func NewDeviceMemoryResource(dev *Device) *DeviceMemoryResource {
@@ -91,11 +103,7 @@ func (r *DeviceMemoryResource) Allocate(size int, stream *Stream) (*Buffer, erro
 		return nil, err
 	}
 	defer s.exit()
-	p, err := cMemAllocAsync(h, uint64(size), s.handle)
-	if err != nil {
-		return nil, err
-	}
-	return NewBuffer(p, size, r, s), nil
+	return r.allocate(h, s, size)
 }
 
 // Deallocate frees ptr ordered on stream (nil or closed: the legacy

@@ -39,6 +39,7 @@ func (d *Device) ResetPrimaryContext() error {
 	driver.CtxSetCurrent(0)
 	if h := c.h.Swap(0); h != 0 {
 		stagingContextGone(driver.Context(h)) // the reset frees its pinned staging buffers
+		c.pool.takeAll(nil)                   // and the pool blocks kept for reuse
 		// Its error, if any, is the sticky one: the reset is the cure.
 		driver.DevicePrimaryCtxRelease(d.handle)
 	}

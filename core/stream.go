@@ -119,16 +119,25 @@ func (s *Stream) Close() error {
 		return nil // the context was destroyed, and the stream with it
 	}
 	defer s.ctx.exit()
-	return cStreamDestroy(h, s.handle)
+	ferr := s.ctx.flushReuse(h, s) // blocks kept for reuse on s
+	if err := cStreamDestroy(h, s.handle); err != nil {
+		return err
+	}
+	return ferr
 }
 
-// Sync waits until all work queued on the stream is done.
+// Sync waits until all work queued on the stream is done. Pool blocks kept
+// for reuse on the stream (see DeviceMemoryResource) go back to the pool
+// first.
 func (s *Stream) Sync() error {
 	h, err := s.enter()
 	if err != nil {
 		return err
 	}
 	defer s.exit()
+	if err := s.ctx.flushReuse(h, s); err != nil {
+		return err
+	}
 	return cStreamSync(h, s.handle)
 }
 

@@ -1,0 +1,218 @@
+package core
+
+import (
+	"errors"
+	"os"
+	"sync"
+
+	"github.com/cudago/cudago/bindings/driver"
+)
+
+// Stream-ordered reuse of pool memory.
+//
+// Memory freed with cuMemFreeAsync on a stream may be handed again to work
+// queued later on that same stream at once: that is how the driver's pool
+// works. A DeviceMemoryResource does the same one step earlier: a Buffer
+// closed on a stream that is not capturing keeps its block in its context
+// (at most poolReuseBlocks blocks and poolReuseBytes bytes a context), and
+// the next Allocate of the same size on the same stream takes it back
+// without asking the driver, which costs two driver calls less per
+// allocation and free. A block is only ever reused on the stream it was
+// freed on, so every use of its old Buffer precedes every use of the new
+// one in that stream's order, as with the driver's own reuse.
+//
+// Kept blocks go back to the driver (cuMemFreeAsync on their stream) when
+// their stream is synchronized (Stream.Sync) or closed, when their context
+// is synchronized (Context.Sync, Device.Sync) or closed, when the limits
+// push out the oldest, and before an allocation that failed for lack of
+// memory is tried again. Nothing is reused while a stream captures a graph
+// (the check, cuStreamIsCapturing, is made in the same C call), nor on the
+// per-thread default stream (a different stream on every OS thread).
+// DeviceMemoryResource.NoReuse or CUDAGO_POOL_REUSE=off turn it off.
+const (
+	poolReuseBlocks = 16
+	poolReuseBytes  = 1 << 30
+)
+
+// poolReuseOff is CUDAGO_POOL_REUSE=off, read once.
+var poolReuseOff = os.Getenv("CUDAGO_POOL_REUSE") == "off"
+
+type reuseBlock struct {
+	ptr    driver.Deviceptr
+	size   int
+	stream *Stream
+}
+
+// poolReuse holds the blocks kept in one context, oldest first.
+type poolReuse struct {
+	mu     sync.Mutex
+	blocks []reuseBlock
+	bytes  int
+}
+
+// take removes and returns a kept block of size bytes for stream, or 0.
+func (p *poolReuse) take(stream *Stream, size int) driver.Deviceptr {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := len(p.blocks) - 1; i >= 0; i-- { // newest first: warmest
+		if b := p.blocks[i]; b.stream == stream && b.size == size {
+			p.remove(i)
+			return b.ptr
+		}
+	}
+	return 0
+}
+
+func (p *poolReuse) remove(i int) {
+	p.bytes -= p.blocks[i].size
+	copy(p.blocks[i:], p.blocks[i+1:])
+	p.blocks[len(p.blocks)-1] = reuseBlock{}
+	p.blocks = p.blocks[:len(p.blocks)-1]
+}
+
+// put keeps b and returns the blocks the limits push out, which the
+// caller frees.
+func (p *poolReuse) put(b reuseBlock) (out []reuseBlock) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.blocks = append(p.blocks, b)
+	p.bytes += b.size
+	for len(p.blocks) > poolReuseBlocks || p.bytes > poolReuseBytes {
+		out = append(out, p.blocks[0])
+		p.remove(0)
+	}
+	return out
+}
+
+// takeAll removes and returns the blocks of stream, or all when stream is
+// nil.
+func (p *poolReuse) takeAll(stream *Stream) (out []reuseBlock) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	kept := p.blocks[:0]
+	for _, b := range p.blocks {
+		if stream == nil || b.stream == stream {
+			out = append(out, b)
+			p.bytes -= b.size
+		} else {
+			kept = append(kept, b)
+		}
+	}
+	clear(p.blocks[len(kept):])
+	p.blocks = kept
+	return out
+}
+
+// len returns the number of kept blocks.
+func (p *poolReuse) len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.blocks)
+}
+
+// freeBlocks gives blocks back to the driver, each on its stream, in
+// context h, and returns the first error. Stream live is being closed by
+// the caller and its handle is still valid. A block whose stream is
+// closed already (kept while Stream.Close ran) is freed on the legacy
+// default stream once the context is idle: that stream does not wait for
+// non-blocking ones.
+func freeBlocks(h driver.Context, blocks []reuseBlock, live *Stream) error {
+	var first error
+	synced := false
+	for _, b := range blocks {
+		s := b.stream.handle
+		if b.stream != live && b.stream.life.closed() {
+			if !synced {
+				if err := cCtxSync(h); err != nil {
+					return err
+				}
+				synced = true
+			}
+			s = streamLegacy
+		}
+		if err := cMemFreeAsync(h, b.ptr, s); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// flushReuse gives back the blocks kept for stream (all of the context's
+// when stream is nil); the caller has entered context h.
+func (c *Context) flushReuse(h driver.Context, stream *Stream) error {
+	if blocks := c.pool.takeAll(stream); len(blocks) > 0 {
+		return freeBlocks(h, blocks, stream)
+	}
+	return nil
+}
+
+// reusable reports whether blocks of r may be kept for stream s.
+func (r *DeviceMemoryResource) reusable(s *Stream, size int) bool {
+	return !r.NoReuse && !poolReuseOff && s.handle != streamPerThread && size <= poolReuseBytes
+}
+
+// allocate is Allocate after the checks, in context h on stream s.
+func (r *DeviceMemoryResource) allocate(h driver.Context, s *Stream, size int) (*Buffer, error) {
+	var reuse driver.Deviceptr
+	if r.reusable(s, size) {
+		reuse = s.ctx.pool.take(s, size)
+	}
+	p, capturing, err := cPoolAlloc(h, s.handle, uint64(size), reuse)
+	if reuse != 0 && (capturing || err != nil) {
+		r.keep(h, reuseBlock{reuse, size, s}) // not used: keep it for later
+	}
+	if errors.Is(err, driver.ErrorOutOfMemory) && s.ctx.pool.len() > 0 {
+		// Kept blocks count as used: give them all back, let their frees
+		// complete, and try once more.
+		if err := s.ctx.flushReuse(h, nil); err != nil {
+			return nil, err
+		}
+		if err := cCtxSync(h); err != nil {
+			return nil, err
+		}
+		p, capturing, err = cPoolAlloc(h, s.handle, uint64(size), 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	b := NewBuffer(p, size, r, s)
+	b.noReuse = capturing // a graph's allocation: its free must be made
+	return b, nil
+}
+
+// keep keeps block b and frees what the limits push out.
+func (r *DeviceMemoryResource) keep(h driver.Context, b reuseBlock) {
+	if out := b.stream.ctx.pool.put(b); len(out) > 0 {
+		freeBlocks(h, out, nil)
+	}
+}
+
+// release frees the memory of a Buffer of r on stream (nil: the legacy
+// default stream), keeping it for reuse when it may; see Deallocate.
+func (r *DeviceMemoryResource) release(ptr driver.Deviceptr, size int, stream *Stream, noReuse bool) error {
+	if ptr == 0 {
+		return nil
+	}
+	if stream == nil {
+		stream = r.dev.DefaultStream()
+	}
+	h, err := stream.enter()
+	if err == ErrClosed {
+		stream = stream.ctx.DefaultStream()
+		h, err = stream.enter()
+	}
+	if err != nil {
+		return err
+	}
+	defer stream.exit()
+	if noReuse || !r.reusable(stream, size) {
+		return cMemFreeAsync(h, ptr, stream.handle)
+	}
+	kept, err := cPoolFree(h, stream.handle, ptr)
+	if err == nil && kept {
+		// Kept while the stream is entered, so that Stream.Close, which
+		// waits for its users, finds it and gives it back.
+		r.keep(h, reuseBlock{ptr, size, stream})
+	}
+	return err
+}
