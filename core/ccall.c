@@ -431,11 +431,11 @@ cg_ret cg_memset(uintptr_t ctx, cg_devptr dst, unsigned value, int elemSize, siz
 // ---- kernels ----
 
 cg_ret cg_launch(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
-	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, void *args, size_t size) {
+	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, uintptr_t args, size_t size) {
 	ENTER(ctx);
 	size_t sz = size;
 	// CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END
-	void *extra[5] = { (void *)1, args, (void *)2, &sz, (void *)0 };
+	void *extra[5] = { (void *)1, (void *)args, (void *)2, &sz, (void *)0 };
 	CALL(LAUNCH_KERNEL, CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 		unsigned, CUstream, void **, void **),
 		(CUfunction)f, gx, gy, gz, bx, by, bz, smem, (CUstream)s, NULL, size ? extra : NULL);
@@ -443,7 +443,7 @@ cg_ret cg_launch(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned 
 }
 
 cg_ret cg_launch_ex(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
-	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, void *args, size_t size,
+	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, uintptr_t args, size_t size,
 	unsigned cx, unsigned cy, unsigned cz, int cooperative) {
 	ENTER(ctx);
 	cg_launch_attribute attrs[2];
@@ -470,7 +470,7 @@ cg_ret cg_launch_ex(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsign
 	cfg.attrs = attrs;
 	cfg.numAttrs = n;
 	size_t sz = size;
-	void *extra[5] = { (void *)1, args, (void *)2, &sz, (void *)0 };
+	void *extra[5] = { (void *)1, (void *)args, (void *)2, &sz, (void *)0 };
 	CALL(LAUNCH_KERNEL_EX, CUresult (*)(const cg_launch_config *, CUfunction, void **, void **),
 		&cfg, (CUfunction)f, NULL, size ? extra : NULL);
 	return 0;

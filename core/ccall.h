@@ -141,9 +141,9 @@ cg_ret cg_memset(uintptr_t ctx, cg_devptr dst, unsigned value, int elemSize, siz
 
 // Kernels.
 cg_ret cg_launch(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
-	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, void *args, size_t size);
+	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, uintptr_t args, size_t size);
 cg_ret cg_launch_ex(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
-	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, void *args, size_t size,
+	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, uintptr_t args, size_t size,
 	unsigned cx, unsigned cy, unsigned cz, int cooperative);
 cg_ret cg_kernel_param_info(uintptr_t ctx, uintptr_t k, size_t index, size_t *offset, size_t *size);
 cg_ret cg_kernel_get_attribute(uintptr_t ctx, int *out, int attr, uintptr_t k, int dev);

@@ -130,9 +130,9 @@ func Launch(stream *Stream, cfg LaunchConfig, k *Kernel, args ...any) error {
 	if err := packArgs(buf, k.name, lay.params, args); err != nil {
 		return err
 	}
-	var p unsafe.Pointer
+	var p uintptr // see cLaunch
 	if len(buf) > 0 {
-		p = unsafe.Pointer(&buf[0])
+		p = uintptr(unsafe.Pointer(&buf[0]))
 	}
 	if cfg.Cluster != (Dim3{}) || cfg.Cooperative {
 		err = cLaunchEx(h, k.handle, &cfg, stream.handle, p, len(buf))
@@ -140,7 +140,7 @@ func Launch(stream *Stream, cfg LaunchConfig, k *Kernel, args ...any) error {
 		err = cLaunch(h, k.handle, &cfg, stream.handle, p, len(buf))
 	}
 	if big != nil {
-		k.bufPool.Put(big)
+		k.bufPool.Put(big) // after the call: C read it
 	}
 	runtime.KeepAlive(k)
 	return err
@@ -195,25 +195,6 @@ func (k *Kernel) bigBuffer(n int) *[]byte {
 	return &b
 }
 
-// argSize returns the size of an accepted argument, or -1.
-func argSize(a any) int {
-	switch v := a.(type) {
-	case int8, uint8, bool:
-		return 1
-	case int16, uint16:
-		return 2
-	case int32, uint32, float32:
-		return 4
-	case int64, uint64, float64, complex64, int, uint, uintptr, driver.Deviceptr, *Buffer:
-		return 8
-	case complex128:
-		return 16
-	case Bytes:
-		return len(v)
-	}
-	return -1
-}
-
 // typeName names an argument's type without letting it escape.
 func typeName(a any) string {
 	switch a.(type) {
@@ -262,75 +243,112 @@ func typeName(a any) string {
 }
 
 // packArgs writes args into buf at the offsets of params, checking count,
-// types and sizes first. buf must be zeroed and as long as the layout.
-// It is a pure function (no driver call).
+// types and sizes. buf must be zeroed and as long as the layout. It is a
+// pure function (no driver call). Each argument goes through one type
+// switch that both sizes and writes it: this runs on every launch.
 func packArgs(buf []byte, kernel string, params []ArgumentInfo, args []any) error {
 	if len(args) != len(params) {
 		return fmt.Errorf("core: Launch %s: kernel takes %d arguments, got %d", kernel, len(params), len(args))
 	}
+	le := binary.LittleEndian
 	for i, a := range args {
 		p := params[i]
-		n := argSize(a)
-		if n < 0 {
+		if p.Offset < 0 || p.Size < 0 || p.Offset+p.Size > len(buf) {
+			return fmt.Errorf("core: Launch %s: parameter %d at offset %d does not fit the %d-byte parameter buffer", kernel, i, p.Offset, len(buf))
+		}
+		d := buf[p.Offset : p.Offset+p.Size]
+		// n is the argument's size; it is written only when it matches.
+		var n int
+		switch v := a.(type) {
+		case int8:
+			if n = 1; len(d) == n {
+				d[0] = byte(v)
+			}
+		case uint8:
+			if n = 1; len(d) == n {
+				d[0] = v
+			}
+		case bool:
+			if n = 1; len(d) == n && v {
+				d[0] = 1
+			}
+		case int16:
+			if n = 2; len(d) == n {
+				le.PutUint16(d, uint16(v))
+			}
+		case uint16:
+			if n = 2; len(d) == n {
+				le.PutUint16(d, v)
+			}
+		case int32:
+			if n = 4; len(d) == n {
+				le.PutUint32(d, uint32(v))
+			}
+		case uint32:
+			if n = 4; len(d) == n {
+				le.PutUint32(d, v)
+			}
+		case float32:
+			if n = 4; len(d) == n {
+				le.PutUint32(d, math.Float32bits(v))
+			}
+		case int64:
+			if n = 8; len(d) == n {
+				le.PutUint64(d, uint64(v))
+			}
+		case uint64:
+			if n = 8; len(d) == n {
+				le.PutUint64(d, v)
+			}
+		case float64:
+			if n = 8; len(d) == n {
+				le.PutUint64(d, math.Float64bits(v))
+			}
+		case complex64:
+			if n = 8; len(d) == n {
+				le.PutUint32(d, math.Float32bits(real(v)))
+				le.PutUint32(d[4:], math.Float32bits(imag(v)))
+			}
+		case complex128:
+			if n = 16; len(d) == n {
+				le.PutUint64(d, math.Float64bits(real(v)))
+				le.PutUint64(d[8:], math.Float64bits(imag(v)))
+			}
+		case int:
+			if n = 8; len(d) == n {
+				le.PutUint64(d, uint64(v))
+			}
+		case uint:
+			if n = 8; len(d) == n {
+				le.PutUint64(d, uint64(v))
+			}
+		case uintptr:
+			if n = 8; len(d) == n {
+				le.PutUint64(d, uint64(v))
+			}
+		case driver.Deviceptr:
+			if n = 8; len(d) == n {
+				le.PutUint64(d, uint64(v))
+			}
+		case *Buffer:
+			if n = 8; len(d) == n {
+				if v == nil {
+					return fmt.Errorf("core: Launch %s: argument %d is a nil *Buffer", kernel, i)
+				}
+				if v.closed() {
+					return fmt.Errorf("core: Launch %s: argument %d: %w", kernel, i, ErrClosed)
+				}
+				le.PutUint64(d, uint64(v.ptr))
+			}
+		case Bytes:
+			if n = len(v); len(d) == n {
+				copy(d, v)
+			}
+		default:
 			return fmt.Errorf("core: Launch %s: argument %d has unsupported type %s (use fixed-size numbers, bool, *Buffer, driver.Deviceptr or core.Bytes)", kernel, i, typeName(a))
 		}
 		if n != p.Size {
 			return fmt.Errorf("core: Launch %s: argument %d is %s (%d bytes) but parameter %d takes %d bytes", kernel, i, typeName(a), n, i, p.Size)
-		}
-		if p.Offset < 0 || p.Offset+n > len(buf) {
-			return fmt.Errorf("core: Launch %s: parameter %d at offset %d does not fit the %d-byte parameter buffer", kernel, i, p.Offset, len(buf))
-		}
-		d := buf[p.Offset : p.Offset+n]
-		le := binary.LittleEndian
-		switch v := a.(type) {
-		case int8:
-			d[0] = byte(v)
-		case uint8:
-			d[0] = v
-		case bool:
-			if v {
-				d[0] = 1
-			}
-		case int16:
-			le.PutUint16(d, uint16(v))
-		case uint16:
-			le.PutUint16(d, v)
-		case int32:
-			le.PutUint32(d, uint32(v))
-		case uint32:
-			le.PutUint32(d, v)
-		case float32:
-			le.PutUint32(d, math.Float32bits(v))
-		case int64:
-			le.PutUint64(d, uint64(v))
-		case uint64:
-			le.PutUint64(d, v)
-		case float64:
-			le.PutUint64(d, math.Float64bits(v))
-		case complex64:
-			le.PutUint32(d, math.Float32bits(real(v)))
-			le.PutUint32(d[4:], math.Float32bits(imag(v)))
-		case complex128:
-			le.PutUint64(d, math.Float64bits(real(v)))
-			le.PutUint64(d[8:], math.Float64bits(imag(v)))
-		case int:
-			le.PutUint64(d, uint64(v))
-		case uint:
-			le.PutUint64(d, uint64(v))
-		case uintptr:
-			le.PutUint64(d, uint64(v))
-		case driver.Deviceptr:
-			le.PutUint64(d, uint64(v))
-		case *Buffer:
-			if v == nil {
-				return fmt.Errorf("core: Launch %s: argument %d is a nil *Buffer", kernel, i)
-			}
-			if v.closed() {
-				return fmt.Errorf("core: Launch %s: argument %d: %w", kernel, i, ErrClosed)
-			}
-			le.PutUint64(d, uint64(v.ptr))
-		case Bytes:
-			copy(d, v)
 		}
 	}
 	return nil
