@@ -21,6 +21,43 @@ static int st_is_registered(uintptr_t ctx, uintptr_t p) {
 	return r == 0 && type != 0;
 }
 
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+// st_copy_nt copies with 32-byte loads and non-temporal stores, which
+// skip reading the destination into the cache first and leave the cache
+// alone: on the GPU machine 8 threads move 58 GB/s this way, against
+// 34-38 GB/s through Go's copy (REP MOVS).
+__attribute__((target("avx2")))
+static void st_copy_nt(char *d, const char *s, size_t n) {
+	while (n && ((uintptr_t)d & 31)) { *d++ = *s++; n--; }
+	for (; n >= 128; n -= 128, d += 128, s += 128) {
+		__m256i a = _mm256_loadu_si256((const __m256i *)s);
+		__m256i b = _mm256_loadu_si256((const __m256i *)(s + 32));
+		__m256i c = _mm256_loadu_si256((const __m256i *)(s + 64));
+		__m256i e = _mm256_loadu_si256((const __m256i *)(s + 96));
+		_mm256_stream_si256((__m256i *)d, a);
+		_mm256_stream_si256((__m256i *)(d + 32), b);
+		_mm256_stream_si256((__m256i *)(d + 64), c);
+		_mm256_stream_si256((__m256i *)(d + 96), e);
+	}
+	_mm_sfence(); // the stores are weakly ordered: done before the DMA reads them
+	memcpy(d, s, n);
+}
+#endif
+
+// st_copy copies a staged chunk between pinned and Go memory.
+static void st_copy(void *d, const void *s, size_t n) {
+#if defined(__x86_64__)
+	static int avx2 = -1;
+	if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2");
+	if (avx2) { st_copy_nt(d, s, n); return; }
+#endif
+	memcpy(d, s, n);
+}
+
 // st_htod queues a copy from pinned memory and records ev after it.
 static cg_ret st_htod(uintptr_t ctx, cg_devptr dst, uintptr_t src, size_t n, uintptr_t s, uintptr_t ev) {
 	cg_ret e = cg_ctx_set(ctx);
@@ -48,6 +85,10 @@ static cg_ret st_dtoh(uintptr_t ctx, uintptr_t dst, cg_devptr src, size_t n, uin
 	if (r) return ST_RET(CG_EVENT_RECORD, r);
 	return 0;
 }
+
+// Go memory passed to st_copy is only used during the call.
+#cgo noescape st_copy
+#cgo nocallback st_copy
 */
 import "C"
 
@@ -280,7 +321,7 @@ func copyHtoD(dev *Device, h driver.Context, dst driver.Deviceptr, src unsafe.Po
 				}
 			}
 			off, m := pl.chunk(j)
-			copy(slot.buf[:m], host[off:off+m])
+			stageCopy(slot.buf[:m], host[off:off+m])
 			r := C.st_htod(cu(uintptr(h)), C.cg_devptr(uint64(dst)+uint64(off)), C.uintptr_t(uintptr(slot.p)), C.size_t(m), cu(uintptr(s)), cu(uintptr(ev)))
 			if err := cerr(r); err != nil {
 				return err
@@ -322,7 +363,7 @@ func copyDtoH(dev *Device, h driver.Context, dst unsafe.Pointer, src driver.Devi
 				return err
 			}
 			off, m := pl.chunk(mine[i])
-			copy(host[off:off+m], pl.slots[k].buf[:m])
+			stageCopy(host[off:off+m], pl.slots[k].buf[:m])
 			if i+2 < len(mine) {
 				if err := queue(i + 2); err != nil {
 					return err
@@ -333,4 +374,12 @@ func copyDtoH(dev *Device, h driver.Context, dst unsafe.Pointer, src driver.Devi
 	})
 	runtime.KeepAlive(dst)
 	return err
+}
+
+// stageCopy copies a chunk between a staging buffer and the caller's
+// memory (see st_copy).
+func stageCopy(dst, src []byte) {
+	if n := min(len(dst), len(src)); n > 0 {
+		C.st_copy(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), C.size_t(n))
+	}
 }
