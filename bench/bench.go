@@ -55,7 +55,7 @@ type Suite struct {
 	pageable             []byte       // Go memory, CopySize
 	cPageable            unsafe.Pointer
 	legacy               *core.LegacyMemoryResource
-	pool                 *core.DeviceMemoryResource
+	pool, poolNoReuse    *core.DeviceMemoryResource
 	CompileTime, LoadDur time.Duration
 }
 
@@ -98,6 +98,8 @@ func NewSuite() (*Suite, error) {
 	}
 	s.legacy = core.NewLegacyMemoryResource(dev)
 	s.pool = core.NewDeviceMemoryResource(dev)
+	s.poolNoReuse = core.NewDeviceMemoryResource(dev)
+	s.poolNoReuse.NoReuse = true
 	return s, nil
 }
 
@@ -237,20 +239,14 @@ func (s *Suite) Cases() []*Case {
 			C: func(n int) (time.Duration, error) { return cbase.MemAllocFree(s.Ctx, 1<<20, n) },
 		},
 		{
-			Name: "MemPool", What: "cuMemAllocAsync + cuMemFreeAsync, 1 MiB (DeviceMemoryResource)", Iters: 20000, Target: 1.1, CheckAllocs: true, Chunk: LaunchChunk, Drain: st.Sync,
-			Go: func(n int) error {
-				for range n {
-					b, err := s.pool.Allocate(1<<20, st)
-					if err != nil {
-						return err
-					}
-					if err := b.Close(); err != nil {
-						return err
-					}
-				}
-				return nil
-			},
-			C: func(n int) (time.Duration, error) { return cbase.MemPool(s.Ctx, sh, 1<<20, n) },
+			Name: "MemPool", What: "DeviceMemoryResource.Allocate + Buffer.Close, 1 MiB, same stream (stream-ordered reuse) vs cuMemAllocAsync + cuMemFreeAsync", Iters: 20000, Target: 1.1, CheckAllocs: true, Chunk: LaunchChunk, Drain: st.Sync,
+			Go: func(n int) error { return poolLoop(s.pool, st, n) },
+			C:  func(n int) (time.Duration, error) { return cbase.MemPool(s.Ctx, sh, 1<<20, n) },
+		},
+		{
+			Name: "MemPoolNoReuse", What: "the same with NoReuse: cuMemAllocAsync + cuMemFreeAsync through core", Iters: 20000, Target: 1.1, CheckAllocs: true, Chunk: LaunchChunk, Drain: st.Sync,
+			Go: func(n int) error { return poolLoop(s.poolNoReuse, st, n) },
+			C:  func(n int) (time.Duration, error) { return cbase.MemPool(s.Ctx, sh, 1<<20, n) },
 		},
 		{
 			Name: "Graph100", What: "replay of a captured 100-kernel graph + sync, per kernel", Iters: 300, PerOp: 100, Target: 1.05, CheckAllocs: true,
@@ -305,6 +301,20 @@ func (s *Suite) Cases() []*Case {
 			},
 		},
 	}
+}
+
+// poolLoop allocates and closes n buffers of 1 MiB from mr on st.
+func poolLoop(mr *core.DeviceMemoryResource, st *core.Stream, n int) error {
+	for range n {
+		b, err := mr.Allocate(1<<20, st)
+		if err != nil {
+			return err
+		}
+		if err := b.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func repeat(n int, f func() error) error {

@@ -100,6 +100,7 @@ func BenchmarkLaunchMixed8(b *testing.B)           { runCase(b, "LaunchMixed8") 
 func BenchmarkLaunchSync(b *testing.B)             { runCase(b, "LaunchSync") }
 func BenchmarkMemAllocFree(b *testing.B)           { runCase(b, "MemAllocFree") }
 func BenchmarkMemPool(b *testing.B)                { runCase(b, "MemPool") }
+func BenchmarkMemPoolNoReuse(b *testing.B)         { runCase(b, "MemPoolNoReuse") }
 func BenchmarkGraph100(b *testing.B)               { runCase(b, "Graph100") }
 func BenchmarkCopyH2DPinned_256MiB(b *testing.B)   { runCase(b, "CopyH2DPinned_256MiB") }
 func BenchmarkCopyH2DPageable_256MiB(b *testing.B) { runCase(b, "CopyH2DPageable_256MiB") }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cudago/cudago/bench/cbase"
+	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
 )
 
@@ -253,6 +254,10 @@ func (s *Suite) Diagnose(w io.Writer, reps int) error {
 		}
 	}
 	mr := s.Dev.MemoryResource()
+	fn, err := kernelFunction(s.Ctx, empty)
+	if err != nil {
+		return err
+	}
 	rows := []struct {
 		what string
 		run  func() (time.Duration, error)
@@ -266,6 +271,9 @@ func (s *Suite) Diagnose(w io.Writer, reps int) error {
 		}},
 		{"cuCtxGetCurrent, C loop", func() (time.Duration, error) { return cbase.CtxGetCurrent(s.Ctx, n) }},
 		{"cuLaunchKernel (empty), C loop", func() (time.Duration, error) { return cbase.LaunchEmpty(s.Ctx, empty, sh, n, false) }},
+		{"cuLaunchKernel (empty) of the context's CUfunction (cuKernelGetFunction) instead of the CUkernel, C loop", func() (time.Duration, error) {
+			return cbase.LaunchEmpty(s.Ctx, driver.Kernel(fn), sh, n, false)
+		}},
 		{"cuCtxGetCurrent + cuLaunchKernel (empty), C loop (what core's C layer runs)", func() (time.Duration, error) {
 			return cbase.LaunchEmptyChecked(s.Ctx, empty, sh, n)
 		}},
@@ -294,8 +302,15 @@ func (s *Suite) Diagnose(w io.Writer, reps int) error {
 		})},
 		{"cuMemAllocAsync + cuMemFreeAsync 1 MiB, C loop", func() (time.Duration, error) { return cbase.MemPool(s.Ctx, sh, 1<<20, n) }},
 		{"the same, one bare cgo call each from a Go loop", func() (time.Duration, error) { return cbase.PoolPerCall(s.Ctx, sh, 1<<20, n) }},
-		{"DeviceMemoryResource.Allocate + Buffer.Close, Go", goLoop(func() error {
+		{"DeviceMemoryResource.Allocate + Buffer.Close, Go (stream-ordered reuse)", goLoop(func() error {
 			b, err := mr.Allocate(1<<20, s.Stream)
+			if err != nil {
+				return err
+			}
+			return b.Close()
+		})},
+		{"DeviceMemoryResource.Allocate + Buffer.Close, Go, NoReuse (two driver calls)", goLoop(func() error {
+			b, err := s.poolNoReuse.Allocate(1<<20, s.Stream)
 			if err != nil {
 				return err
 			}
@@ -322,6 +337,16 @@ func (s *Suite) Diagnose(w io.Writer, reps int) error {
 		fmt.Fprintf(w, "| %s | %d ns |\n", r.what, median(times[j]))
 	}
 	return nil
+}
+
+// kernelFunction returns the CUfunction of kernel k in context ctx.
+func kernelFunction(ctx driver.Context, k driver.Kernel) (driver.Function, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := driver.CtxSetCurrent(ctx); err != nil {
+		return 0, err
+	}
+	return driver.KernelGetFunction(k)
 }
 
 // lockedLaunches times n empty launches from a goroutine locked to its OS
