@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cudago/cudago/bindings/driver"
 )
@@ -48,6 +49,7 @@ type poolReuse struct {
 	mu     sync.Mutex
 	blocks []reuseBlock
 	bytes  int
+	n      atomic.Int32 // len(blocks), read without mu by the Sync fast path
 }
 
 // take removes and returns a kept block of size bytes for stream, or 0.
@@ -68,6 +70,7 @@ func (p *poolReuse) remove(i int) {
 	copy(p.blocks[i:], p.blocks[i+1:])
 	p.blocks[len(p.blocks)-1] = reuseBlock{}
 	p.blocks = p.blocks[:len(p.blocks)-1]
+	p.n.Store(int32(len(p.blocks)))
 }
 
 // put keeps b and returns the blocks the limits push out, which the
@@ -77,6 +80,7 @@ func (p *poolReuse) put(b reuseBlock) (out []reuseBlock) {
 	defer p.mu.Unlock()
 	p.blocks = append(p.blocks, b)
 	p.bytes += b.size
+	p.n.Store(int32(len(p.blocks)))
 	for len(p.blocks) > poolReuseBlocks || p.bytes > poolReuseBytes {
 		out = append(out, p.blocks[0])
 		p.remove(0)
@@ -87,6 +91,9 @@ func (p *poolReuse) put(b reuseBlock) (out []reuseBlock) {
 // takeAll removes and returns the blocks of stream, or all when stream is
 // nil.
 func (p *poolReuse) takeAll(stream *Stream) (out []reuseBlock) {
+	if p.n.Load() == 0 { // most syncs: nothing kept, no lock
+		return nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	kept := p.blocks[:0]
@@ -100,15 +107,12 @@ func (p *poolReuse) takeAll(stream *Stream) (out []reuseBlock) {
 	}
 	clear(p.blocks[len(kept):])
 	p.blocks = kept
+	p.n.Store(int32(len(p.blocks)))
 	return out
 }
 
 // len returns the number of kept blocks.
-func (p *poolReuse) len() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.blocks)
-}
+func (p *poolReuse) len() int { return int(p.n.Load()) }
 
 // freeBlocks gives blocks back to the driver, each on its stream, in
 // context h, and returns the first error. Stream live is being closed by
