@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/cudago/cudago/internal/testenv"
 )
 
 // TestGeneratedUpToDate regenerates every bindings package into a temporary
@@ -13,6 +15,9 @@ import (
 func TestGeneratedUpToDate(t *testing.T) {
 	headers, err := findHeaders()
 	if err != nil {
+		if testenv.OnGPUMachine() {
+			t.Skipf("%v: shared/ is not carried to the GPU machine; this test runs in CI", err)
+		}
 		t.Fatal(err)
 	}
 	for name, cfg := range configs {
