@@ -36,9 +36,13 @@ func SettledRSS() int64 {
 
 // RSSGrowth runs f 20 times to warm up, then two rounds of n runs, and
 // returns how much the RSS grew over the round that grew less: a
-// library's one-time growth (first-use caches, a new thread's malloc
-// arena) shows in one round, a leak in both.
+// library's one-time growth (first-use caches) shows in one round, a leak
+// in both. All runs are on one OS thread: a goroutine that moves between
+// threads makes glibc give each new thread a malloc arena, which grew by
+// 5-10 MiB over both rounds of NVRTC compiles on the 16-core GPU machine.
 func RSSGrowth(n int, f func()) int64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	for range 20 {
 		f()
 	}
