@@ -270,6 +270,9 @@ func (s *Suite) Diagnose(w io.Writer, reps int) error {
 			return time.Since(t0), nil
 		}},
 		{"cuCtxGetCurrent, C loop", func() (time.Duration, error) { return cbase.CtxGetCurrent(s.Ctx, n) }},
+		{"cuStreamIsCapturing, C loop (the pool reuse's check, once on Allocate and once on Close)", func() (time.Duration, error) {
+			return cbase.StreamIsCapturing(s.Ctx, sh, n)
+		}},
 		{"cuLaunchKernel (empty), C loop", func() (time.Duration, error) { return cbase.LaunchEmpty(s.Ctx, empty, sh, n, false) }},
 		{"cuLaunchKernel (empty) of the context's CUfunction (cuKernelGetFunction) instead of the CUkernel, C loop", func() (time.Duration, error) {
 			return cbase.LaunchEmpty(s.Ctx, driver.Kernel(fn), sh, n, false)

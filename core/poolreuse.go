@@ -157,10 +157,16 @@ func (r *DeviceMemoryResource) reusable(s *Stream, size int) bool {
 
 // allocate is Allocate after the checks, in context h on stream s.
 func (r *DeviceMemoryResource) allocate(h driver.Context, s *Stream, size int) (*Buffer, error) {
-	var reuse driver.Deviceptr
-	if r.reusable(s, size) {
-		reuse = s.ctx.pool.take(s, size)
+	if !r.reusable(s, size) { // no capture check: it is never kept
+		p, err := cMemAllocAsync(h, uint64(size), s.handle)
+		if err != nil {
+			return nil, err
+		}
+		b := NewBuffer(p, size, r, s)
+		b.noReuse = true // may be a graph's allocation
+		return b, nil
 	}
+	reuse := s.ctx.pool.take(s, size)
 	p, capturing, err := cPoolAlloc(h, s.handle, uint64(size), reuse)
 	if reuse != 0 && (capturing || err != nil) {
 		r.keep(h, reuseBlock{reuse, size, s}) // not used: keep it for later

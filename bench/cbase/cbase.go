@@ -16,7 +16,7 @@ typedef unsigned long long devptr;
 
 enum {
 	F_CTX_SET_CURRENT, F_LAUNCH_KERNEL, F_STREAM_SYNCHRONIZE, F_MEM_ALLOC, F_MEM_FREE,
-	F_MEM_ALLOC_ASYNC, F_MEM_FREE_ASYNC, F_GRAPH_LAUNCH, F_MEMCPY_HTOD, F_MEMCPY_DTOH, F_CTX_GET_CURRENT, F_N
+	F_MEM_ALLOC_ASYNC, F_MEM_FREE_ASYNC, F_GRAPH_LAUNCH, F_MEMCPY_HTOD, F_MEMCPY_DTOH, F_CTX_GET_CURRENT, F_STREAM_IS_CAPTURING, F_N
 };
 static void *fn[F_N];
 static void cb_set(int i, void *f) { fn[i] = f; }
@@ -87,6 +87,17 @@ static int64_t cb_launch_checked(uintptr_t ctx, uintptr_t f, uintptr_t s, long i
 	int64_t t = now_ns() - t0;
 	CHECK(sync((void *)s));
 	return cb_chunk > 0 ? t : now_ns() - t0; // chunked: the drain is untimed
+}
+
+static int64_t cb_stream_is_capturing(uintptr_t ctx, uintptr_t s, long iters) {
+	SETCTX(ctx);
+	CUresult (*f)(void *, int *) = fn[F_STREAM_IS_CAPTURING];
+	int64_t t0 = now_ns();
+	for (long i = 0; i < iters; i++) {
+		int st = 0;
+		CHECK(f((void *)s, &st));
+	}
+	return now_ns() - t0;
 }
 
 static int64_t cb_ctx_get_current(uintptr_t ctx, long iters) {
@@ -243,17 +254,18 @@ import (
 )
 
 var names = [...]string{
-	C.F_CTX_SET_CURRENT:    "cuCtxSetCurrent",
-	C.F_LAUNCH_KERNEL:      "cuLaunchKernel",
-	C.F_STREAM_SYNCHRONIZE: "cuStreamSynchronize",
-	C.F_MEM_ALLOC:          "cuMemAlloc",
-	C.F_MEM_FREE:           "cuMemFree",
-	C.F_MEM_ALLOC_ASYNC:    "cuMemAllocAsync",
-	C.F_MEM_FREE_ASYNC:     "cuMemFreeAsync",
-	C.F_GRAPH_LAUNCH:       "cuGraphLaunch",
-	C.F_MEMCPY_HTOD:        "cuMemcpyHtoD",
-	C.F_MEMCPY_DTOH:        "cuMemcpyDtoH",
-	C.F_CTX_GET_CURRENT:    "cuCtxGetCurrent",
+	C.F_CTX_SET_CURRENT:     "cuCtxSetCurrent",
+	C.F_LAUNCH_KERNEL:       "cuLaunchKernel",
+	C.F_STREAM_SYNCHRONIZE:  "cuStreamSynchronize",
+	C.F_MEM_ALLOC:           "cuMemAlloc",
+	C.F_MEM_FREE:            "cuMemFree",
+	C.F_MEM_ALLOC_ASYNC:     "cuMemAllocAsync",
+	C.F_MEM_FREE_ASYNC:      "cuMemFreeAsync",
+	C.F_GRAPH_LAUNCH:        "cuGraphLaunch",
+	C.F_MEMCPY_HTOD:         "cuMemcpyHtoD",
+	C.F_MEMCPY_DTOH:         "cuMemcpyDtoH",
+	C.F_CTX_GET_CURRENT:     "cuCtxGetCurrent",
+	C.F_STREAM_IS_CAPTURING: "cuStreamIsCapturing",
 }
 
 var initErr = sync.OnceValue(func() error {
@@ -376,6 +388,15 @@ func CtxGetCurrent(ctx driver.Context, iters int) (time.Duration, error) {
 		return 0, err
 	}
 	return result(C.cb_ctx_get_current(u(uintptr(ctx)), C.long(iters)), "cuCtxGetCurrent")
+}
+
+// StreamIsCapturing times iters calls of cuStreamIsCapturing on s in C
+// (the check core's pool reuse makes on each allocation and free).
+func StreamIsCapturing(ctx driver.Context, s driver.Stream, iters int) (time.Duration, error) {
+	if err := initErr(); err != nil {
+		return 0, err
+	}
+	return result(C.cb_stream_is_capturing(u(uintptr(ctx)), u(uintptr(s)), C.long(iters)), "cuStreamIsCapturing")
 }
 
 // LaunchSaxpyExtra is LaunchSaxpy with the arguments passed as one packed
