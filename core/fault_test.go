@@ -68,8 +68,21 @@ func TestReliabilityChild(t *testing.T) {
 		if err := dev.Sync(); err != nil {
 			t.Fatal(err)
 		}
+		// A pool block kept for reuse dies with the context: the reset
+		// forgets it.
+		kept, err := dev.Allocate(1<<20, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept.Close()
+		if k := dev.PrimaryContext().pool.len(); k != 1 {
+			t.Fatalf("%d pool blocks kept before the reset, want 1", k)
+		}
 		if err := dev.ResetPrimaryContext(); err != nil {
 			t.Fatalf("ResetPrimaryContext of a healthy device: %v", err)
+		}
+		if k := dev.PrimaryContext().pool.len(); k != 0 {
+			t.Fatalf("%d pool blocks kept after the reset, want 0", k)
 		}
 		recoverCheck(t, dev, code)
 		stagedRoundTrip(t, dev) // new staging buffers, in the new context

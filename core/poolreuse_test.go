@@ -148,6 +148,30 @@ func TestGPUPoolReuse(t *testing.T) {
 		t.Errorf("%d blocks kept after the other stream's Close, want 0", k)
 	}
 
+	// A created context gives its blocks back when it is closed.
+	cc, err := dev.CreateContext(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := cc.NewStream(StreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := mr.Allocate(n, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb.Close()
+	if k := cc.pool.len(); k != 1 {
+		t.Errorf("%d blocks kept in the created context, want 1", k)
+	}
+	if err := cc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if k := cc.pool.len(); k != 0 {
+		t.Errorf("%d blocks kept after Context.Close, want 0", k)
+	}
+
 	// NoReuse.
 	off := NewDeviceMemoryResource(dev)
 	off.NoReuse = true
