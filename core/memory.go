@@ -107,24 +107,10 @@ func (r *DeviceMemoryResource) Allocate(size int, stream *Stream) (*Buffer, erro
 }
 
 // Deallocate frees ptr ordered on stream (nil or closed: the legacy
-// default stream).
+// default stream) with cuMemFreeAsync. Buffer.Close may keep the block
+// for reuse instead; Deallocate never does.
 func (r *DeviceMemoryResource) Deallocate(ptr driver.Deviceptr, size int, stream *Stream) error {
-	if ptr == 0 {
-		return nil
-	}
-	if stream == nil {
-		stream = r.dev.DefaultStream()
-	}
-	h, err := stream.enter()
-	if err == ErrClosed {
-		stream = stream.ctx.DefaultStream()
-		h, err = stream.enter()
-	}
-	if err != nil {
-		return err
-	}
-	defer stream.exit()
-	return cMemFreeAsync(h, ptr, stream.handle)
+	return r.release(ptr, size, stream, true)
 }
 
 func (r *DeviceMemoryResource) Device() *Device        { return r.dev }
