@@ -132,7 +132,9 @@ func (b *Buffer) Close() error { return b.CloseOn(b.stream) }
 
 // CloseOn frees the buffer ordered on stream: for a stream-ordered
 // resource the memory is released once the work queued on stream so far
-// is done; the others wait for stream first.
+// is done; the others wait for stream first. A DeviceMemoryResource may
+// instead keep the block for the next Allocate of its size on stream (see
+// DeviceMemoryResource), which is ordered after that work too.
 func (b *Buffer) CloseOn(stream *Stream) error {
 	if !b.life.close() {
 		return nil
