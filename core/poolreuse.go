@@ -116,27 +116,36 @@ func (p *poolReuse) len() int { return int(p.n.Load()) }
 
 // freeBlocks gives blocks back to the driver, each on its stream, in
 // context h, and returns the first error. Stream live is being closed by
-// the caller and its handle is still valid. A block whose stream is
-// closed already (kept while Stream.Close ran) is freed on the legacy
-// default stream once the context is idle: that stream does not wait for
-// non-blocking ones.
+// the caller and its handle is still valid; any other stream is held
+// (enter) for the call, so that its Close waits. A block whose stream is
+// closed already is freed on the legacy default stream once the context
+// is idle: that stream does not wait for non-blocking ones.
 func freeBlocks(h driver.Context, blocks []reuseBlock, live *Stream) error {
 	var first error
-	synced := false
-	for _, b := range blocks {
-		s := b.stream.handle
-		if b.stream != live && b.stream.life.closed() {
-			if !synced {
-				if err := cCtxSync(h); err != nil {
-					return err
-				}
-				synced = true
-			}
-			s = streamLegacy
-		}
-		if err := cMemFreeAsync(h, b.ptr, s); err != nil && first == nil {
+	note := func(err error) {
+		if err != nil && first == nil {
 			first = err
 		}
+	}
+	synced := false
+	for _, b := range blocks {
+		if b.stream == live {
+			note(cMemFreeAsync(h, b.ptr, b.stream.handle))
+			continue
+		}
+		if _, err := b.stream.enter(); err == nil {
+			note(cMemFreeAsync(h, b.ptr, b.stream.handle))
+			b.stream.exit()
+			continue
+		}
+		if !synced {
+			if err := cCtxSync(h); err != nil {
+				note(err)
+				continue // the context is broken: the memory goes with it
+			}
+			synced = true
+		}
+		note(cMemFreeAsync(h, b.ptr, streamLegacy))
 	}
 	return first
 }

@@ -141,6 +141,33 @@ func TestGPUPoolReuse(t *testing.T) {
 			t.Errorf("Stream.Sync left block %#x of its stream kept", blk.ptr)
 		}
 	}
+	// Past the limit, the oldest blocks go back to the driver, each on
+	// its own stream (s2's here, from a Close on s).
+	var many []*Buffer
+	for i := range poolReuseBlocks {
+		b, err := mr.Allocate(4096*(i+1), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		many = append(many, b)
+	}
+	for _, b := range many {
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if k := ctx.pool.len(); k != poolReuseBlocks {
+		t.Errorf("%d blocks kept, want the limit, %d", k, poolReuseBlocks)
+	}
+	for _, blk := range ctx.pool.takeAll(nil) {
+		ctx.pool.put(blk)
+		if blk.stream == s2 {
+			t.Errorf("s2's block, the oldest, was not pushed out")
+		}
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
 	if err := s2.Close(); err != nil {
 		t.Fatal(err)
 	}
