@@ -47,15 +47,7 @@ func TestReliabilityChild(t *testing.T) {
 		loadDamagedChild(t)
 	case "reset-healthy":
 		dev := requireGPU(t)
-		p, err := NewProgram(faultSource, "c++", &ProgramOptions{Arch: "sm_" + dev.Arch()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.Close()
-		code, err := p.Compile("cubin")
-		if err != nil {
-			t.Fatal(err)
-		}
+		code := mustCompile(t, mustProgram(t, faultSource, "c++", &ProgramOptions{Arch: "sm_" + dev.Arch()}), "cubin")
 		defer code.Close()
 		b, err := dev.Allocate(1<<20, nil)
 		if err != nil {
@@ -109,15 +101,7 @@ extern "C" __global__ void inc(int *p, int n) { int i = blockIdx.x * blockDim.x 
 // allocation and launches work again. It prints one marker per step.
 func faultChild(t *testing.T, role string) {
 	dev := requireGPU(t)
-	p, err := NewProgram(faultSource, "c++", &ProgramOptions{Name: "fault.cu", Arch: "sm_" + dev.Arch()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	code, err := p.Compile("cubin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	code := mustCompile(t, mustProgram(t, faultSource, "c++", &ProgramOptions{Name: "fault.cu", Arch: "sm_" + dev.Arch()}), "cubin")
 	defer code.Close()
 	buf, err := NewLegacyMemoryResource(dev).Allocate(1024, nil)
 	if err != nil {

@@ -50,6 +50,24 @@ extern "C" __global__ void add(float* x, float v, int n) {
 }
 
 extern "C" __global__ void noargs() {}
+
+// Parameter lists past Launch's 64-byte and 512-byte stack buffers.
+struct w25 { int v[25]; };
+struct w250 { int v[250]; };
+
+extern "C" __global__ void words25(int* out, w25 w) {
+	int s = 0;
+	for (int i = 0; i < 25; i++) s += w.v[i] * (i + 1);
+	out[0] = s;
+	out[1] = w.v[24];
+}
+
+extern "C" __global__ void words250(int* out, w250 w) {
+	int s = 0;
+	for (int i = 0; i < 250; i++) s += w.v[i] * (i + 1);
+	out[0] = s;
+	out[1] = w.v[249];
+}
 `
 
 var testKernels struct {
@@ -87,7 +105,7 @@ func kernelsFor(t *testing.T, dev *Device) map[string]*Kernel {
 				return err
 			}
 			testKernels.kernels = map[string]*Kernel{}
-			for _, name := range []string{"saxpy", "mixed", "add", "noargs"} {
+			for _, name := range []string{"saxpy", "mixed", "add", "noargs", "words25", "words250"} {
 				k, err := driver.LibraryGetKernel(lib, name)
 				if err != nil {
 					return err

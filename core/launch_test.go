@@ -483,3 +483,50 @@ func TestGPUConcurrentLaunches(t *testing.T) {
 		}
 	}
 }
+
+// TestGPULaunchParameterBuffers launches kernels whose parameters pass
+// Launch's 64-byte stack buffer (108 bytes) and its 512-byte one (1008
+// bytes: a pooled buffer, used twice so that the reused one is cleared
+// and refilled), and checks what the kernels read.
+func TestGPULaunchParameterBuffers(t *testing.T) {
+	dev := gpuDevice(t)
+	ks := kernelsFor(t, dev)
+	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	out, err := dev.Allocate(8, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	for _, c := range []struct {
+		name  string
+		words int
+	}{{"words25", 25}, {"words250", 250}, {"words250", 250}, {"words25", 25}} {
+		for round := range 2 {
+			w := make(Bytes, 4*c.words)
+			var sum int32
+			for i := range c.words {
+				v := int32(i*3 + 1 + round*7)
+				binary.LittleEndian.PutUint32(w[4*i:], uint32(v))
+				sum += v * int32(i+1)
+			}
+			if err := Launch(s, LaunchConfig{Grid: Dim(1), Block: Dim(1)}, ks[c.name], out, w); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			got := make([]int32, 2)
+			if err := CopyFromDeviceAsync(s, got, out); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			last := int32((c.words-1)*3 + 1 + round*7)
+			if got[0] != sum || got[1] != last {
+				t.Errorf("%s round %d: kernel read sum %d, last %d; want %d, %d", c.name, round, got[0], got[1], sum, last)
+			}
+		}
+	}
+}

@@ -54,6 +54,9 @@ type poolReuse struct {
 
 // take removes and returns a kept block of size bytes for stream, or 0.
 func (p *poolReuse) take(stream *Stream, size int) driver.Deviceptr {
+	if p.n.Load() == 0 { // nothing kept: no lock
+		return 0
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i := len(p.blocks) - 1; i >= 0; i-- { // newest first: warmest
@@ -180,9 +183,10 @@ func (r *DeviceMemoryResource) allocate(h driver.Context, s *Stream, size int) (
 	if reuse != 0 && (capturing || err != nil) {
 		r.keep(h, reuseBlock{reuse, size, s}) // not used: keep it for later
 	}
-	if errors.Is(err, driver.ErrorOutOfMemory) && s.ctx.pool.len() > 0 {
+	if errors.Is(err, driver.ErrorOutOfMemory) && !capturing && s.ctx.pool.len() > 0 {
 		// Kept blocks count as used: give them all back, let their frees
-		// complete, and try once more.
+		// complete, and try once more (not while capturing: a context
+		// sync would end the capture).
 		if err := s.ctx.flushReuse(h, nil); err != nil {
 			return nil, err
 		}

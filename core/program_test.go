@@ -18,20 +18,7 @@ import (
 )
 
 // saxpySrc is the runtime-fatbin blog's kernel.
-const saxpySrc = `
-__device__ float compute(float a, float x, float y) {
-	return a * x + y;
-}
-
-extern "C" __global__
-void saxpy(float a, float *x, float *y, float *out, size_t n)
-{
-	size_t tid = blockIdx.x * blockDim.x + threadIdx.x;
-	if (tid < n) {
-		out[tid] = compute(a, x[tid], y[tid]);
-	}
-}
-`
+const saxpySrc = testenv.SeedSaxpy
 
 // seedNVVMIR is the NVVM IR of the JIT-compilation seed, plus the
 // annotation that makes simple_kernel a kernel and the IR version.
