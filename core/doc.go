@@ -1,14 +1,97 @@
 // Package core is cudago's high-level API: devices, contexts, streams,
-// events, memory, compilation (NVRTC, NVVM, PTX), linking (nvJitLink),
-// object code, kernels, launches and graphs, in the spirit of NVIDIA's
-// cuda.core, shaped for Go.
+// events, memory, compilation (NVRTC, NVVM, PTX), linking (nvJitLink or the
+// driver's linker), object code, kernels, launches and graphs, in the spirit
+// of NVIDIA's cuda.core, shaped for Go.
 //
-// Every type that owns a CUDA resource has an idempotent Close; using it
-// after Close returns ErrClosed, never a crash, and a finalizer releases
-// what a user forgot to close. All types are safe for use by several
-// goroutines.
+// A first program compiles a kernel, copies data in, launches and copies the
+// result back:
 //
-// CUDA's current context belongs to an OS thread and goroutines move
-// between threads, so every operation that needs a context sets it and
-// acts within one cgo call: users never call runtime.LockOSThread.
+//	dev, _ := core.GetDevice(0)
+//	prog, _ := core.NewProgram(src, "c++", &core.ProgramOptions{Arch: "sm_90"})
+//	code, _ := prog.Compile("cubin")
+//	k, _ := code.Kernel("saxpy")
+//	x, _ := dev.Allocate(n*4, nil)
+//	defer x.Close()
+//	core.CopyToDevice(x, hostX)
+//	s, _ := dev.NewStream(core.StreamOptions{})
+//	core.Launch(s, core.LaunchConfig{Grid: core.Dim(n / 256), Block: core.Dim(256)}, k, float32(2), x, y, int32(n))
+//	err := s.Sync()
+//
+// # Lifetimes
+//
+// Every type that owns a CUDA resource (Context, Stream, Event, Buffer,
+// ObjectCode, Graph, GraphExec, memory resources) has a Close that is
+// idempotent and safe to call from any goroutine. Using a resource after its
+// Close returns ErrClosed, never a crash: each one holds a guard that an
+// operation acquires for the length of its driver call, so Close waits for
+// calls in flight and refuses new ones. A finalizer releases what a program
+// forgot to close; since a finalizer cannot return an error, one it meets is
+// recorded on the resource's Context and returned by the next Context.Sync.
+// Closing a Context made by Device.CreateContext ends everything made in it;
+// a device's primary context lives as long as the process.
+//
+// # The current context
+//
+// CUDA keeps a "current context" per OS thread, and goroutines move between
+// OS threads at any time. So core never relies on it: every operation that
+// needs a context makes its own current and calls the driver within the same
+// cgo call. Programs using core never call runtime.LockOSThread and never
+// see a call run in another context than the one they asked for. (Those
+// driver calls are generated from a list in internal/bindgen's config; the
+// few C functions written by hand, where one call must do several things for
+// speed, are listed in fastpath.h.)
+//
+// # Streams and ordering
+//
+// Work on one Stream runs in the order it was queued; work on different
+// streams may overlap. Order two streams with an Event (Stream.Record, then
+// Stream.Wait on the other). Launch and the ...Async copies only queue work:
+// wait for it with Stream.Sync, with Stream.WaitContext (which honours a
+// context.Context's deadline), or by receiving from Stream.Done. The
+// synchronous copies (CopyToDevice, CopyFromDevice, Buffer.CopyFrom,
+// Memset8/32) run on the buffer's stream and wait for it, so they see the work
+// queued there before them. Host memory handed to an async copy is kept
+// alive (pinned) until the copy completes; Go slices may be passed directly.
+//
+// # Memory and pool reuse
+//
+// A Device allocates from its default memory resource, a
+// DeviceMemoryResource backed by the device's stream-ordered pool
+// (cuMemAllocAsync). A Buffer remembers its resource and stream; Close frees
+// it in stream order. A Buffer closed on a stream keeps its block for the
+// next allocation of the same size on that stream, which then costs no
+// driver call; Stream.Sync, Stream.Close and running out of memory give such
+// blocks back. DeviceMemoryResource.NoReuse or CUDAGO_POOL_REUSE=off turn
+// this off. PinnedMemoryResource, ManagedMemoryResource and
+// LegacyMemoryResource give page-locked host, managed and cuMemAlloc memory.
+// Buffer.View makes a non-owning view at an offset; closing the buffer ends
+// its views.
+//
+// # Compilation and the cache
+//
+// Program compiles CUDA C++ (NVRTC), NVVM IR (libNVVM) and PTX; Linker links
+// cubins, PTX and LTO-IR; FatbinBuilder packs several architectures into one
+// fat binary. Results are cached on disk, keyed by the source, the options and
+// the compiler's version, in $CUDAGO_CACHE_DIR (default os.UserCacheDir()/cudago),
+// bounded by CUDAGO_CACHE_MAX bytes (1 GiB). CUDAGO_CACHE=off or
+// ProgramOptions.NoCache bypass it; sources that include files from disk are
+// never cached, since the cache cannot see those files change. A compiler or
+// linker failure returns a *CompileError or *LinkError holding the log.
+//
+// # Errors
+//
+// Every call returns an error; none panics on bad input. A failed driver call
+// is a *driver.Error naming the function and the CUresult: match it with
+// errors.Is(err, driver.ErrorOutOfMemory) and friends. A function that the
+// installed driver lacks gives a *driver.MissingFunctionError naming the
+// version it needs. Arguments are checked before the driver sees them
+// (launch argument counts and sizes, copy lengths, view bounds), and those
+// errors say what was wrong.
+//
+// Some errors are sticky: after a kernel faults (CUDA_ERROR_ILLEGAL_ADDRESS,
+// CUDA_ERROR_LAUNCH_FAILED and the others for which driver.Result.Sticky
+// reports true), every later call in that context fails with the same code.
+// IsSticky tells them apart. A created context must then be closed and made
+// anew; for the primary context, close what was made in it and call
+// Device.ResetPrimaryContext, or start a new process.
 package core
