@@ -9,8 +9,8 @@
 //
 // Every element is checked against the sum computed on the CPU. The program
 // prints one line and exits 0 when all are right; on a mismatch or any other
-// error (no NVRTC, say) it prints the error and exits 1. Without a GPU it compiles
-// the kernel for sm_90, says that it cannot run it, and exits 0.
+// error (no NVRTC, say) it prints the error and exits 1. Without a GPU it
+// compiles the kernel for sm_90, says that it cannot run it, and exits 0.
 //
 // Run it from anywhere in the repository (the compiler libraries are found
 // as package pathfinder describes) on a machine with a GPU:
