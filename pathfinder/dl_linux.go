@@ -108,6 +108,8 @@ import (
 	"errors"
 	"fmt"
 	"unsafe"
+
+	"github.com/cudago/cudago/internal/version"
 )
 
 const supported = true
@@ -182,7 +184,11 @@ func (l *Library) Version() (string, error) {
 		if rc := C.cudago_call_i1(f, &v); rc != 0 {
 			return "", l.resultError("cuDriverGetVersion", int(rc))
 		}
-		return fmt.Sprintf("%d.%d", v/1000, v%1000/10), nil
+		ver, err := version.FromCUDA(int(v))
+		if err != nil {
+			return "", fmt.Errorf("pathfinder: cuDriverGetVersion in %s: %w", l.Path, err)
+		}
+		return ver.String(), nil
 	case NVRTC:
 		maj, min, err := nvrtcVersion(l)
 		if err != nil {

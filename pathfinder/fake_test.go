@@ -221,6 +221,7 @@ func TestVersionQueries(t *testing.T) {
 		err  string
 	}{
 		{Driver, "libcuda.so.1", `int cuDriverGetVersion(int *v) { *v = 13010; return 0; }`, "13.1", ""},
+		{Driver, "d12100/libcuda.so.1", `int cuDriverGetVersion(int *v) { *v = 12100; return 0; }`, "12.10", ""},
 		{Driver, "bad/libcuda.so.1", `
 int cuDriverGetVersion(int *v) { return 100; }
 int cuGetErrorName(int rc, const char **s) { *s = rc == 100 ? "CUDA_ERROR_NO_DEVICE" : "?"; return 0; }`,

@@ -1,6 +1,8 @@
 package pathfinder
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -52,6 +54,36 @@ func TestSonameMajor(t *testing.T) {
 	} {
 		if got := sonameMajor(name); got != want {
 			t.Errorf("sonameMajor(%q) = %d, want %d", name, got, want)
+		}
+	}
+}
+
+// TestFileVersion reads the version from the name of the file a link
+// points to, and takes only a dotted version for one.
+func TestFileVersion(t *testing.T) {
+	dir := t.TempDir()
+	for name, want := range map[string]string{
+		"libnvJitLink.so.12.10.12": "12.10.12",
+		"libcufile.so.1.9.1":       "1.9.1",
+		"libnvvm.so.4.0.0":         "4.0.0",
+		"libfoo.so.1.debug":        "",
+		"libfoo.so.":               "",
+		"libfoo.so":                "",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		link := filepath.Join(dir, "link-"+name)
+		if err := os.Symlink(name, link); err != nil {
+			t.Fatal(err)
+		}
+		got, err := fileVersion(link)
+		switch {
+		case want == "" && (err == nil || !strings.Contains(err.Error(), "no version in file name "+p)):
+			t.Errorf("fileVersion(-> %s) = %q, %v; want an error naming %s", name, got, err, p)
+		case want != "" && (err != nil || got != want):
+			t.Errorf("fileVersion(-> %s) = %q, %v; want %s", name, got, err, want)
 		}
 	}
 }

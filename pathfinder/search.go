@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/cudago/cudago/internal/version"
 )
 
 // Depths of the tree walks that back up the known subdirectories.
@@ -497,11 +499,12 @@ func sonameMajor(name string) int {
 }
 
 // fileVersion returns the version in the name of the file that path
-// resolves to ("libcufile.so.1.9.1" -> "1.9.1").
+// resolves to ("libcufile.so.1.9.1" -> "1.9.1"); a suffix that is not a
+// dotted version ("libfoo.so.1.debug") is no version.
 func fileVersion(path string) (string, error) {
 	real := realpath(path)
 	_, v, ok := strings.Cut(filepath.Base(real), ".so.")
-	if !ok || v == "" {
+	if _, err := version.Parse(v); !ok || err != nil {
 		return "", fmt.Errorf("no version in file name %s", real)
 	}
 	return v, nil

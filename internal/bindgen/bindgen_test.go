@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/version"
 )
 
 // TestGeneratedUpToDate regenerates every bindings package into a temporary
@@ -109,5 +110,29 @@ func TestCountStem(t *testing.T) {
 		if got := countStem(in); got != want {
 			t.Errorf("countStem(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestHeaderVersions checks that every configured header version parses,
+// and that the oldest one is found by number: 12.10 is newer than 12.4,
+// which a float compare got wrong.
+func TestHeaderVersions(t *testing.T) {
+	for name, cfg := range configs {
+		for _, h := range append([]header{cfg.primary}, cfg.others...) {
+			if _, err := version.Parse(h.version); err != nil {
+				t.Errorf("%s: header %s: %v", name, h.file, err)
+			}
+		}
+	}
+	m := &model{cfg: &libConfig{
+		primary: header{"13.0", "x.h", false},
+		others:  []header{{"12.10", "x.h", false}, {"12.4", "x.h", false}, {"12.2", "x_extra.h", true}},
+	}}
+	if got := m.oldest(); got != "12.4" {
+		t.Errorf("oldest of 13.0, 12.10, 12.4 (and extra 12.2) = %q, want 12.4", got)
+	}
+	m.cfg.others = m.cfg.others[:1]
+	if got := m.oldest(); got != "12.10" {
+		t.Errorf("oldest of 13.0, 12.10 = %q, want 12.10", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cudago/cudago/internal/version"
 	"modernc.org/cc/v4"
 )
 
@@ -252,7 +253,7 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 		for _, f := range m.collectFuncs(u) {
 			if prev, ok := byDecl[f.decl]; ok {
 				// The same symbol under another API name in an older header.
-				if versionLess(u.hdr.version, prev.since) {
+				if version.Less(u.hdr.version, prev.since) {
 					prev.since = u.hdr.version
 				}
 				continue
@@ -266,7 +267,7 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 							prev.syms = append(prev.syms, s)
 						}
 					}
-					if versionLess(u.hdr.version, prev.since) {
+					if version.Less(u.hdr.version, prev.since) {
 						prev.since = u.hdr.version
 					}
 					continue
@@ -302,12 +303,6 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 		a.goName = m.claim(a.goName, "func "+a.cname)
 	}
 	return m, nil
-}
-
-func versionLess(a, b string) bool {
-	fa, _ := strconv.ParseFloat(a, 64)
-	fb, _ := strconv.ParseFloat(b, 64)
-	return fa < fb
 }
 
 func contains(s []string, x string) bool {

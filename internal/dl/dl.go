@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/cudago/cudago/internal/version"
 	"github.com/cudago/cudago/pathfinder"
 )
 
@@ -123,53 +124,25 @@ func Dlsym(lib *pathfinder.Library, p *Proc) (unsafe.Pointer, error) {
 	}
 	have, _ := lib.Version()
 	need := p.Since
-	if need != "" && have != "" && !VersionLess(have, need) {
+	if need != "" && have != "" && !version.Less(have, need) {
 		need = "" // the library is new enough, yet lacks it: say only what was tried
 	}
 	return nil, &MissingFunctionError{Func: p.Name, Lib: lib.Path, Have: have, Need: need, Symbols: p.Symbols}
 }
 
-// VersionLess compares dotted versions: "12.4" < "13.0".
-func VersionLess(a, b string) bool {
-	pa, pb := splitVersion(a), splitVersion(b)
-	for i := 0; i < len(pa) || i < len(pb); i++ {
-		var x, y int
-		if i < len(pa) {
-			x = pa[i]
-		}
-		if i < len(pb) {
-			y = pb[i]
-		}
-		if x != y {
-			return x < y
-		}
-	}
-	return false
-}
+// VersionLess reports whether dotted version a is older than b: "12.4" <
+// "12.10" < "13.0". It is version.Less; a version that does not parse is
+// older than every valid one.
+func VersionLess(a, b string) bool { return version.Less(a, b) }
 
-func splitVersion(v string) []int {
-	var out []int
-	n, seen := 0, false
-	for _, r := range v + "." {
-		if r >= '0' && r <= '9' {
-			n = n*10 + int(r-'0')
-			seen = true
-			continue
-		}
-		if seen {
-			out = append(out, n)
-		}
-		n, seen = 0, false
-		if r != '.' {
-			break
-		}
-	}
-	return out
-}
-
-// CUDAVersion formats a CUDA version number: 12040 -> "12.4".
+// CUDAVersion formats a CUDA version number: 12040 -> "12.4". A negative
+// number, which no CUDA call returns, is written as it is.
 func CUDAVersion(v int) string {
-	return strconv.Itoa(v/1000) + "." + strconv.Itoa(v%1000/10)
+	ver, err := version.FromCUDA(v)
+	if err != nil {
+		return strconv.Itoa(v)
+	}
+	return ver.String()
 }
 
 // Code is a library's status type.
