@@ -8,11 +8,31 @@ import (
 	"github.com/cudago/cudago/bindings/driver"
 )
 
-// The package's sentinel errors. Errors that wrap one match it with
-// errors.Is; their messages add what failed.
+// The package's sentinel errors, all of them here. ErrClosed is returned as
+// it is; the others only inside errors that wrap them (errors.Is matches)
+// and whose messages say what failed, which is why their own text has no
+// "core: " prefix.
 
 // ErrClosed is returned by an operation on a resource after its Close.
 var ErrClosed = errors.New("cudago/core: use of a closed resource")
+
+// ErrInvalidCode is matched (errors.Is) by the errors of the From*
+// constructors when the data is not of the kind they were asked for.
+var ErrInvalidCode = errors.New("invalid object code")
+
+// ErrNotLoadable is matched (errors.Is) by the error of Handle and Kernel
+// for code the driver cannot load directly (LTO-IR, host objects, host
+// libraries): link it first with a Linker.
+var ErrNotLoadable = errors.New("object code cannot be loaded by the driver; link it first (NewLinker)")
+
+// ErrInvalidOption is matched (errors.Is) by every error that reports a bad
+// field of ProgramOptions, LinkerOptions or FatbinOptions, or a bad
+// architecture name. Such errors are found before any CUDA library is
+// called, and their message names the option.
+var ErrInvalidOption = errors.New("invalid option")
+
+// errCorrupt marks a compile-cache entry that failed verification.
+var errCorrupt = errors.New("corrupted cache entry")
 
 // IsSticky reports whether err holds a driver error that leaves its
 // context unusable (driver.Result.Sticky, from cuda.h's text): a kernel

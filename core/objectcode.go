@@ -32,15 +32,6 @@ const (
 	CodeLibrary = "library"
 )
 
-// ErrInvalidCode is matched (errors.Is) by the errors of the From*
-// constructors when the data is not of the kind they were asked for.
-var ErrInvalidCode = errors.New("invalid object code")
-
-// ErrNotLoadable is matched (errors.Is) by the error of Handle and Kernel
-// for code the driver cannot load directly (LTO-IR, host objects, host
-// libraries): link it first with a Linker.
-var ErrNotLoadable = errors.New("object code cannot be loaded by the driver; link it first (NewLinker)")
-
 // ensureInit initializes the driver once per process (initDriver, in
 // device.go: cuInit and the C layer's entry points) and returns its
 // result, wrapped to say what failed, every time. Compilation, linking and
