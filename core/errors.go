@@ -14,7 +14,7 @@ import (
 // "core: " prefix.
 
 // ErrClosed is returned by an operation on a resource after its Close.
-var ErrClosed = errors.New("cudago/core: use of a closed resource")
+var ErrClosed = errors.New("core: use of a closed resource")
 
 // ErrInvalidCode is matched (errors.Is) by the errors of the From*
 // constructors when the data is not of the kind they were asked for.

@@ -16,7 +16,7 @@ type optionError struct {
 }
 
 func (e *optionError) Error() string {
-	return "cudago/core: " + e.Option + ": " + e.Reason
+	return "core: " + e.Option + ": " + e.Reason
 }
 
 func (e *optionError) Unwrap() error { return ErrInvalidOption }
