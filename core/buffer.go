@@ -48,7 +48,28 @@ type bufferRef struct {
 	stream *Stream
 }
 
-func freeBuffer(r bufferRef) { r.mr.Deallocate(r.ptr, r.size, r.stream) }
+// freeBuffer is the finalizer of a forgotten Buffer. Its error is recorded
+// for the next Sync of the buffer's context.
+func freeBuffer(r bufferRef) {
+	if err := r.mr.Deallocate(r.ptr, r.size, r.stream); err != nil {
+		if c := r.context(); c != nil {
+			c.record(fmt.Sprintf("freeing a forgotten Buffer (%d bytes at %#x)", r.size, uint64(r.ptr)), err)
+		}
+	}
+}
+
+// context is where an error of freeing r is recorded: its stream's
+// context, or its device's primary context when it has no stream or that
+// context is closed.
+func (r bufferRef) context() *Context {
+	if r.stream != nil && !r.stream.ctx.life.closed() {
+		return r.stream.ctx
+	}
+	if d := r.mr.Device(); d != nil {
+		return d.primary
+	}
+	return nil
+}
 
 // View returns a Buffer for the n bytes of b at offset off, sharing b's
 // memory: copies, memsets, launches and HostSlice then work on that part

@@ -158,9 +158,6 @@ func (c *diskCache) path(key string) string {
 	return filepath.Join(c.dir, key[:2], key+".cgc")
 }
 
-// errCorrupt marks an entry that failed verification.
-var errCorrupt = errors.New("corrupted cache entry")
-
 // encode lays out an entry: magic, metadata length (u32), metadata (JSON),
 // code length (u64), code, SHA-256 of all that.
 func (e *cacheEntry) encode() ([]byte, error) {

@@ -15,6 +15,13 @@ import (
 // process; its Close does nothing. A created context is destroyed by Close
 // (or, when forgotten, by a finalizer), and with it the streams, events and
 // memory made in it: using them afterwards returns ErrClosed.
+//
+// Errors that no call can return, of finalizers that free forgotten
+// Buffers or destroy forgotten Streams, Events, Graphs and GraphExecs, and
+// of pool blocks kept for reuse that are freed later, are recorded on the
+// context and returned by its next Sync (or Close), joined with errors.Join
+// (at most 8 of them; a last one counts those dropped), and then
+// forgotten. Stream.Sync does not return them.
 type Context struct {
 	dev     *Device
 	primary bool
@@ -22,6 +29,8 @@ type Context struct {
 	mu      sync.Mutex
 	life    life      // created contexts only
 	pool    poolReuse // DeviceMemoryResource blocks kept for reuse
+	// errors no caller could be told of, for the next Sync (errors.go)
+	recorded recorded
 
 	defStream *Stream
 	ptStream  *Stream
@@ -38,6 +47,8 @@ func newCreatedContext(d *Device, h driver.Context) *Context {
 	c := &Context{dev: d}
 	c.h.Store(uintptr(h))
 	c.initStreams()
+	// The error of destroying a forgotten context has nowhere to go: the
+	// context is what Sync would report it on.
 	c.cleanup = runtime.AddCleanup(c, func(h driver.Context) { cCtxDestroy(h) }, h)
 	return c
 }
@@ -107,14 +118,16 @@ func (c *Context) Device() *Device { return c.dev }
 // IsPrimary reports whether c is its device's primary context.
 func (c *Context) IsPrimary() bool { return c.primary }
 
-// Close destroys a created context; for a primary context it does nothing.
+// Close destroys a created context, and returns the errors recorded on it
+// (see Context) with its own; for a primary context it does nothing.
 // Closing twice is not an error.
 func (c *Context) Close() error {
 	if c.primary {
 		return nil
 	}
+	var ferr error
 	if h, err := c.enter(); err == nil {
-		c.flushReuse(h, nil) // blocks kept for reuse go back while their streams live
+		ferr = c.flushReuse(h, nil) // blocks kept for reuse go back while their streams live
 		c.exit()
 	}
 	if !c.life.close() {
@@ -123,7 +136,10 @@ func (c *Context) Close() error {
 	c.cleanup.Stop()
 	err := cCtxDestroy(driver.Context(c.h.Load()))
 	c.pool.takeAll(nil) // kept meanwhile: gone with the context
-	return err
+	if err == nil {
+		err = ferr
+	}
+	return c.withRecorded(err)
 }
 
 // SetCurrent makes c current on the calling OS thread; see
@@ -138,17 +154,20 @@ func (c *Context) SetCurrent() error {
 }
 
 // Sync waits until all work in the context is done. Pool blocks kept for
-// reuse (see DeviceMemoryResource) go back to the pool first.
+// reuse (see DeviceMemoryResource) go back to the pool first. It also
+// returns, and forgets, the errors recorded on the context since the last
+// Sync (see Context): a nil error means none was.
 func (c *Context) Sync() error {
 	h, err := c.enter()
 	if err != nil {
 		return err
 	}
 	defer c.exit()
-	if err := c.flushReuse(h, nil); err != nil {
-		return err
+	err = c.flushReuse(h, nil)
+	if err == nil {
+		err = cCtxSync(h)
 	}
-	return cCtxSync(h)
+	return c.withRecorded(err)
 }
 
 // MemoryInfo returns the free and total memory of the context's device.

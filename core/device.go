@@ -263,7 +263,8 @@ func (d *Device) CreateContext(flags uint32) (*Context, error) {
 // core never needs it: every core operation sets its context itself.
 func (d *Device) SetCurrent() error { return d.primary.SetCurrent() }
 
-// Sync waits until all work on the device's primary context is done.
+// Sync waits until all work on the device's primary context is done, and
+// returns the errors recorded on it meanwhile (see Context.Sync).
 func (d *Device) Sync() error { return d.primary.Sync() }
 
 // MemoryInfo returns the free and total device memory in bytes.

@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"time"
 
@@ -75,12 +76,14 @@ type eventRef struct {
 	e   driver.Event
 }
 
+// destroyEvent is the finalizer of a forgotten Event. Its error is
+// recorded for the next Sync of the context.
 func destroyEvent(r eventRef) {
 	h, err := r.ctx.enter()
 	if err != nil {
-		return
+		return // the context is gone, and its events with it
 	}
-	cEventDestroy(h, r.e)
+	r.ctx.record(fmt.Sprintf("destroying a forgotten event %#x", uintptr(r.e)), cEventDestroy(h, r.e))
 	r.ctx.exit()
 }
 

@@ -110,7 +110,7 @@ func NewFatbinBuilder(opts *FatbinOptions) (*FatbinBuilder, error) {
 	}
 	h, err := nvfatbin.Create(args, uint64(len(args)))
 	if err != nil {
-		return nil, fmt.Errorf("cudago/core: nvFatbin: creating a fatbin with %q: %w", args, err)
+		return nil, fmt.Errorf("core: nvFatbin: creating a fatbin with %q: %w", args, err)
 	}
 	b := &FatbinBuilder{h: &fatbinHandle{h: h}}
 	if opts != nil {
@@ -146,7 +146,7 @@ func (b *FatbinBuilder) AddCubin(cubin []byte, arch, identifier string) error {
 	if arch == "" {
 		a, err := cubinArch(cubin)
 		if err != nil {
-			return fmt.Errorf("cudago/core: AddCubin: %w", err)
+			return fmt.Errorf("core: AddCubin: %w", err)
 		}
 		arch = a
 	}
@@ -161,7 +161,7 @@ func (b *FatbinBuilder) AddCubin(cubin []byte, arch, identifier string) error {
 		return err
 	}
 	if err := nvfatbin.AddCubin(h, b.h.keep(cubin), uint64(len(cubin)), fa, identifier); err != nil {
-		return fmt.Errorf("cudago/core: nvFatbin: adding cubin %q for sm_%s: %w", identifier, fa, err)
+		return fmt.Errorf("core: nvFatbin: adding cubin %q for sm_%s: %w", identifier, fa, err)
 	}
 	return nil
 }
@@ -176,7 +176,7 @@ func (b *FatbinBuilder) AddPTX(ptx []byte, arch, identifier, jitOptions string) 
 	if arch == "" {
 		a, ok := ptxArch(ptx)
 		if !ok {
-			return errors.New("cudago/core: AddPTX: no arch given and no .target sm_NN in the PTX")
+			return errors.New("core: AddPTX: no arch given and no .target sm_NN in the PTX")
 		}
 		arch = a
 	}
@@ -192,7 +192,7 @@ func (b *FatbinBuilder) AddPTX(ptx []byte, arch, identifier, jitOptions string) 
 	}
 	src := string(ptx)
 	if err := nvfatbin.AddPTX(h, src, uint64(len(src)), fa, identifier, jitOptions); err != nil {
-		return fmt.Errorf("cudago/core: nvFatbin: adding PTX %q for compute_%s: %w", identifier, fa, err)
+		return fmt.Errorf("core: nvFatbin: adding PTX %q for compute_%s: %w", identifier, fa, err)
 	}
 	return nil
 }
@@ -214,7 +214,7 @@ func (b *FatbinBuilder) AddLTOIR(ltoir []byte, arch, identifier, jitOptions stri
 		return err
 	}
 	if err := nvfatbin.AddLTOIR(h, b.h.keep(ltoir), uint64(len(ltoir)), fa, identifier, jitOptions); err != nil {
-		return fmt.Errorf("cudago/core: nvFatbin: adding LTO-IR %q for %s: %w", identifier, fa, err)
+		return fmt.Errorf("core: nvFatbin: adding LTO-IR %q for %s: %w", identifier, fa, err)
 	}
 	return nil
 }
@@ -232,7 +232,7 @@ func (b *FatbinBuilder) AddReloc(hostObject []byte) error {
 		return err
 	}
 	if err := nvfatbin.AddReloc(h, b.h.keep(hostObject), uint64(len(hostObject))); err != nil {
-		return fmt.Errorf("cudago/core: nvFatbin: adding relocatable code: %w", err)
+		return fmt.Errorf("core: nvFatbin: adding relocatable code: %w", err)
 	}
 	return nil
 }
@@ -242,7 +242,7 @@ func (b *FatbinBuilder) AddReloc(hostObject []byte) error {
 // *nvfatbin.MissingFunctionError.
 func (b *FatbinBuilder) AddTileIR(tileIR []byte, identifier, options string) error {
 	if len(tileIR) == 0 {
-		return fmt.Errorf("cudago/core: %w: Tile IR: empty", ErrInvalidCode)
+		return fmt.Errorf("core: %w: Tile IR: empty", ErrInvalidCode)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -251,7 +251,7 @@ func (b *FatbinBuilder) AddTileIR(tileIR []byte, identifier, options string) err
 		return err
 	}
 	if err := nvfatbin.AddTileIR(h, b.h.keep(tileIR), uint64(len(tileIR)), identifier, options); err != nil {
-		return fmt.Errorf("cudago/core: nvFatbin: adding Tile IR %q: %w", identifier, err)
+		return fmt.Errorf("core: nvFatbin: adding Tile IR %q: %w", identifier, err)
 	}
 	return nil
 }
@@ -261,7 +261,7 @@ func (b *FatbinBuilder) AddTileIR(tileIR []byte, identifier, options string) err
 // to the built fatbin. The identifier is the code's name.
 func (b *FatbinBuilder) Add(code *ObjectCode, arch string) error {
 	if code == nil {
-		return errors.New("cudago/core: FatbinBuilder.Add: nil object code")
+		return errors.New("core: FatbinBuilder.Add: nil object code")
 	}
 	var err error
 	switch code.codeType {
@@ -274,7 +274,7 @@ func (b *FatbinBuilder) Add(code *ObjectCode, arch string) error {
 	case CodeObject:
 		err = b.AddReloc(code.code)
 	default:
-		err = fmt.Errorf("cudago/core: FatbinBuilder.Add: cannot add %v to a fatbin", code)
+		err = fmt.Errorf("core: FatbinBuilder.Add: cannot add %v to a fatbin", code)
 	}
 	if err == nil && len(code.symbols) > 0 {
 		b.mu.Lock()
@@ -298,7 +298,7 @@ func (b *FatbinBuilder) Build() (*ObjectCode, error) {
 	}
 	out, err := nvfatbin.Bytes(h)
 	if err != nil {
-		return nil, fmt.Errorf("cudago/core: nvFatbin: building the fatbin: %w", err)
+		return nil, fmt.Errorf("core: nvFatbin: building the fatbin: %w", err)
 	}
 	return newObjectCode(CodeFatbin, out, b.name, maps.Clone(b.symbols), nil), nil
 }
@@ -391,7 +391,7 @@ func CompileFatbin(src string, archs []string, opts *ProgramOptions) (*ObjectCod
 	wg.Wait()
 	for _, j := range jobs {
 		if j.err != nil {
-			return nil, fmt.Errorf("cudago/core: CompileFatbin for %s: %w", j.arch, j.err)
+			return nil, fmt.Errorf("core: CompileFatbin for %s: %w", j.arch, j.err)
 		}
 	}
 

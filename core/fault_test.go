@@ -132,6 +132,9 @@ func faultChild(t *testing.T, role string) {
 	if !ok {
 		t.Fatalf("the fault gave %v, want one of %v", err, want)
 	}
+	if !IsSticky(err) {
+		t.Errorf("IsSticky(%v) = false", err)
+	}
 	// The error is sticky: the context is unusable.
 	_, err2 := NewLegacyMemoryResource(dev).Allocate(1024, nil)
 	err3 := dev.Sync()

@@ -94,8 +94,8 @@ type graphRef struct {
 func newGraph(h driver.Graph, ctx *Context, hs *graphHandles) *Graph {
 	g := &Graph{handle: h, ctx: ctx, hs: hs}
 	g.cleanup = runtime.AddCleanup(g, func(r graphRef) {
-		if h, err := r.ctx.enter(); err == nil {
-			cGraphDestroy(h, r.g)
+		if h, err := r.ctx.enter(); err == nil { // else the graph went with its context
+			r.ctx.record(fmt.Sprintf("destroying a forgotten graph %#x", uintptr(r.g)), cGraphDestroy(h, r.g))
 			r.ctx.exit()
 		}
 		r.hs.unref()
@@ -140,7 +140,7 @@ func (g *Graph) Instantiate() (*GraphExec, error) {
 	e := &GraphExec{handle: eh, ctx: g.ctx, hs: &handleSet{hs: []*graphHandles{g.hs.ref()}}}
 	e.cleanup = runtime.AddCleanup(e, func(r graphExecRef) {
 		if h, err := r.ctx.enter(); err == nil {
-			cGraphExecDestroy(h, r.e)
+			r.ctx.record(fmt.Sprintf("destroying a forgotten executable graph %#x", uintptr(r.e)), cGraphExecDestroy(h, r.e))
 			r.ctx.exit()
 		}
 		r.hs.unref()

@@ -33,7 +33,7 @@ type LinkError struct {
 }
 
 func (e *LinkError) Error() string {
-	s := fmt.Sprintf("cudago/core: %s: linking %s to %s failed: %s",
+	s := fmt.Sprintf("core: %s: linking %s to %s failed: %s",
 		e.Backend, strings.Join(e.Inputs, ", "), e.Target, errSummary(e.Err))
 	if log := strings.TrimSpace(e.ErrorLog); log != "" {
 		s += "\n" + log
@@ -111,14 +111,14 @@ func NewLinker(opts *LinkerOptions, codes ...*ObjectCode) (*Linker, error) {
 		return nil, err
 	}
 	if len(codes) == 0 {
-		return nil, errors.New("cudago/core: NewLinker: no object code to link")
+		return nil, errors.New("core: NewLinker: no object code to link")
 	}
 	for i, c := range codes {
 		if c == nil {
-			return nil, fmt.Errorf("cudago/core: NewLinker: object code %d is nil", i)
+			return nil, fmt.Errorf("core: NewLinker: object code %d is nil", i)
 		}
 		if _, ok := nvJitLinkInput[c.codeType]; !ok {
-			return nil, fmt.Errorf("cudago/core: NewLinker: object code %d: cannot link code type %q", i, c.codeType)
+			return nil, fmt.Errorf("core: NewLinker: object code %d: cannot link code type %q", i, c.codeType)
 		}
 	}
 	l := &Linker{opts: *opts, args: args, inputs: append([]*ObjectCode(nil), codes...)}
@@ -126,11 +126,11 @@ func NewLinker(opts *LinkerOptions, codes ...*ObjectCode) (*Linker, error) {
 		// No nvJitLink: the driver links, without LTO.
 		l.driver = true
 		if opts.LTO {
-			return nil, fmt.Errorf("cudago/core: NewLinker: LTO needs nvJitLink, which cannot be loaded: %w", err)
+			return nil, fmt.Errorf("core: NewLinker: LTO needs nvJitLink, which cannot be loaded: %w", err)
 		}
 		for _, c := range codes {
 			if c.codeType == CodeLTOIR {
-				return nil, fmt.Errorf("cudago/core: NewLinker: linking LTO-IR (%v) needs nvJitLink, which cannot be loaded: %w", c, err)
+				return nil, fmt.Errorf("core: NewLinker: linking LTO-IR (%v) needs nvJitLink, which cannot be loaded: %w", c, err)
 			}
 		}
 	}
@@ -203,11 +203,11 @@ func (l *Linker) Link(target string) (*ObjectCode, error) {
 			return nil, badOption("LinkerOptions.LTO", "Link(\"ptx\") needs LTO: nvJitLink emits PTX only with -lto")
 		}
 	default:
-		return nil, fmt.Errorf("cudago/core: Link: unknown target %q (want \"cubin\" or \"ptx\")", target)
+		return nil, fmt.Errorf("core: Link: unknown target %q (want \"cubin\" or \"ptx\")", target)
 	}
 	for _, c := range l.inputs {
 		if len(c.code) == 0 {
-			return nil, fmt.Errorf("cudago/core: Link: %v is empty", c)
+			return nil, fmt.Errorf("core: Link: %v is empty", c)
 		}
 	}
 	out, key, cache := l.linkCached(target) // cache.go
@@ -239,7 +239,7 @@ func (l *Linker) Link(target string) (*ObjectCode, error) {
 func cBytes(b []byte) unsafe.Pointer {
 	p := C.malloc(C.size_t(len(b) + 1))
 	if p == nil {
-		panic("cudago/core: out of C memory")
+		panic("core: out of C memory")
 	}
 	buf := unsafe.Slice((*byte)(p), len(b)+1)
 	copy(buf, b)
@@ -340,7 +340,7 @@ func jitTarget(arch string) (uintptr, bool) {
 // call.
 func (l *Linker) linkDriver(target string) ([]byte, error) {
 	if target != CodeCubin {
-		return nil, fmt.Errorf("cudago/core: Link(%q) needs nvJitLink (the driver links only to cubin)", target)
+		return nil, fmt.Errorf("core: Link(%q) needs nvJitLink (the driver links only to cubin)", target)
 	}
 	fail := func(err error, errLog, infoLog string) error {
 		l.errorLog, l.infoLog = errLog, infoLog

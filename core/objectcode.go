@@ -32,22 +32,13 @@ const (
 	CodeLibrary = "library"
 )
 
-// ErrInvalidCode is matched (errors.Is) by the errors of the From*
-// constructors when the data is not of the kind they were asked for.
-var ErrInvalidCode = errors.New("invalid object code")
-
-// ErrNotLoadable is matched (errors.Is) by the error of Handle and Kernel
-// for code the driver cannot load directly (LTO-IR, host objects, host
-// libraries): link it first with a Linker.
-var ErrNotLoadable = errors.New("object code cannot be loaded by the driver; link it first (NewLinker)")
-
 // ensureInit initializes the driver once per process (initDriver, in
 // device.go: cuInit and the C layer's entry points) and returns its
 // result, wrapped to say what failed, every time. Compilation, linking and
 // fatbin building never need it; loading code does.
 func ensureInit() error {
 	if err := initDriver(); err != nil {
-		return fmt.Errorf("cudago/core: initializing the CUDA driver: %w", err)
+		return fmt.Errorf("core: initializing the CUDA driver: %w", err)
 	}
 	return nil
 }
@@ -139,7 +130,7 @@ func fromBytes(codeType string, data []byte, opts []ObjectCodeOption) (*ObjectCo
 func fromFile(codeType, path string, opts []ObjectCodeOption) (*ObjectCode, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("cudago/core: reading %s file %q: %w", codeType, path, err)
+		return nil, fmt.Errorf("core: reading %s file %q: %w", codeType, path, err)
 	}
 	if err := validateCode(codeType, data); err != nil {
 		return nil, fmt.Errorf("%w (file %q)", err, path)
@@ -227,7 +218,7 @@ var ptxVersionRE = regexp.MustCompile(`(?m)^\s*\.version\s+\d+\.\d+`)
 // library.
 func validateCode(codeType string, data []byte) error {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("cudago/core: %w: %s: %s", ErrInvalidCode, codeType, fmt.Sprintf(format, args...))
+		return fmt.Errorf("core: %w: %s: %s", ErrInvalidCode, codeType, fmt.Sprintf(format, args...))
 	}
 	if len(data) == 0 {
 		return bad("empty")
@@ -275,7 +266,7 @@ func validateCode(codeType string, data []byte) error {
 			return bad("not an ar archive (no !<arch> magic)")
 		}
 	default:
-		return fmt.Errorf("cudago/core: %w: unknown code type %q", ErrInvalidCode, codeType)
+		return fmt.Errorf("core: %w: unknown code type %q", ErrInvalidCode, codeType)
 	}
 	return nil
 }
@@ -325,14 +316,14 @@ func (o *ObjectCode) handleLocked() (driver.Library, error) {
 		return o.lib.handle, nil
 	}
 	if !o.loadable() {
-		return 0, fmt.Errorf("cudago/core: loading %v: %w", o, ErrNotLoadable)
+		return 0, fmt.Errorf("core: loading %v: %w", o, ErrNotLoadable)
 	}
 	if err := ensureInit(); err != nil {
-		return 0, fmt.Errorf("cudago/core: loading %v: %w", o, err)
+		return 0, fmt.Errorf("core: loading %v: %w", o, err)
 	}
 	img := C.malloc(C.size_t(len(o.code) + 1))
 	if img == nil {
-		return 0, fmt.Errorf("cudago/core: loading %v: out of C memory", o)
+		return 0, fmt.Errorf("core: loading %v: out of C memory", o)
 	}
 	buf := unsafe.Slice((*byte)(img), len(o.code)+1)
 	copy(buf, o.code)
@@ -340,7 +331,7 @@ func (o *ObjectCode) handleLocked() (driver.Library, error) {
 	h, err := driver.LibraryLoadData(img, nil, nil, 0, nil, nil, 0)
 	if err != nil {
 		C.free(img)
-		return 0, fmt.Errorf("cudago/core: loading %v: %w", o, err)
+		return 0, fmt.Errorf("core: loading %v: %w", o, err)
 	}
 	o.lib = &loadedLibrary{handle: h, image: img}
 	o.cleanup = runtime.AddCleanup(o, func(l *loadedLibrary) { l.unload() }, o.lib)
@@ -368,7 +359,7 @@ func (o *ObjectCode) Kernel(name string) (*Kernel, error) {
 		if sym != name {
 			what += fmt.Sprintf(" (mangled %q)", sym)
 		}
-		msg := fmt.Sprintf("cudago/core: kernel %s not found in %v", what, o)
+		msg := fmt.Sprintf("core: kernel %s not found in %v", what, o)
 		if ks := o.kernelNames(); len(ks) > 0 {
 			msg += "; it has: " + strings.Join(ks, ", ")
 		}
@@ -393,7 +384,7 @@ func (o *ObjectCode) Close() error {
 	o.cleanup.Stop()
 	err := o.lib.unload()
 	if err != nil {
-		return fmt.Errorf("cudago/core: unloading %v: %w", o, err)
+		return fmt.Errorf("core: unloading %v: %w", o, err)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -10,12 +9,6 @@ import (
 	"strings"
 )
 
-// ErrInvalidOption is matched (errors.Is) by every error that reports a bad
-// field of ProgramOptions, LinkerOptions or FatbinOptions, or a bad
-// architecture name. Such errors are found before any CUDA library is
-// called, and their message names the option.
-var ErrInvalidOption = errors.New("invalid option")
-
 // optionError reports a bad option by its Go field name and its flag.
 type optionError struct {
 	Option string // e.g. "ProgramOptions.MaxRegisters"
@@ -23,7 +16,7 @@ type optionError struct {
 }
 
 func (e *optionError) Error() string {
-	return "cudago/core: " + e.Option + ": " + e.Reason
+	return "core: " + e.Option + ": " + e.Reason
 }
 
 func (e *optionError) Unwrap() error { return ErrInvalidOption }

@@ -203,10 +203,12 @@ func (r *DeviceMemoryResource) allocate(h driver.Context, s *Stream, size int) (
 	return b, nil
 }
 
-// keep keeps block b and frees what the limits push out.
+// keep keeps block b and frees what the limits push out. Their error
+// belongs to other Buffers' Closes, long returned: it is recorded for the
+// context's next Sync.
 func (r *DeviceMemoryResource) keep(h driver.Context, b reuseBlock) {
 	if out := b.stream.ctx.pool.put(b); len(out) > 0 {
-		freeBlocks(h, out, nil)
+		b.stream.ctx.record("freeing pool blocks kept for reuse", freeBlocks(h, out, nil))
 	}
 }
 

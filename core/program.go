@@ -32,7 +32,7 @@ type CompileError struct {
 }
 
 func (e *CompileError) Error() string {
-	s := fmt.Sprintf("cudago/core: %s: compiling program %q to %s failed: %s",
+	s := fmt.Sprintf("core: %s: compiling program %q to %s failed: %s",
 		e.Backend, e.Program, e.Target, errSummary(e.Err))
 	if errors.Is(e.Err, nvrtc.ErrorInvalidOption) || errors.Is(e.Err, nvvm.ErrorInvalidOption) {
 		s += fmt.Sprintf(" (options %q)", e.Options)
@@ -95,7 +95,7 @@ func (h *programHandle) destroy() error {
 func NewProgram[C ~string | ~[]byte](code C, codeType string, opts *ProgramOptions) (*Program, error) {
 	ct := strings.ToLower(codeType)
 	if ct != "c++" && ct != "ptx" && ct != "nvvm" {
-		return nil, fmt.Errorf("cudago/core: NewProgram: unknown code type %q (want \"c++\", \"ptx\" or \"nvvm\")", codeType)
+		return nil, fmt.Errorf("core: NewProgram: unknown code type %q (want \"c++\", \"ptx\" or \"nvvm\")", codeType)
 	}
 	p := &Program{codeType: ct, code: string(code)}
 	if opts != nil {
@@ -106,7 +106,7 @@ func NewProgram[C ~string | ~[]byte](code C, codeType string, opts *ProgramOptio
 		p.opts.Extra = append([]string(nil), opts.Extra...)
 	}
 	if len(p.code) == 0 {
-		return nil, fmt.Errorf("cudago/core: NewProgram: empty %s code", ct)
+		return nil, fmt.Errorf("core: NewProgram: empty %s code", ct)
 	}
 	if err := p.opts.checkFor(ct); err != nil {
 		return nil, err
@@ -152,17 +152,17 @@ func (p *Program) newHandle() error {
 		}
 		prog, err := nvrtc.CreateProgram(p.code, p.opts.name(), int32(len(names)), srcs, names)
 		if err != nil {
-			return fmt.Errorf("cudago/core: NVRTC: creating program %q: %w", p.opts.name(), err)
+			return fmt.Errorf("core: NVRTC: creating program %q: %w", p.opts.name(), err)
 		}
 		h.nvrtc = prog
 	case "nvvm":
 		prog, err := nvvm.CreateProgram()
 		if err != nil {
-			return fmt.Errorf("cudago/core: NVVM: creating program %q: %w", p.opts.name(), err)
+			return fmt.Errorf("core: NVVM: creating program %q: %w", p.opts.name(), err)
 		}
 		if err := nvvm.AddModuleToProgram(prog, p.code, uint64(len(p.code)), p.opts.name()); err != nil {
 			nvvm.DestroyProgram(&prog)
-			return fmt.Errorf("cudago/core: NVVM: adding the module of program %q: %w", p.opts.name(), err)
+			return fmt.Errorf("core: NVVM: adding the module of program %q: %w", p.opts.name(), err)
 		}
 		h.nvvm = prog
 	case "ptx":
@@ -210,14 +210,14 @@ func (p *Program) LoweredName(nameExpr string) (string, error) {
 		return "", ErrClosed
 	}
 	if p.codeType != "c++" {
-		return "", fmt.Errorf("cudago/core: LoweredName: a %s program has no name expressions", p.codeType)
+		return "", fmt.Errorf("core: LoweredName: a %s program has no name expressions", p.codeType)
 	}
 	if p.lowered == nil {
-		return "", errors.New("cudago/core: LoweredName: the program has not been compiled")
+		return "", errors.New("core: LoweredName: the program has not been compiled")
 	}
 	s, ok := p.lowered[nameExpr]
 	if !ok {
-		return "", fmt.Errorf("cudago/core: LoweredName: %q is not one of ProgramOptions.NameExpressions", nameExpr)
+		return "", fmt.Errorf("core: LoweredName: %q is not one of ProgramOptions.NameExpressions", nameExpr)
 	}
 	return s, nil
 }
@@ -295,7 +295,7 @@ func (p *Program) Compile(target string) (*ObjectCode, error) {
 	switch target {
 	case CodePTX, CodeCubin, CodeLTOIR:
 	default:
-		return nil, fmt.Errorf("cudago/core: Compile: unknown target %q (want \"ptx\", \"cubin\" or \"ltoir\")", target)
+		return nil, fmt.Errorf("core: Compile: unknown target %q (want \"ptx\", \"cubin\" or \"ltoir\")", target)
 	}
 	p.log = ""
 	return p.compileCached(target) // cache.go; on a miss, compileBackend
@@ -337,7 +337,7 @@ func (p *Program) compileNVRTC(target string) (*ObjectCode, error) {
 	prog := p.h.nvrtc
 	for _, e := range p.opts.NameExpressions {
 		if err := nvrtc.AddNameExpression(prog, e); err != nil {
-			return nil, fmt.Errorf("cudago/core: NVRTC: adding name expression %q: %w", e, err)
+			return nil, fmt.Errorf("core: NVRTC: adding name expression %q: %w", e, err)
 		}
 	}
 	cerr := nvrtc.CompileProgram(prog, int32(len(args)), args)
@@ -356,7 +356,7 @@ func (p *Program) compileNVRTC(target string) (*ObjectCode, error) {
 	for _, e := range p.opts.NameExpressions {
 		s, err := nvrtc.GetLoweredName(prog, e)
 		if err != nil {
-			return nil, fmt.Errorf("cudago/core: NVRTC: lowered name of %q: %w", e, err)
+			return nil, fmt.Errorf("core: NVRTC: lowered name of %q: %w", e, err)
 		}
 		lowered[e] = s
 	}
@@ -377,7 +377,7 @@ func (p *Program) compileNVRTC(target string) (*ObjectCode, error) {
 		err = fmt.Errorf("NVRTC produced no %s", target)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cudago/core: NVRTC: getting the %s of program %q: %w", target, p.opts.name(), err)
+		return nil, fmt.Errorf("core: NVRTC: getting the %s of program %q: %w", target, p.opts.name(), err)
 	}
 	var syms map[string]string
 	if len(lowered) > 0 {
@@ -433,7 +433,7 @@ func (p *Program) compileNVVM(target string) (*ObjectCode, error) {
 	}
 	out, err := nvvm.CompiledResult(prog)
 	if err != nil {
-		return nil, fmt.Errorf("cudago/core: NVVM: getting the result of program %q: %w", p.opts.name(), err)
+		return nil, fmt.Errorf("core: NVVM: getting the result of program %q: %w", p.opts.name(), err)
 	}
 	if irTarget == CodePTX {
 		out = []byte(strings.TrimRight(string(out), "\x00"))
@@ -468,7 +468,7 @@ func (p *Program) compilePTX(target string) (*ObjectCode, error) {
 	case CodePTX:
 		return code, nil
 	case CodeLTOIR:
-		return nil, errors.New("cudago/core: Compile: PTX cannot become LTO-IR")
+		return nil, errors.New("core: Compile: PTX cannot become LTO-IR")
 	}
 	arch := p.opts.Arch
 	if arch == "" {

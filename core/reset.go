@@ -11,10 +11,12 @@ import (
 // (cuDevicePrimaryCtxRelease, then cuDevicePrimaryCtxReset): every
 // allocation, stream, event, graph and loaded module of the primary
 // context is destroyed, and the next operation that needs the context
-// retains a fresh one. It is how a process recovers from a sticky error,
-// such as a kernel that trapped (CUDA_ERROR_LAUNCH_FAILED) or read out of
-// bounds (CUDA_ERROR_ILLEGAL_ADDRESS), after which every call in the
-// context fails; the other way is to start a new process.
+// retains a fresh one. It is how a process recovers from a sticky error
+// (IsSticky), such as a kernel that trapped (CUDA_ERROR_LAUNCH_FAILED) or
+// read out of bounds (CUDA_ERROR_ILLEGAL_ADDRESS), after which every call
+// in the context fails; the other way is to start a new process. The
+// errors recorded on the context for its next Sync (see Context) are
+// forgotten: they are the old context's.
 //
 // Before calling it, stop using the device's primary context from other
 // goroutines and Close the Streams, Events, Buffers, Graphs and
@@ -40,6 +42,7 @@ func (d *Device) ResetPrimaryContext() error {
 	if h := c.h.Swap(0); h != 0 {
 		stagingContextGone(driver.Context(h)) // the reset frees its pinned staging buffers
 		c.pool.takeAll(nil)                   // and the pool blocks kept for reuse
+		c.recorded.take()                     // what failed in the old context is over
 		// Its error, if any, is the sticky one: the reset is the cure.
 		driver.DevicePrimaryCtxRelease(d.handle)
 	}
@@ -54,8 +57,11 @@ func (d *Device) ResetPrimaryContext() error {
 			h, err = driver.DevicePrimaryCtxRetain(d.handle)
 		}
 	}
-	if err != nil {
+	if err != nil && IsSticky(err) {
 		return fmt.Errorf("core: ResetPrimaryContext %v: the driver keeps the error; only a new process can use the device again: %w", d, err)
+	}
+	if err != nil {
+		return fmt.Errorf("core: ResetPrimaryContext %v: retaining a fresh context failed (if it keeps failing, only a new process can use the device): %w", d, err)
 	}
 	c.h.Store(uintptr(h))
 	return nil

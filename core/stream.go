@@ -60,12 +60,14 @@ type streamRef struct {
 	s   driver.Stream
 }
 
+// destroyStream is the finalizer of a forgotten Stream. Its error is
+// recorded for the next Sync of the context.
 func destroyStream(r streamRef) {
 	h, err := r.ctx.enter()
 	if err != nil {
 		return // the context is gone, and its streams with it
 	}
-	cStreamDestroy(h, r.s)
+	r.ctx.record(fmt.Sprintf("destroying a forgotten stream %#x", uintptr(r.s)), cStreamDestroy(h, r.s))
 	r.ctx.exit()
 }
 

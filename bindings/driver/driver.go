@@ -5,7 +5,9 @@
 // Names drop the C prefix: cuMemAlloc is MemAlloc, CUdevice_attribute is
 // DeviceAttribute, CU_DEVICE_ATTRIBUTE_WARP_SIZE is DeviceAttributeWarpSize.
 // Output parameters are results and every function returns an error last;
-// errors.Is(err, ErrorOutOfMemory) matches by status code.
+// errors.Is(err, ErrorOutOfMemory) matches by status code. Result.Explanation
+// is cuda.h's text for a code, and Result.Sticky (Error.Sticky) tells the
+// codes after which the context is unusable: a kernel that faulted.
 //
 // Entry points are resolved on first use through cuGetProcAddress at the
 // CUDA version the header declared them for, so the _v2/_v3 revisions are
@@ -37,7 +39,8 @@ import (
 	"github.com/cudago/cudago/pathfinder"
 )
 
-// Error is a failed driver call: code, name and the driver's message.
+// Error is a failed driver call: code, name and the driver's message; its
+// Sticky method reports a code that leaves the context unusable.
 type Error = dl.Error[Result]
 
 // MissingFunctionError is returned by a function the installed driver lacks.

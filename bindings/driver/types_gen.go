@@ -4241,6 +4241,244 @@ func (v Result) String() string {
 // errors.Is target: errors.Is(err, ErrorUnknown) matches any error with that code.
 func (v Result) Error() string { return v.String() }
 
+// Explanation returns what the header's documentation says the value
+// means, as one line, or "" where it says nothing.
+func (v Result) Explanation() string {
+	switch v {
+	case Success:
+		return "The API call returned with no errors. In the case of query calls, this also means that the operation being queried is complete (see cuEventQuery() and cuStreamQuery())."
+	case ErrorInvalidValue:
+		return "This indicates that one or more of the parameters passed to the API call is not within an acceptable range of values."
+	case ErrorOutOfMemory:
+		return "The API call failed because it was unable to allocate enough memory or other resources to perform the requested operation."
+	case ErrorNotInitialized:
+		return "This indicates that the CUDA driver has not been initialized with cuInit() or that initialization has failed."
+	case ErrorDeinitialized:
+		return "This indicates that the CUDA driver is in the process of shutting down."
+	case ErrorProfilerDisabled:
+		return "This indicates profiler is not initialized for this run. This can happen when the application is running with external profiling tools like visual profiler."
+	case ErrorProfilerNotInitialized:
+		return "Deprecated: This error return is deprecated as of CUDA 5.0. It is no longer an error to attempt to enable/disable the profiling via cuProfilerStart or cuProfilerStop without initialization."
+	case ErrorProfilerAlreadyStarted:
+		return "Deprecated: This error return is deprecated as of CUDA 5.0. It is no longer an error to call cuProfilerStart() when profiling is already enabled."
+	case ErrorProfilerAlreadyStopped:
+		return "Deprecated: This error return is deprecated as of CUDA 5.0. It is no longer an error to call cuProfilerStop() when profiling is already disabled."
+	case ErrorStubLibrary:
+		return "This indicates that the CUDA driver that the application has loaded is a stub library. Applications that run with the stub rather than a real driver loaded will result in CUDA API returning this error."
+	case ErrorCallRequiresNewerDriver:
+		return "This indicates that the API call requires a newer CUDA driver than the one currently installed. Users should install an updated NVIDIA CUDA driver to allow the API call to succeed."
+	case ErrorDeviceUnavailable:
+		return "This indicates that requested CUDA device is unavailable at the current time. Devices are often unavailable due to use of CU_COMPUTEMODE_EXCLUSIVE_PROCESS or CU_COMPUTEMODE_PROHIBITED."
+	case ErrorNoDevice:
+		return "This indicates that no CUDA-capable devices were detected by the installed CUDA driver."
+	case ErrorInvalidDevice:
+		return "This indicates that the device ordinal supplied by the user does not correspond to a valid CUDA device or that the action requested is invalid for the specified device."
+	case ErrorDeviceNotLicensed:
+		return "This error indicates that the Grid license is not applied."
+	case ErrorInvalidImage:
+		return "This indicates that the device kernel image is invalid. This can also indicate an invalid CUDA module."
+	case ErrorInvalidContext:
+		return "This most frequently indicates that there is no context bound to the current thread. This can also be returned if the context passed to an API call is not a valid handle (such as a context that has had cuCtxDestroy() invoked on it). This can also be returned if a user mixes different API versions (i.e. 3010 context with 3020 API calls). See cuCtxGetApiVersion() for more details. This can also be returned if the green context passed to an API call was not converted to a CUcontext using cuCtxFromGreenCtx API."
+	case ErrorContextAlreadyCurrent:
+		return "This indicated that the context being supplied as a parameter to the API call was already the active context. Deprecated: This error return is deprecated as of CUDA 3.2. It is no longer an error to attempt to push the active context via cuCtxPushCurrent()."
+	case ErrorMapFailed:
+		return "This indicates that a map or register operation has failed."
+	case ErrorUnmapFailed:
+		return "This indicates that an unmap or unregister operation has failed."
+	case ErrorArrayIsMapped:
+		return "This indicates that the specified array is currently mapped and thus cannot be destroyed."
+	case ErrorAlreadyMapped:
+		return "This indicates that the resource is already mapped."
+	case ErrorNoBinaryForGpu:
+		return "This indicates that there is no kernel image available that is suitable for the device. This can occur when a user specifies code generation options for a particular CUDA source file that do not include the corresponding device configuration."
+	case ErrorAlreadyAcquired:
+		return "This indicates that a resource has already been acquired."
+	case ErrorNotMapped:
+		return "This indicates that a resource is not mapped."
+	case ErrorNotMappedAsArray:
+		return "This indicates that a mapped resource is not available for access as an array."
+	case ErrorNotMappedAsPointer:
+		return "This indicates that a mapped resource is not available for access as a pointer."
+	case ErrorEccUncorrectable:
+		return "This indicates that an uncorrectable ECC error was detected during execution."
+	case ErrorUnsupportedLimit:
+		return "This indicates that the CUlimit passed to the API call is not supported by the active device."
+	case ErrorContextAlreadyInUse:
+		return "This indicates that the CUcontext passed to the API call can only be bound to a single CPU thread at a time but is already bound to a CPU thread."
+	case ErrorPeerAccessUnsupported:
+		return "This indicates that peer access is not supported across the given devices."
+	case ErrorInvalidPtx:
+		return "This indicates that a PTX JIT compilation failed."
+	case ErrorInvalidGraphicsContext:
+		return "This indicates an error with OpenGL or DirectX context."
+	case ErrorNvlinkUncorrectable:
+		return "This indicates that an uncorrectable NVLink error was detected during the execution."
+	case ErrorJitCompilerNotFound:
+		return "This indicates that the PTX JIT compiler library was not found."
+	case ErrorUnsupportedPtxVersion:
+		return "This indicates that the provided PTX was compiled with an unsupported toolchain."
+	case ErrorJitCompilationDisabled:
+		return "This indicates that the PTX JIT compilation was disabled."
+	case ErrorUnsupportedExecAffinity:
+		return "This indicates that the CUexecAffinityType passed to the API call is not supported by the active device."
+	case ErrorUnsupportedDevsideSync:
+		return "This indicates that the code to be compiled by the PTX JIT contains unsupported call to cudaDeviceSynchronize."
+	case ErrorContained:
+		return "This indicates that an exception occurred on the device that is now contained by the GPU's error containment capability. Common causes are - a. Certain types of invalid accesses of peer GPU memory over nvlink b. Certain classes of hardware errors This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched."
+	case ErrorInvalidSource:
+		return "This indicates that the device kernel source is invalid. This includes compilation/linker errors encountered in device code or user error."
+	case ErrorFileNotFound:
+		return "This indicates that the file specified was not found."
+	case ErrorSharedObjectSymbolNotFound:
+		return "This indicates that a link to a shared object failed to resolve."
+	case ErrorSharedObjectInitFailed:
+		return "This indicates that initialization of a shared object failed."
+	case ErrorOperatingSystem:
+		return "This indicates that an OS call failed."
+	case ErrorInvalidHandle:
+		return "This indicates that a resource handle passed to the API call was not valid. Resource handles are opaque types like CUstream and CUevent."
+	case ErrorIllegalState:
+		return "This indicates that a resource required by the API call is not in a valid state to perform the requested operation."
+	case ErrorLossyQuery:
+		return "This indicates an attempt was made to introspect an object in a way that would discard semantically important information. This is either due to the object using funtionality newer than the API version used to introspect it or omission of optional return arguments."
+	case ErrorNotFound:
+		return "This indicates that a named symbol was not found. Examples of symbols are global/constant variable names, driver function names, texture names, and surface names."
+	case ErrorNotReady:
+		return "This indicates that asynchronous operations issued previously have not completed yet. This result is not actually an error, but must be indicated differently than CUDA_SUCCESS (which indicates completion). Calls that may return this value include cuEventQuery() and cuStreamQuery()."
+	case ErrorIllegalAddress:
+		return "While executing a kernel, the device encountered a load or store instruction on an invalid memory address. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched."
+	case ErrorLaunchOutOfResources:
+		return "This indicates that a launch did not occur because it did not have appropriate resources. This error usually indicates that the user has attempted to pass too many arguments to the device kernel, or the kernel launch specifies too many threads for the kernel's register count. Passing arguments of the wrong size (i.e. a 64-bit pointer when a 32-bit int is expected) is equivalent to passing too many arguments and can also result in this error."
+	case ErrorLaunchTimeout:
+		return "This indicates that the device kernel took too long to execute. This can only occur if timeouts are enabled - see the device attribute CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT for more information. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched."
+	case ErrorLaunchIncompatibleTexturing:
+		return "This error indicates a kernel launch that uses an incompatible texturing mode."
+	case ErrorPeerAccessAlreadyEnabled:
+		return "This error indicates that a call to cuCtxEnablePeerAccess() is trying to re-enable peer access to a context which has already had peer access to it enabled."
+	case ErrorPeerAccessNotEnabled:
+		return "This error indicates that cuCtxDisablePeerAccess() is trying to disable peer access which has not been enabled yet via cuCtxEnablePeerAccess()."
+	case ErrorPrimaryContextActive:
+		return "This error indicates that the primary context for the specified device has already been initialized."
+	case ErrorContextIsDestroyed:
+		return "This error indicates that the context current to the calling thread has been destroyed using cuCtxDestroy, or is a primary context which has not yet been initialized."
+	case ErrorAssert:
+		return "A device-side assert triggered during kernel execution. The context cannot be used anymore, and must be destroyed. All existing device memory allocations from this context are invalid and must be reconstructed if the program is to continue using CUDA."
+	case ErrorTooManyPeers:
+		return "This error indicates that the hardware resources required to enable peer access have been exhausted for one or more of the devices passed to cuCtxEnablePeerAccess()."
+	case ErrorHostMemoryAlreadyRegistered:
+		return "This error indicates that the memory range passed to cuMemHostRegister() has already been registered."
+	case ErrorHostMemoryNotRegistered:
+		return "This error indicates that the pointer passed to cuMemHostUnregister() does not correspond to any currently registered memory region."
+	case ErrorHardwareStackError:
+		return "While executing a kernel, the device encountered a stack error. This can be due to stack corruption or exceeding the stack size limit. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched."
+	case ErrorIllegalInstruction:
+		return "While executing a kernel, the device encountered an illegal instruction. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched."
+	case ErrorMisalignedAddress:
+		return "While executing a kernel, the device encountered a load or store instruction on a memory address which is not aligned. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched."
+	case ErrorInvalidAddressSpace:
+		return "While executing a kernel, the device encountered an instruction which can only operate on memory locations in certain address spaces (global, shared, or local), but was supplied a memory address not belonging to an allowed address space. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched."
+	case ErrorInvalidPc:
+		return "While executing a kernel, the device program counter wrapped its address space. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched."
+	case ErrorLaunchFailed:
+		return "An exception occurred on the device while executing a kernel. Common causes include dereferencing an invalid device pointer and accessing out of bounds shared memory. Less common cases can be system specific - more information about these cases can be found in the system specific user guide. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched."
+	case ErrorCooperativeLaunchTooLarge:
+		return "This error indicates that the number of blocks launched per grid for a kernel that was launched via either cuLaunchCooperativeKernel or cuLaunchCooperativeKernelMultiDevice exceeds the maximum number of blocks as allowed by cuOccupancyMaxActiveBlocksPerMultiprocessor or cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors as specified by the device attribute CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT."
+	case ErrorTensorMemoryLeak:
+		return "An exception occurred on the device while exiting a kernel using tensor memory: the tensor memory was not completely deallocated. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched."
+	case ErrorNotPermitted:
+		return "This error indicates that the attempted operation is not permitted."
+	case ErrorNotSupported:
+		return "This error indicates that the attempted operation is not supported on the current system or device."
+	case ErrorSystemNotReady:
+		return "This error indicates that the system is not yet ready to start any CUDA work. To continue using CUDA, verify the system configuration is in a valid state and all required driver daemons are actively running. More information about this error can be found in the system specific user guide."
+	case ErrorSystemDriverMismatch:
+		return "This error indicates that there is a mismatch between the versions of the display driver and the CUDA driver. Refer to the compatibility documentation for supported versions."
+	case ErrorCompatNotSupportedOnDevice:
+		return "This error indicates that the system was upgraded to run with forward compatibility but the visible hardware detected by CUDA does not support this configuration. Refer to the compatibility documentation for the supported hardware matrix or ensure that only supported hardware is visible during initialization via the CUDA_VISIBLE_DEVICES environment variable."
+	case ErrorMpsConnectionFailed:
+		return "This error indicates that the MPS client failed to connect to the MPS control daemon or the MPS server."
+	case ErrorMpsRpcFailure:
+		return "This error indicates that the remote procedural call between the MPS server and the MPS client failed."
+	case ErrorMpsServerNotReady:
+		return "This error indicates that the MPS server is not ready to accept new MPS client requests. This error can be returned when the MPS server is in the process of recovering from a fatal failure."
+	case ErrorMpsMaxClientsReached:
+		return "This error indicates that the hardware resources required to create MPS client have been exhausted."
+	case ErrorMpsMaxConnectionsReached:
+		return "This error indicates the the hardware resources required to support device connections have been exhausted."
+	case ErrorMpsClientTerminated:
+		return "This error indicates that the MPS client has been terminated by the server. To continue using CUDA, the process must be terminated and relaunched."
+	case ErrorCdpNotSupported:
+		return "This error indicates that the module is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it."
+	case ErrorCdpVersionMismatch:
+		return "This error indicates that a module contains an unsupported interaction between different versions of CUDA Dynamic Parallelism."
+	case ErrorStreamCaptureUnsupported:
+		return "This error indicates that the operation is not permitted when the stream is capturing."
+	case ErrorStreamCaptureInvalidated:
+		return "This error indicates that the current capture sequence on the stream has been invalidated due to a previous error."
+	case ErrorStreamCaptureMerge:
+		return "This error indicates that the operation would have resulted in a merge of two independent capture sequences."
+	case ErrorStreamCaptureUnmatched:
+		return "This error indicates that the capture was not initiated in this stream."
+	case ErrorStreamCaptureUnjoined:
+		return "This error indicates that the capture sequence contains a fork that was not joined to the primary stream."
+	case ErrorStreamCaptureIsolation:
+		return "This error indicates that a dependency would have been created which crosses the capture sequence boundary. Only implicit in-stream ordering dependencies are allowed to cross the boundary."
+	case ErrorStreamCaptureImplicit:
+		return "This error indicates a disallowed implicit dependency on a current capture sequence from cudaStreamLegacy."
+	case ErrorCapturedEvent:
+		return "This error indicates that the operation is not permitted on an event which was last recorded in a capturing stream."
+	case ErrorStreamCaptureWrongThread:
+		return "A stream capture sequence not initiated with the CU_STREAM_CAPTURE_MODE_RELAXED argument to cuStreamBeginCapture was passed to cuStreamEndCapture in a different thread."
+	case ErrorTimeout:
+		return "This error indicates that the timeout specified for the wait operation has lapsed."
+	case ErrorGraphExecUpdateFailure:
+		return "This error indicates that the graph update was not performed because it included changes which violated constraints specific to instantiated graph update."
+	case ErrorExternalDevice:
+		return "This indicates that an async error has occurred in a device outside of CUDA. If CUDA was waiting for an external device's signal before consuming shared data, the external device signaled an error indicating that the data is not valid for consumption. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched."
+	case ErrorInvalidClusterSize:
+		return "Indicates a kernel launch error due to cluster misconfiguration."
+	case ErrorFunctionNotLoaded:
+		return "Indiciates a function handle is not loaded when calling an API that requires a loaded function."
+	case ErrorInvalidResourceType:
+		return "This error indicates one or more resources passed in are not valid resource types for the operation."
+	case ErrorInvalidResourceConfiguration:
+		return "This error indicates one or more resources are insufficient or non-applicable for the operation."
+	case ErrorKeyRotation:
+		return "This error indicates that an error happened during the key rotation sequence."
+	case ErrorUnknown:
+		return "This indicates that an unknown internal error has occurred."
+	}
+	return ""
+}
+
+// Sticky reports whether the header documents the value as leaving the
+// context unusable, every later call in it failing the same way; its doc
+// says one of:
+//
+//	"must be terminated and relaunched"
+//	"cannot be used anymore"
+//
+// Such a context must be destroyed or reset, or the process restarted.
+func (v Result) Sticky() bool {
+	switch v {
+	case ErrorContained,
+		ErrorIllegalAddress,
+		ErrorLaunchTimeout,
+		ErrorAssert,
+		ErrorHardwareStackError,
+		ErrorIllegalInstruction,
+		ErrorMisalignedAddress,
+		ErrorInvalidAddressSpace,
+		ErrorInvalidPc,
+		ErrorLaunchFailed,
+		ErrorTensorMemoryLeak,
+		ErrorMpsClientTerminated,
+		ErrorExternalDevice:
+		return true
+	}
+	return false
+}
+
 // DeviceP2PAttribute is the C type CUdevice_P2PAttribute.
 //
 // P2P Attributes.

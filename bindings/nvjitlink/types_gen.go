@@ -115,6 +115,50 @@ func (v Result) String() string {
 // errors.Is target: errors.Is(err, ErrorLtoNotEnabled) matches any error with that code.
 func (v Result) Error() string { return v.String() }
 
+// Explanation returns what the header's documentation says the value
+// means, as one line, or "" where it says nothing.
+func (v Result) Explanation() string {
+	switch v {
+	case ErrorUnrecognizedOption:
+		return "Unrecognized Option"
+	case ErrorMissingArch:
+		return "Option `-arch=sm_NN` not specified"
+	case ErrorInvalidInput:
+		return "Invalid Input"
+	case ErrorPtxCompile:
+		return "Issue during PTX Compilation"
+	case ErrorNvvmCompile:
+		return "Issue during NVVM Compilation"
+	case ErrorInternal:
+		return "Internal Error"
+	case ErrorThreadpool:
+		return "Issue with Thread Pool"
+	case ErrorUnrecognizedInput:
+		return "Unrecognized Input"
+	case ErrorFinalize:
+		return "Finalizer Error"
+	case ErrorNullInput:
+		return "Null Input"
+	case ErrorIncompatibleOptions:
+		return "Incompatible Options"
+	case ErrorIncorrectInputType:
+		return "Incorrect Input Type"
+	case ErrorArchMismatch:
+		return "Arch Mismatch"
+	case ErrorOutdatedLibrary:
+		return "Outdated Library"
+	case ErrorMissingFatbin:
+		return "Missing Fatbin"
+	case ErrorUnrecognizedArch:
+		return "Unrecognized -arch value"
+	case ErrorUnsupportedArch:
+		return "Unsupported -arch value"
+	case ErrorLtoNotEnabled:
+		return "Requires -lto"
+	}
+	return ""
+}
+
 // InputType is the C type nvJitLinkInputType.
 //
 // The enumerated type nvJitLinkInputType defines the kind of inputs

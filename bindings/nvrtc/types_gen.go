@@ -95,3 +95,9 @@ func (v Result) String() string {
 // Error makes a bare status code usable as an error and as an
 // errors.Is target: errors.Is(err, ErrorTimeTraceFileWriteFailed) matches any error with that code.
 func (v Result) Error() string { return v.String() }
+
+// Explanation returns what the header's documentation says the value
+// means, as one line, or "" where it says nothing.
+func (v Result) Explanation() string {
+	return ""
+}

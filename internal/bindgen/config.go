@@ -42,6 +42,10 @@ type libConfig struct {
 	// outParams names parameters ("function.parameter") that are outputs
 	// although the header's doc does not say so, or says [in] wrongly.
 	outParams map[string]bool
+	// sticky lists phrases of the header's doc of a status value that mark
+	// it as leaving the context unusable (every later call fails with it);
+	// when set, the status type gets a Sticky method true for those values.
+	sticky []string
 }
 
 func libNames() string {
@@ -81,6 +85,9 @@ var configs = map[string]*libConfig{
 		constPref:  []string{"CUDA_", "CU_"},
 		resultType: "CUresult",
 		procAddr:   true,
+		// cuda.h ends the doc of every such code with one of these (700,
+		// 714-719, and also 226, 702, 710, 721, 810, 911).
+		sticky: []string{"must be terminated and relaunched", "cannot be used anymore"},
 		symbolCandidates: func(decl string) (string, []string) {
 			return versioned(decl), []string{decl}
 		},

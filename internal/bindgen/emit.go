@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/cudago/cudago/internal/version"
@@ -99,6 +100,7 @@ func (m *model) emitTypes() []byte {
 		fmt.Fprintf(&b, "\t}\n\treturn \"%s(\" + strconv.FormatInt(int64(v), 10) + \")\"\n}\n\n", e.cname)
 		if e.cname == m.cfg.resultType {
 			fmt.Fprintf(&b, "// Error makes a bare status code usable as an error and as an\n// errors.Is target: errors.Is(err, %s) matches any error with that code.\nfunc (v %s) Error() string { return v.String() }\n\n", e.consts[len(e.consts)-1].goName, e.goName)
+			m.emitStatusDocs(&b, e)
 		}
 	}
 	for _, s := range m.structs {
@@ -135,6 +137,50 @@ func (m *model) emitTypes() []byte {
 		b.WriteString(")\n")
 	}
 	return b.Bytes()
+}
+
+// paragraph joins a doc comment's lines into one line.
+func paragraph(doc string) string { return strings.Join(strings.Fields(doc), " ") }
+
+// emitStatusDocs writes the status type's Explanation (the header's doc of
+// each value) and, where the library configures it, Sticky.
+func (m *model) emitStatusDocs(b *bytes.Buffer, e *enumDef) {
+	var cases []string
+	var sticky []string
+	seen := map[int64]bool{}
+	for _, c := range e.consts {
+		doc := paragraph(c.doc)
+		if doc == "" || seen[c.value] {
+			continue
+		}
+		seen[c.value] = true
+		cases = append(cases, fmt.Sprintf("\tcase %s:\n\t\treturn %q\n", c.goName, doc))
+		for _, p := range m.cfg.sticky {
+			if strings.Contains(doc, p) {
+				sticky = append(sticky, c.goName)
+				break
+			}
+		}
+	}
+	fmt.Fprintf(b, "// Explanation returns what the header's documentation says the value\n// means, as one line, or \"\" where it says nothing.\nfunc (v %s) Explanation() string {\n", e.goName)
+	if len(cases) == 0 {
+		b.WriteString("\treturn \"\"\n}\n\n")
+	} else {
+		b.WriteString("\tswitch v {\n" + strings.Join(cases, "") + "\t}\n\treturn \"\"\n}\n\n")
+	}
+	if len(m.cfg.sticky) == 0 {
+		return
+	}
+	var quoted []string
+	for _, p := range m.cfg.sticky {
+		quoted = append(quoted, strconv.Quote(p))
+	}
+	fmt.Fprintf(b, "// Sticky reports whether the header documents the value as leaving the\n// context unusable, every later call in it failing the same way; its doc\n// says one of:\n//\n//\t%s\n//\n// Such a context must be destroyed or reset, or the process restarted.\nfunc (v %s) Sticky() bool {\n", strings.Join(quoted, "\n//\t"), e.goName)
+	if len(sticky) == 0 {
+		b.WriteString("\treturn false\n}\n\n")
+		return
+	}
+	fmt.Fprintf(b, "\tswitch v {\n\tcase %s:\n\t\treturn true\n\t}\n\treturn false\n}\n\n", strings.Join(sticky, ",\n\t\t"))
 }
 
 func cgoType(c string) string {

@@ -11,6 +11,7 @@ import "C"
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -145,15 +146,23 @@ func CUDAVersion(v int) string {
 	return ver.String()
 }
 
-// Code is a library's status type.
+// Code is a library's status type, as internal/bindgen generates it: an
+// error whose Explanation is the header's documentation of the value ("" where
+// the header has none). The driver's also has Sticky (see Error.Sticky).
 type Code interface {
 	~int32 | ~uint32
 	error
+	Explanation() string
 }
 
 // Error is a failed call: the library, the function, the status code with
 // its name and the library's message for it, and the compiler or linker
 // log where the library keeps one. errors.Is(err, code) matches the code.
+//
+// Its message is "lib: func: CODE_NAME (message)". Where the library has no
+// message for the code (nvJitLink has none), the first sentence of the
+// header's explanation stands in for it; a sticky code adds that the
+// context can no longer be used.
 type Error[C Code] struct {
 	Lib     string
 	Func    string
@@ -163,9 +172,23 @@ type Error[C Code] struct {
 }
 
 func (e *Error[C]) Error() string {
-	s := e.Lib + ": " + e.Func + ": " + e.Code.Error()
-	if e.Message != "" && e.Message != e.Code.Error() {
-		s += " (" + e.Message + ")"
+	name := e.Code.Error()
+	s := e.Lib + ": " + e.Func + ": " + name
+	msg := e.Message
+	if msg == name {
+		msg = ""
+	}
+	if msg == "" {
+		msg = strings.TrimSuffix(firstSentence(e.Code.Explanation()), ".")
+	}
+	if e.Sticky() {
+		if msg != "" {
+			msg += "; "
+		}
+		msg += "sticky: the context can no longer be used"
+	}
+	if msg != "" {
+		s += " (" + msg + ")"
 	}
 	if e.Log != "" {
 		s += "\n" + e.Log
@@ -175,6 +198,33 @@ func (e *Error[C]) Error() string {
 
 // Unwrap returns the status code, so errors.Is and errors.As see it.
 func (e *Error[C]) Unwrap() error { return e.Code }
+
+// Explanation returns what the library's header says the code means ("" if
+// it says nothing): a longer text than Message.
+func (e *Error[C]) Explanation() string { return e.Code.Explanation() }
+
+// Sticky reports whether the code leaves the context unusable: every later
+// call in it fails the same way until it is destroyed or reset, or the
+// process ends (a kernel that faulted: CUDA_ERROR_ILLEGAL_ADDRESS,
+// CUDA_ERROR_LAUNCH_FAILED, ...). Only the driver's codes can be sticky:
+// its Result has a Sticky method, generated from cuda.h's text, which this
+// asks through an optional interface. Callers write
+// errors.As(err, &e) && e.Sticky() with e a *driver.Error (package core's
+// IsSticky does it for any error).
+func (e *Error[C]) Sticky() bool {
+	s, ok := any(e.Code).(interface{ Sticky() bool })
+	return ok && s.Sticky()
+}
+
+// firstSentence returns the first sentence of a one-line text.
+func firstSentence(s string) string {
+	for i := 0; i+2 < len(s); i++ {
+		if s[i] == '.' && s[i+1] == ' ' && s[i+2] >= 'A' && s[i+2] <= 'Z' {
+			return s[:i+1]
+		}
+	}
+	return s
+}
 
 // CString returns s as a NUL-terminated byte slice for a C call.
 func CString(s string) []byte {
