@@ -32,10 +32,10 @@ func badOption(option, format string, args ...any) error {
 	return &optionError{Option: option, Reason: fmt.Sprintf(format, args...)}
 }
 
-// parseArch splits "sm_90a" into ("sm", 90, "a"). It takes the exact,
-// lower-case forms (see parseArchForm): kind is "sm", "compute", "lto", ""
-// for a bare number ("90", as nvFatbin takes it) or "cc" for a compute
-// capability ("9.0").
+// parseArch splits "sm_90a" into ("sm", 90, "a"), for the driver
+// linker's jitTarget. It takes the exact, lower-case forms (see
+// parseArchForm): kind is "sm", "compute", "lto", "" for a bare number
+// ("90", as nvFatbin takes it) or "cc" for a compute capability ("9.0").
 func parseArch(s string) (kind string, num int, suffix string, ok bool) {
 	kind, a, ok := parseArchForm(s)
 	return kind, a.Number, a.Suffix, ok
