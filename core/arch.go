@@ -124,11 +124,14 @@ func compareArch(a, b Arch) int {
 	return strings.Compare(a.Suffix, b.Suffix)
 }
 
-// newestArch is the architecture whose PTX a fatbin carries for GPUs
-// newer than all of archs (not empty): the highest number, preferring the
+// NewestArch is the architecture whose PTX a fatbin for archs carries,
+// for GPUs newer than all of them: the highest number, preferring the
 // plain variant, since the PTX of an "a" or "f" architecture runs only on
-// that architecture or family.
-func newestArch(archs []Arch) Arch {
+// that architecture or family. It is the zero Arch when archs is empty.
+func NewestArch(archs []Arch) Arch {
+	if len(archs) == 0 {
+		return Arch{}
+	}
 	best := archs[0]
 	for _, a := range archs[1:] {
 		if a.Number > best.Number || a.Number == best.Number && (a.Suffix == "" || best.Suffix != "" && a.Suffix < best.Suffix) {

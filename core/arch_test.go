@@ -51,11 +51,14 @@ func TestParseArchList(t *testing.T) {
 	if err != nil || fmt.Sprint(archs) != "[sm_75 sm_80 sm_90 sm_90a]" {
 		t.Errorf("ParseArchList = %v, %v", archs, err)
 	}
-	if got := newestArch(archs); got != (Arch{90, ""}) {
-		t.Errorf("newestArch(%v) = %v, want sm_90 (the plain one)", archs, got)
+	if got := NewestArch(archs); got != (Arch{90, ""}) {
+		t.Errorf("NewestArch(%v) = %v, want sm_90 (the plain one)", archs, got)
 	}
-	if got := newestArch([]Arch{{100, "f"}, {90, ""}, {100, "a"}}); got != (Arch{100, "a"}) {
-		t.Errorf("newestArch without a plain newest = %v, want sm_100a", got)
+	if got := NewestArch([]Arch{{100, "f"}, {90, ""}, {100, "a"}}); got != (Arch{100, "a"}) {
+		t.Errorf("NewestArch without a plain newest = %v, want sm_100a", got)
+	}
+	if got := NewestArch(nil); got != (Arch{}) {
+		t.Errorf("NewestArch(nil) = %v", got)
 	}
 	if archs, err := ParseArchList(); err != nil || len(archs) != 0 {
 		t.Errorf("ParseArchList() = %v, %v", archs, err)

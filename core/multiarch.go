@@ -130,7 +130,7 @@ func FatbinOfArchs(codes []ArchCode, identifier string, opts *FatbinOptions) (*O
 		}
 		archs[i] = r.Arch
 	}
-	top := newestArch(archs)
+	top := NewestArch(archs)
 	b, err := NewFatbinBuilder(opts)
 	if err != nil {
 		return nil, err
