@@ -105,3 +105,31 @@ func TestFatbinArchForms(t *testing.T) {
 		t.Errorf("fatbinArch(volta): %v", err)
 	}
 }
+
+// FuzzParseArch: ParseArch never panics; what it reads, every form it
+// writes reads back the same; what it refuses matches ErrInvalidOption.
+func FuzzParseArch(f *testing.F) {
+	for _, s := range []string{"sm_90", "LTO_100f", "9.0a", "90", "sm_", "12.", "compute_999", "sm_1000", "\x00", "sm_9\u0660"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseArch(s)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidOption) {
+				t.Fatalf("ParseArch(%q): %v does not match ErrInvalidOption", s, err)
+			}
+			return
+		}
+		if a.Number < 10 || a.Number > 999 || a.Suffix != "" && a.Suffix != "a" && a.Suffix != "f" {
+			t.Fatalf("ParseArch(%q) = %#v", s, a)
+		}
+		for _, f := range []string{a.SM(), a.Compute(), a.LTO(), a.Bare()} {
+			if b, err := ParseArch(f); err != nil || b != a {
+				t.Fatalf("ParseArch(%q) = %v, %v; want %v", f, b, err, a)
+			}
+			if _, ok := exactArch(a.SM()); !ok {
+				t.Fatalf("exactArch(%q) refused", a.SM())
+			}
+		}
+	})
+}
