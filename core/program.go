@@ -23,7 +23,7 @@ import (
 type CompileError struct {
 	Program string // the program's name
 	Backend string // "NVRTC", "NVVM" or "nvJitLink"
-	Target  string // "ptx", "cubin" or "ltoir"
+	Target  string // "ptx", "cubin" or "ltoir"; "cubin and ptx" from one compilation (CompileArchs)
 	Log     string
 	Err     error
 	// Options are the options the backend was given; the message lists
