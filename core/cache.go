@@ -542,39 +542,61 @@ func nvjitlinkOrDriver() string {
 	return driverVersion()
 }
 
-// compileCached is Compile behind the cache. Called with p.mu held.
-func (p *Program) compileCached(target string) (*ObjectCode, error) {
+// compileCached is Compile behind the cache, for each target. It
+// compiles (all targets, so that those of one compilation stay one) unless
+// every target hits. Called with p.mu held.
+func (p *Program) compileCached(targets []string) ([]*ObjectCode, error) {
 	c := activeCache()
-	var key string
-	if c != nil {
+	keys := make([]string, len(targets))
+	for i := range targets {
+		if c == nil {
+			break
+		}
 		var ok bool
-		if key, ok = p.cacheKey(target); !ok {
+		if keys[i], ok = p.cacheKey(targets[i]); !ok {
 			c = nil
 		}
 	}
 	if c != nil {
-		if e := c.get(key); e != nil {
-			p.log = e.Log
-			if p.codeType == "c++" {
-				p.lowered = maps.Clone(e.Lowered)
-				if p.lowered == nil {
-					p.lowered = map[string]string{}
-				}
-			}
-			return newObjectCode(e.Type, e.code, e.Name, e.Symbols, nil), nil
+		if out := p.cacheHits(c, keys); out != nil {
+			return out, nil
 		}
+		p.log = "" // a partial hit's
 	}
-	out, err := p.compileBackend(target)
+	out, err := p.compileBackend(targets)
 	if err != nil || c == nil {
 		return out, err
 	}
-	e := &cacheEntry{Key: key, Type: out.codeType, Name: out.name, Symbols: out.symbols,
-		Log: p.log, Compiled: time.Now().UTC(), code: out.code}
-	if p.codeType == "c++" {
-		e.Lowered = p.lowered
+	for i, o := range out {
+		e := &cacheEntry{Key: keys[i], Type: o.codeType, Name: o.name, Symbols: o.symbols,
+			Log: p.log, Compiled: time.Now().UTC(), code: o.code}
+		if p.codeType == "c++" {
+			e.Lowered = p.lowered
+		}
+		c.put(e) // a cache that cannot be written is no error
 	}
-	c.put(e) // a cache that cannot be written is no error
 	return out, nil
+}
+
+// cacheHits returns the entries of keys, or nil unless all are there. It
+// restores the log and the lowered names of the last.
+func (p *Program) cacheHits(c *diskCache, keys []string) []*ObjectCode {
+	out := make([]*ObjectCode, len(keys))
+	for i, key := range keys {
+		e := c.get(key)
+		if e == nil {
+			return nil
+		}
+		p.log = e.Log
+		if p.codeType == "c++" {
+			p.lowered = maps.Clone(e.Lowered)
+			if p.lowered == nil {
+				p.lowered = map[string]string{}
+			}
+		}
+		out[i] = newObjectCode(e.Type, e.code, e.Name, e.Symbols, nil)
+	}
+	return out
 }
 
 // linkCacheKey returns the key of linking l's inputs to target, or false.

@@ -8,8 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"runtime"
-	"sort"
-	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -29,6 +28,9 @@ type FatbinOptions struct {
 	CompressAll bool
 	// Host names the host the fatbin is for (-host=linux|windows).
 	Host string
+	// Debug marks the fatbin as holding debug information (-g), as
+	// nvcc -G makes it.
+	Debug bool
 	// Extra options are appended verbatim.
 	Extra []string
 }
@@ -44,6 +46,9 @@ func (o *FatbinOptions) NVFatbinOptions() ([]string, error) {
 	}
 	if o.CompressAll {
 		out = append(out, "-compress-all")
+	}
+	if o.Debug {
+		out = append(out, "-g")
 	}
 	switch o.Host {
 	case "":
@@ -120,14 +125,14 @@ func NewFatbinBuilder(opts *FatbinOptions) (*FatbinBuilder, error) {
 	return b, nil
 }
 
-// fatbinArch turns "sm_90", "compute_90", "90" or "90a" into nvFatbin's
-// "90" / "90a".
+// fatbinArch turns any form ParseArch reads ("sm_90", "compute_90",
+// "90a") into nvFatbin's "90" / "90a".
 func fatbinArch(arch string) (string, error) {
-	_, n, sfx, ok := parseArch(arch)
-	if !ok {
-		return "", badOption("arch", "unknown architecture %q (want e.g. sm_90, compute_90 or 90)", arch)
+	a, err := ParseArch(arch)
+	if err != nil {
+		return "", err
 	}
-	return strconv.Itoa(n) + sfx, nil
+	return a.Bare(), nil
 }
 
 func (b *FatbinBuilder) begin() (nvfatbin.Handle, error) {
@@ -137,8 +142,9 @@ func (b *FatbinBuilder) begin() (nvfatbin.Handle, error) {
 	return b.h.h, nil
 }
 
-// AddCubin adds a CUBIN for arch ("sm_90" or "90"; empty: read from the
-// CUBIN's ELF header) under identifier (shown by cuobjdump).
+// AddCubin adds a CUBIN for arch (any form ParseArch reads, such as
+// "sm_90" or "90"; empty: read from the CUBIN's ELF header) under
+// identifier (cuobjdump names the entry after it).
 func (b *FatbinBuilder) AddCubin(cubin []byte, arch, identifier string) error {
 	if err := validateCode(CodeCubin, cubin); err != nil {
 		return err
@@ -166,9 +172,10 @@ func (b *FatbinBuilder) AddCubin(cubin []byte, arch, identifier string) error {
 	return nil
 }
 
-// AddPTX adds PTX for arch ("sm_90", "compute_90" or "90"; empty: the
-// PTX's .target) under identifier, with the options the driver's JIT
-// compiler will use (ptxas options, e.g. "-lineinfo"; may be empty).
+// AddPTX adds PTX for arch (any form ParseArch reads, such as
+// "compute_90" or "90"; empty: the PTX's .target) under identifier, with
+// the options the driver's JIT compiler will use (ptxas options, e.g.
+// "-lineinfo"; may be empty). Trailing NULs of ptx are dropped.
 func (b *FatbinBuilder) AddPTX(ptx []byte, arch, identifier, jitOptions string) error {
 	if err := validateCode(CodePTX, ptx); err != nil {
 		return err
@@ -190,7 +197,9 @@ func (b *FatbinBuilder) AddPTX(ptx []byte, arch, identifier, jitOptions string) 
 	if err != nil {
 		return err
 	}
-	src := string(ptx)
+	// Without the NUL: the size makes nvFatbin copy the PTX, whose C copy
+	// the binding frees when AddPTX returns.
+	src := strings.TrimRight(string(ptx), "\x00")
 	if err := nvfatbin.AddPTX(h, src, uint64(len(src)), fa, identifier, jitOptions); err != nil {
 		return fmt.Errorf("core: nvFatbin: adding PTX %q for compute_%s: %w", identifier, fa, err)
 	}
@@ -263,14 +272,19 @@ func (b *FatbinBuilder) Add(code *ObjectCode, arch string) error {
 	if code == nil {
 		return errors.New("core: FatbinBuilder.Add: nil object code")
 	}
+	return b.add(code, arch, code.name)
+}
+
+// add is Add under another identifier.
+func (b *FatbinBuilder) add(code *ObjectCode, arch, identifier string) error {
 	var err error
 	switch code.codeType {
 	case CodeCubin:
-		err = b.AddCubin(code.code, arch, code.name)
+		err = b.AddCubin(code.code, arch, identifier)
 	case CodePTX:
-		err = b.AddPTX(code.code, arch, code.name, "")
+		err = b.AddPTX(code.code, arch, identifier, "")
 	case CodeLTOIR:
-		err = b.AddLTOIR(code.code, arch, code.name, "")
+		err = b.AddLTOIR(code.code, arch, identifier, "")
 	case CodeObject:
 		err = b.AddReloc(code.code)
 	default:
@@ -314,107 +328,4 @@ func (b *FatbinBuilder) Close() error {
 	b.closed = true
 	b.cleanup.Stop()
 	return b.h.destroy()
-}
-
-// CompileFatbin compiles CUDA C++ src with NVRTC once per architecture in
-// archs ("sm_80", "sm_90", or "80", "90"), in parallel, into CUBINs, plus
-// PTX for the newest architecture (so newer GPUs can JIT it), and puts
-// them all into one fatbin, as NVIDIA recommends. opts (may be nil)
-// applies to every compilation; its Arch is ignored. The result carries
-// the lowered names of opts.NameExpressions as symbol mapping.
-func CompileFatbin(src string, archs []string, opts *ProgramOptions) (*ObjectCode, error) {
-	if len(archs) == 0 {
-		return nil, badOption("archs", "no architecture given")
-	}
-	type target struct {
-		arch   string // sm_NN
-		num    int
-		suffix string
-	}
-	seen := map[string]bool{}
-	var ts []target
-	for _, a := range archs {
-		_, n, sfx, ok := parseArch(a)
-		if !ok {
-			return nil, badOption("archs", "unknown architecture %q (want e.g. sm_90 or 90)", a)
-		}
-		sm := "sm_" + strconv.Itoa(n) + sfx
-		if !seen[sm] {
-			seen[sm] = true
-			ts = append(ts, target{sm, n, sfx})
-		}
-	}
-	sort.Slice(ts, func(i, j int) bool {
-		if ts[i].num != ts[j].num {
-			return ts[i].num < ts[j].num
-		}
-		return ts[i].suffix < ts[j].suffix
-	})
-	newest := ts[len(ts)-1]
-	for i := len(ts) - 1; i >= 0; i-- { // PTX of an "a" arch runs only there
-		if ts[i].num == newest.num && ts[i].suffix == "" {
-			newest = ts[i]
-		}
-	}
-
-	base := ProgramOptions{}
-	if opts != nil {
-		base = *opts
-	}
-	name := base.name()
-	type job struct {
-		arch, target string
-		code         *ObjectCode
-		err          error
-	}
-	jobs := make([]job, 0, len(ts)+1)
-	for _, t := range ts {
-		jobs = append(jobs, job{arch: t.arch, target: CodeCubin})
-	}
-	jobs = append(jobs, job{arch: "compute_" + strconv.Itoa(newest.num) + newest.suffix, target: CodePTX})
-	var wg sync.WaitGroup
-	for i := range jobs {
-		wg.Add(1)
-		go func(j *job) {
-			defer wg.Done()
-			o := base
-			o.Arch = j.arch
-			p, err := NewProgram(src, "c++", &o)
-			if err != nil {
-				j.err = err
-				return
-			}
-			defer p.Close()
-			j.code, j.err = p.Compile(j.target)
-		}(&jobs[i])
-	}
-	wg.Wait()
-	for _, j := range jobs {
-		if j.err != nil {
-			return nil, fmt.Errorf("core: CompileFatbin for %s: %w", j.arch, j.err)
-		}
-	}
-
-	b, err := NewFatbinBuilder(&FatbinOptions{Name: name})
-	if err != nil {
-		return nil, err
-	}
-	defer b.Close()
-	for _, j := range jobs {
-		ident := name + "." + j.arch
-		if j.target == CodeCubin {
-			err = b.AddCubin(j.code.code, j.arch, ident)
-		} else {
-			err = b.AddPTX(j.code.code, j.arch, ident, "")
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	out, err := b.Build()
-	if err != nil {
-		return nil, err
-	}
-	out.symbols = jobs[0].code.SymbolMapping()
-	return out, nil
 }

@@ -26,6 +26,7 @@ func FuzzProgramOptions(f *testing.F) {
 		p := &ProgramOptions{
 			Name: define, Arch: arch, Std: std,
 			Defines:      map[string]string{define: value},
+			DefineList:   []string{define + "=" + value},
 			Undefines:    []string{value},
 			IncludePaths: []string{path},
 			PreIncludes:  []string{path},

@@ -248,8 +248,18 @@ func cBytes(b []byte) unsafe.Pointer {
 }
 
 func (l *Linker) linkNVJitLink(target string) (out []byte, err error) {
-	// One nvJitLink session stays on one OS thread: nvJitLink 12.4 keeps
-	// per-thread state and crashes when a handle changes threads.
+	// One nvJitLink session stays on one locked OS thread from Create to
+	// Destroy: nvJitLink 12.4 keeps per-thread state, and a session whose
+	// calls moved between threads, as a goroutine's may, crashed (SIGSEGV
+	// in nvJitLinkCreate or nvJitLinkComplete). This is the one place
+	// cudago drives nvJitLink (Program's PTX-to-cubin step and cudago link
+	// and build come here). Sessions are not serialised: on locked threads,
+	// overlapping sessions link correctly (TestLinkerConcurrentSessions),
+	// and a process-wide lock would make every link wait for the slowest
+	// LTO link of another goroutine. NVRTC and nvFatbin need neither: their
+	// handles hold all their state and move between threads safely
+	// (TestHandlesChangeThreads); Program and FatbinBuilder only keep
+	// their calls one at a time.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	args := l.args

@@ -212,6 +212,53 @@ func FromLibraryFile(path string, opts ...ObjectCodeOption) (*ObjectCode, error)
 	return fromFile(CodeLibrary, path, opts)
 }
 
+// FromFile reads code of any type from a file, telling the type from
+// the content: a fatbin by its magic; a CUDA ELF (EM_CUDA) is a cubin, any
+// other ELF a host object; an ar archive a host library; LTO-IR by its
+// magic; text with a .version directive PTX. The code is then checked as
+// the From*File of its type checks it. Content of no known type is an
+// error matching ErrInvalidCode.
+func FromFile(path string, opts ...ObjectCodeOption) (*ObjectCode, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("core: reading code file %q: %w", path, err)
+	}
+	codeType, ok := detectCodeType(data)
+	if !ok {
+		return nil, fmt.Errorf("core: %w: cannot tell the code type of file %q from its content (not a cubin, fatbin, PTX, LTO-IR, host object or library)", ErrInvalidCode, path)
+	}
+	if codeType == CodePTX {
+		data = bytes.TrimRight(data, "\x00")
+	}
+	if err := validateCode(codeType, data); err != nil {
+		return nil, fmt.Errorf("%w (file %q)", err, path)
+	}
+	return newObjectCode(codeType, data, path, nil, opts), nil
+}
+
+// ltoirMagic starts LTO-IR as NVRTC and NVVM write it (little-endian).
+const ltoirMagic = 0x7F4E43ED
+
+// detectCodeType tells the code type of data from its first bytes.
+func detectCodeType(data []byte) (string, bool) {
+	switch {
+	case len(data) >= 4 && binary.LittleEndian.Uint32(data) == fatbin.Magic:
+		return CodeFatbin, true
+	case bytes.HasPrefix(data, []byte(elf.ELFMAG)):
+		if len(data) >= 20 && elf.Machine(binary.LittleEndian.Uint16(data[18:])) == elf.EM_CUDA {
+			return CodeCubin, true
+		}
+		return CodeObject, true
+	case bytes.HasPrefix(data, []byte("!<arch>\n")):
+		return CodeLibrary, true
+	case len(data) >= 4 && binary.LittleEndian.Uint32(data) == ltoirMagic:
+		return CodeLTOIR, true
+	case ptxVersionRE.Match(data):
+		return CodePTX, true
+	}
+	return "", false
+}
+
 var ptxVersionRE = regexp.MustCompile(`(?m)^\s*\.version\s+\d+\.\d+`)
 
 // validateCode checks that data looks like codeType, without any CUDA

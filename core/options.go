@@ -25,24 +25,21 @@ func badOption(option, format string, args ...any) error {
 	return &optionError{Option: option, Reason: fmt.Sprintf(format, args...)}
 }
 
-// archRE matches the architecture names NVRTC, NVVM and nvJitLink know:
-// sm_90, sm_90a, compute_90, compute_100f ...
-var archRE = regexp.MustCompile(`^(sm|compute)_([1-9][0-9]{1,2})([af]?)$`)
-
-var bareArchRE = regexp.MustCompile(`^([1-9][0-9]{1,2})([af]?)$`)
-
-// parseArch splits "sm_90a" into ("sm", 90, "a"). It also accepts a bare
-// number "90" or "90a" (as nvFatbin takes them), reported as kind "".
+// parseArch splits "sm_90a" into ("sm", 90, "a"), for the driver
+// linker's jitTarget. It takes the exact, lower-case forms (see
+// parseArchForm): kind is "sm", "compute", "lto", "" for a bare number
+// ("90", as nvFatbin takes it) or "cc" for a compute capability ("9.0").
 func parseArch(s string) (kind string, num int, suffix string, ok bool) {
-	if m := archRE.FindStringSubmatch(s); m != nil {
-		n, _ := strconv.Atoi(m[2])
-		return m[1], n, m[3], true
-	}
-	if m := bareArchRE.FindStringSubmatch(s); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return "", n, m[2], true
-	}
-	return "", 0, "", false
+	kind, a, ok := parseArchForm(s)
+	return kind, a.Number, a.Suffix, ok
+}
+
+// exactArch reads the architecture of ProgramOptions.Arch and
+// LinkerOptions.Arch, which go to the compiler as given: sm_NN or
+// compute_NN only.
+func exactArch(s string) (Arch, bool) {
+	form, a, ok := parseArchForm(s)
+	return a, ok && (form == "sm" || form == "compute")
 }
 
 // nvrtcStds are the dialects NVRTC's --std accepts.
@@ -74,6 +71,11 @@ type ProgramOptions struct {
 	// Defines are preprocessor macros (-D NAME=VALUE; an empty value gives
 	// -DNAME, which defines NAME as 1). Rendered in sorted order. NVRTC only.
 	Defines map[string]string
+	// DefineList are macro definitions as a command line gives them, in
+	// order after Defines: "NAME" or "NAME=VALUE" becomes -DNAME or
+	// -DNAME=VALUE as is. "NAME=" defines NAME as empty, which Defines
+	// cannot say, and a later definition of a name wins. NVRTC only.
+	DefineList []string
 	// Undefines are macros to undefine (-U NAME). NVRTC only.
 	Undefines []string
 	// IncludePaths are directories searched for #include (-I). NVRTC only.
@@ -175,8 +177,8 @@ func bool01(b bool) string {
 // validateCommon checks the fields every backend reads.
 func (o *ProgramOptions) validateCommon() error {
 	if o.Arch != "" {
-		if _, _, _, ok := parseArch(o.Arch); !ok || !archRE.MatchString(o.Arch) {
-			return badOption("ProgramOptions.Arch", "unknown architecture %q (want sm_NN or compute_NN, e.g. sm_90)", o.Arch)
+		if _, ok := exactArch(o.Arch); !ok {
+			return badOption("ProgramOptions.Arch", "unknown architecture %q (want sm_NN or compute_NN, e.g. sm_90; ParseArch reads other forms)", o.Arch)
 		}
 	}
 	if o.MaxRegisters < 0 {
@@ -223,6 +225,12 @@ func (o *ProgramOptions) NVRTCOptions() ([]string, error) {
 		} else {
 			out = append(out, "-D"+k)
 		}
+	}
+	for _, d := range o.DefineList {
+		if name, _, _ := strings.Cut(d, "="); !macroRE.MatchString(name) {
+			return nil, badOption("ProgramOptions.DefineList", "bad macro name %q in %q", name, d)
+		}
+		out = append(out, "-D"+d)
 	}
 	for _, k := range o.Undefines {
 		if !macroRE.MatchString(k) {
@@ -334,6 +342,7 @@ func (o *ProgramOptions) onlyNVRTC() []string {
 	}
 	add(o.Std != "", "Std")
 	add(len(o.Defines) > 0, "Defines")
+	add(len(o.DefineList) > 0, "DefineList")
 	add(len(o.Undefines) > 0, "Undefines")
 	add(len(o.IncludePaths) > 0, "IncludePaths")
 	add(len(o.PreIncludes) > 0, "PreIncludes")
@@ -384,8 +393,8 @@ func (o *ProgramOptions) NVVMOptions() ([]string, error) {
 	}
 	var out []string
 	if o.Arch != "" {
-		_, n, sfx, _ := parseArch(o.Arch)
-		out = append(out, "-arch=compute_"+strconv.Itoa(n)+sfx)
+		a, _ := exactArch(o.Arch)
+		out = append(out, "-arch="+a.Compute())
 	}
 	if o.Debug {
 		out = append(out, "-g", "-opt=0")
@@ -487,8 +496,8 @@ func (o *LinkerOptions) NVJitLinkOptions() ([]string, error) {
 	if o == nil || o.Arch == "" {
 		return nil, badOption("LinkerOptions.Arch", "required (e.g. sm_90)")
 	}
-	if !archRE.MatchString(o.Arch) {
-		return nil, badOption("LinkerOptions.Arch", "unknown architecture %q (want sm_NN or compute_NN, e.g. sm_90)", o.Arch)
+	if _, ok := exactArch(o.Arch); !ok {
+		return nil, badOption("LinkerOptions.Arch", "unknown architecture %q (want sm_NN or compute_NN, e.g. sm_90; ParseArch reads other forms)", o.Arch)
 	}
 	out := []string{"-arch=" + o.Arch}
 	if o.MaxRegisters < 0 {

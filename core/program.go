@@ -23,7 +23,7 @@ import (
 type CompileError struct {
 	Program string // the program's name
 	Backend string // "NVRTC", "NVVM" or "nvJitLink"
-	Target  string // "ptx", "cubin" or "ltoir"
+	Target  string // "ptx", "cubin" or "ltoir"; "cubin and ptx" from one compilation (CompileArchs)
 	Log     string
 	Err     error
 	// Options are the options the backend was given; the message lists
@@ -101,6 +101,7 @@ func NewProgram[C ~string | ~[]byte](code C, codeType string, opts *ProgramOptio
 	if opts != nil {
 		p.opts = *opts
 		p.opts.Defines = maps.Clone(opts.Defines)
+		p.opts.DefineList = slices.Clone(opts.DefineList)
 		p.opts.Headers = maps.Clone(opts.Headers)
 		p.opts.NameExpressions = append([]string(nil), opts.NameExpressions...)
 		p.opts.Extra = append([]string(nil), opts.Extra...)
@@ -269,8 +270,8 @@ func (p *Program) realArch() (string, error) {
 			return "", badOption("ProgramOptions.Arch", "required to compile to cubin when no GPU can be queried (e.g. sm_90)")
 		}
 	}
-	_, n, sfx, _ := parseArch(arch)
-	return "sm_" + strconv.Itoa(n) + sfx, nil
+	_, a, _ := parseArchForm(arch)
+	return a.SM(), nil
 }
 
 // Compile compiles the program to target, "ptx", "cubin" or "ltoir",
@@ -287,33 +288,56 @@ func (p *Program) realArch() (string, error) {
 // On failure the error is a *CompileError (or *LinkError for the
 // nvJitLink step) holding the log, which Log also returns.
 func (p *Program) Compile(target string) (*ObjectCode, error) {
+	out, err := p.compile(target)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// compile is Compile of several targets, in order. Targets whose compiler
+// options are the same come from one compilation: the cubin and the PTX
+// of a "c++" program for sm_NN are one NVRTC run (CompileArchs relies on
+// it). Log is the log of the last compilation.
+func (p *Program) compile(targets ...string) ([]*ObjectCode, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return nil, ErrClosed
 	}
-	switch target {
-	case CodePTX, CodeCubin, CodeLTOIR:
-	default:
-		return nil, fmt.Errorf("core: Compile: unknown target %q (want \"ptx\", \"cubin\" or \"ltoir\")", target)
+	for _, target := range targets {
+		switch target {
+		case CodePTX, CodeCubin, CodeLTOIR:
+		default:
+			return nil, fmt.Errorf("core: Compile: unknown target %q (want \"ptx\", \"cubin\" or \"ltoir\")", target)
+		}
 	}
 	p.log = ""
-	return p.compileCached(target) // cache.go; on a miss, compileBackend
+	return p.compileCached(targets) // cache.go; on a miss, compileBackend
 }
 
 // compileBackend runs the compiler(s) of the program's code type.
-func (p *Program) compileBackend(target string) (*ObjectCode, error) {
-	switch p.codeType {
-	case "c++":
-		return p.compileNVRTC(target)
-	case "nvvm":
-		return p.compileNVVM(target)
-	default:
-		return p.compilePTX(target)
+func (p *Program) compileBackend(targets []string) ([]*ObjectCode, error) {
+	if p.codeType == "c++" {
+		return p.compileNVRTC(targets)
 	}
+	out := make([]*ObjectCode, len(targets))
+	for i, target := range targets {
+		var err error
+		if p.codeType == "nvvm" {
+			out[i], err = p.compileNVVM(target)
+		} else {
+			out[i], err = p.compilePTX(target)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
-func (p *Program) compileNVRTC(target string) (*ObjectCode, error) {
+// nvrtcArgs returns NVRTC's options for compiling to target.
+func (p *Program) nvrtcArgs(target string) ([]string, error) {
 	args := p.args
 	if target == CodeCubin {
 		arch, err := p.realArch()
@@ -325,6 +349,48 @@ func (p *Program) compileNVRTC(target string) (*ObjectCode, error) {
 	if target == CodeLTOIR && !p.opts.LTO {
 		args = append(append([]string(nil), args...), "-dlto")
 	}
+	return args, nil
+}
+
+// compileNVRTC compiles to targets, once per distinct option list.
+func (p *Program) compileNVRTC(targets []string) ([]*ObjectCode, error) {
+	args := make([][]string, len(targets))
+	for i, t := range targets {
+		var err error
+		if args[i], err = p.nvrtcArgs(t); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]*ObjectCode, len(targets))
+	for i := range targets {
+		if out[i] != nil {
+			continue
+		}
+		run := []int{i}
+		for j := i + 1; j < len(targets); j++ {
+			if out[j] == nil && slices.Equal(args[i], args[j]) {
+				run = append(run, j)
+			}
+		}
+		ts := make([]string, len(run))
+		for k, j := range run {
+			ts[k] = targets[j]
+		}
+		codes, err := p.runNVRTC(args[i], ts)
+		if err != nil {
+			return nil, err
+		}
+		for k, j := range run {
+			out[j] = codes[k]
+		}
+	}
+	return out, nil
+}
+
+// runNVRTC runs one NVRTC compilation with args and returns its output
+// for each of targets.
+func (p *Program) runNVRTC(args []string, targets []string) ([]*ObjectCode, error) {
+	what := strings.Join(targets, " and ")
 	// A fresh NVRTC program per compilation: name expressions and
 	// options never leak from one Compile into the next.
 	if p.used {
@@ -350,7 +416,7 @@ func (p *Program) compileNVRTC(target string) (*ObjectCode, error) {
 		if p.log == "" && errors.As(cerr, &ne) {
 			p.log = ne.Log
 		}
-		return nil, &CompileError{Program: p.opts.name(), Backend: "NVRTC", Target: target, Log: p.log, Err: cerr, Options: slices.Clone(args)}
+		return nil, &CompileError{Program: p.opts.name(), Backend: "NVRTC", Target: what, Log: p.log, Err: cerr, Options: slices.Clone(args)}
 	}
 	lowered := make(map[string]string, len(p.opts.NameExpressions))
 	for _, e := range p.opts.NameExpressions {
@@ -361,29 +427,33 @@ func (p *Program) compileNVRTC(target string) (*ObjectCode, error) {
 		lowered[e] = s
 	}
 	p.lowered = lowered
-	var (
-		out []byte
-		err error
-	)
-	switch target {
-	case CodePTX:
-		out, err = nvrtc.PTX(prog)
-	case CodeCubin:
-		out, err = nvrtc.CUBIN(prog)
-	case CodeLTOIR:
-		out, err = nvrtc.LTOIR(prog)
+	codes := make([]*ObjectCode, len(targets))
+	for i, target := range targets {
+		var (
+			out []byte
+			err error
+		)
+		switch target {
+		case CodePTX:
+			out, err = nvrtc.PTX(prog)
+		case CodeCubin:
+			out, err = nvrtc.CUBIN(prog)
+		case CodeLTOIR:
+			out, err = nvrtc.LTOIR(prog)
+		}
+		if err == nil && len(out) == 0 {
+			err = fmt.Errorf("NVRTC produced no %s", target)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("core: NVRTC: getting the %s of program %q: %w", target, p.opts.name(), err)
+		}
+		var syms map[string]string
+		if len(lowered) > 0 {
+			syms = maps.Clone(lowered)
+		}
+		codes[i] = newObjectCode(target, out, p.opts.name(), syms, nil)
 	}
-	if err == nil && len(out) == 0 {
-		err = fmt.Errorf("NVRTC produced no %s", target)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("core: NVRTC: getting the %s of program %q: %w", target, p.opts.name(), err)
-	}
-	var syms map[string]string
-	if len(lowered) > 0 {
-		syms = maps.Clone(lowered)
-	}
-	return newObjectCode(target, out, p.opts.name(), syms, nil), nil
+	return codes, nil
 }
 
 // replaceArch sets -arch=arch in an NVRTC option list.
@@ -448,8 +518,8 @@ func (p *Program) compileNVVM(target string) (*ObjectCode, error) {
 
 // withNVVMArch sets -arch=compute_NN in an NVVM option list.
 func withNVVMArch(args []string, arch string) []string {
-	_, n, sfx, _ := parseArch(arch)
-	out := []string{"-arch=compute_" + strconv.Itoa(n) + sfx}
+	_, a, _ := parseArchForm(arch)
+	out := []string{"-arch=" + a.Compute()}
 	for _, a := range args {
 		if !strings.HasPrefix(a, "-arch=") {
 			out = append(out, a)
@@ -478,8 +548,8 @@ func (p *Program) compilePTX(target string) (*ObjectCode, error) {
 			return nil, err
 		}
 	}
-	_, n, sfx, _ := parseArch(arch)
-	return p.linkPTX(code, "sm_"+strconv.Itoa(n)+sfx, true)
+	_, a, _ := parseArchForm(arch)
+	return p.linkPTX(code, a.SM(), true)
 }
 
 // linkPTX turns PTX into a CUBIN with a Linker.

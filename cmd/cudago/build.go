@@ -6,11 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
+	"strings"
 	"sync"
-	"unsafe"
 
-	"github.com/cudago/cudago/bindings/nvjitlink"
+	"github.com/cudago/cudago/core"
 )
 
 func init() {
@@ -63,12 +62,15 @@ func buildFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) 
 		if *out == "" {
 			return usageError(stderr, "build", "no output: use -o file.fatbin")
 		}
-		archs, err := parseArchList(o.archs)
+		archs, err := core.ParseArchList(o.archs...)
 		if err != nil {
 			return usageError(stderr, "build", "%v", err)
 		}
 		if len(archs) == 0 {
 			return usageError(stderr, "build", "no architecture: use -arch sm_NN[,sm_MM...]")
+		}
+		if err := o.check(); err != nil {
+			return usageError(stderr, "build", "%v", err)
 		}
 		srcs := make([][]byte, len(files))
 		for i, f := range files {
@@ -98,15 +100,15 @@ func buildFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) 
 // buildLinked compiles several sources to LTO-IR for every architecture,
 // links them per architecture with nvJitLink and returns a fat binary of the
 // linked cubins and the linked PTX of the newest architecture.
-func buildLinked(stderr io.Writer, files []string, srcs [][]byte, archs []gpuArch, o *compileOptions, ident string) ([]byte, error) {
+func buildLinked(stderr io.Writer, files []string, srcs [][]byte, archs []core.Arch, o *compileOptions, ident string) ([]byte, error) {
 	lo := *o
 	lo.dlto, lo.rdc = true, true
 	// Compile every file for every architecture at once.
-	res := make([][]compiled, len(files))
+	res := make([][]core.ArchCode, len(files))
 	var wg sync.WaitGroup
 	for i := range files {
 		wg.Go(func() {
-			res[i] = compileArchs(srcs[i], files[i], archs, &lo, func(gpuArch) int { return wantLTOIR })
+			res[i] = core.CompileArchs(string(srcs[i]), archs, lo.programOptions(files[i]), core.CodeLTOIR)
 		})
 	}
 	wg.Wait()
@@ -119,74 +121,59 @@ func buildLinked(stderr io.Writer, files []string, srcs [][]byte, archs []gpuArc
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	// Link per architecture (and the PTX of the newest); lockLink makes the
-	// links run one at a time.
-	top := newest(archs)
+	// Link per architecture, and the PTX of the newest, all at once.
+	top := core.NewestArch(archs)
 	type job struct {
-		ai   int // index in archs
-		ptx  bool
-		out  []byte
+		ai   int    // index in archs
+		what string // core.CodeCubin or core.CodePTX
+		out  *core.ObjectCode
 		info string
 		err  error
 	}
 	var jobs []*job
 	for ai, a := range archs {
-		jobs = append(jobs, &job{ai: ai})
+		jobs = append(jobs, &job{ai: ai, what: core.CodeCubin})
 		if a == top {
-			jobs = append(jobs, &job{ai: ai, ptx: true})
+			jobs = append(jobs, &job{ai: ai, what: core.CodePTX})
 		}
 	}
 	for _, j := range jobs {
 		wg.Go(func() {
-			opts := []string{"-arch=" + archs[j.ai].sm(), "-lto"}
-			if j.ptx {
-				opts = append(opts, "-ptx")
+			inputs := make([]*core.ObjectCode, len(files))
+			for i := range files {
+				inputs[i] = res[i][j.ai].Codes[0]
 			}
-			if o.debug {
-				opts = append(opts, "-g")
+			// Line information needs no -lineinfo here: the LTO-IR carries it.
+			opts := &core.LinkerOptions{Arch: archs[j.ai].SM(), LTO: true, Debug: o.debug, NoCache: true}
+			l, err := core.NewLinker(opts, inputs...)
+			if err != nil {
+				j.err = err
+				return
 			}
-			j.out, j.info, j.err = linkLTOIR(opts, j.ptx, files, res, j.ai)
+			defer l.Close()
+			j.out, j.err = l.Link(j.what)
+			j.info = strings.TrimRight(l.InfoLog(), "\n")
 		})
 	}
 	wg.Wait()
-	var entries []fatbinEntry
-	var ptx []fatbinEntry
+	linked := make([]core.ArchCode, len(archs))
 	for _, j := range jobs {
 		if j.info != "" {
 			fmt.Fprintln(stderr, j.info)
 		}
 		if j.err != nil {
 			what := "cubin"
-			if j.ptx {
+			if j.what == core.CodePTX {
 				what = "PTX"
 			}
 			return nil, fmt.Errorf("linking the %s for %s: %w", what, archs[j.ai], j.err)
 		}
-		if j.ptx {
-			ptx = append(ptx, fatbinEntry{kind: "ptx", arch: archs[j.ai], data: j.out, ident: ident})
-		} else {
-			entries = append(entries, fatbinEntry{kind: "cubin", arch: archs[j.ai], data: j.out, ident: ident})
-		}
+		linked[j.ai].Arch = archs[j.ai]
+		linked[j.ai].Codes = append(linked[j.ai].Codes, j.out)
 	}
-	return buildFatbin(append(entries, ptx...), o.fatbinOptions())
-}
-
-// linkLTOIR links the LTO-IR of architecture index ai of every file.
-func linkLTOIR(opts []string, ptx bool, files []string, res [][]compiled, ai int) ([]byte, string, error) {
-	defer lockLink()()
-	h, err := nvjitlink.Create(uint32(len(opts)), opts)
+	fb, err := core.FatbinOfArchs(linked, ident, &core.FatbinOptions{Debug: o.debug})
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	defer nvjitlink.Destroy(&h)
-	var pin runtime.Pinner // nvJitLink may read the inputs until Complete
-	defer pin.Unpin()
-	for i, f := range files {
-		b := res[i][ai].ltoir
-		pin.Pin(&b[0])
-		if err := nvjitlink.AddData(h, nvjitlink.InputLtoir, unsafe.Pointer(&b[0]), uint64(len(b)), f); err != nil {
-			return nil, "", err
-		}
-	}
-	return linkComplete(h, ptx)
+	return fb.Code(), nil
 }

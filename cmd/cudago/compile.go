@@ -7,13 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
+	"slices"
 	"strings"
-	"sync"
-	"unsafe"
 
-	"github.com/cudago/cudago/bindings/nvfatbin"
 	"github.com/cudago/cudago/bindings/nvrtc"
+	"github.com/cudago/cudago/core"
 )
 
 func init() {
@@ -23,8 +21,8 @@ func init() {
 		summary: "compile CUDA C++ with NVRTC for several GPU architectures (a fatbin by default)",
 		help: `
 Compile compiles one CUDA C++ file with NVRTC for every architecture given
-with -arch (sm_80,sm_90; compute_90 and 90 are accepted too), all
-architectures in parallel, one goroutine each. Flags may come before or
+with -arch (sm_80,sm_90; compute_90, lto_90, 90 and 9.0 are accepted too),
+all architectures in parallel, one goroutine each. Flags may come before or
 after the file.
 
 By default it writes one fat binary (nvFatbin) holding a cubin for each
@@ -51,7 +49,7 @@ A failed compilation prints the compiler's log on standard error and exits
 	})
 }
 
-// compileOptions are the NVRTC options compile and build share.
+// compileOptions are the compiler flags compile and build share.
 type compileOptions struct {
 	archs    listFlag
 	includes listFlag
@@ -68,7 +66,7 @@ type compileOptions struct {
 // addCompileFlags defines the flags compile and build share.
 func addCompileFlags(fs *flag.FlagSet) *compileOptions {
 	o := &compileOptions{}
-	fs.Var(&o.archs, "arch", "GPU `architectures`, comma-separated or repeated: sm_80,sm_90 (also compute_90, 90, sm_90a)")
+	fs.Var(&o.archs, "arch", "GPU `architectures`, comma-separated or repeated: sm_80,sm_90 (also compute_90, lto_90, 90, 9.0, sm_90a)")
 	fs.Var(&o.includes, "I", "add `dir` to the include path (repeatable; NVRTC --include-path)")
 	fs.Var(&o.defines, "D", "define macro `name[=value]` (repeatable)")
 	fs.Var(&o.extra, "X", "pass `option` to NVRTC unchanged (repeatable)")
@@ -81,134 +79,37 @@ func addCompileFlags(fs *flag.FlagSet) *compileOptions {
 	return o
 }
 
-// nvrtcOptions returns the NVRTC options compiling src for a.
-func (o *compileOptions) nvrtcOptions(a gpuArch, src string) []string {
-	opts := []string{"-arch=" + a.sm()}
-	for _, d := range o.includes {
-		opts = append(opts, "--include-path="+d)
+// programOptions are the options compiling the source at path. Its
+// directory comes last in the include path, so that #include "x.h" finds
+// the headers next to it as with nvcc. The commands leave the compile
+// cache alone: their results are files already.
+func (o *compileOptions) programOptions(path string) *core.ProgramOptions {
+	return &core.ProgramOptions{
+		Name:                  path,
+		IncludePaths:          append(slices.Clone(o.includes), filepath.Dir(path)),
+		DefineList:            o.defines,
+		Std:                   o.std,
+		Debug:                 o.debug,
+		LineInfo:              o.lineinfo,
+		FastMath:              o.fastMath,
+		LTO:                   o.dlto,
+		RelocatableDeviceCode: o.rdc,
+		Extra:                 o.extra,
+		NoCache:               true,
 	}
-	opts = append(opts, "--include-path="+filepath.Dir(src))
-	for _, d := range o.defines {
-		opts = append(opts, "-D"+d)
-	}
-	if o.std != "" {
-		opts = append(opts, "--std="+o.std)
-	}
-	if o.debug {
-		opts = append(opts, "-G")
-	}
-	if o.lineinfo {
-		opts = append(opts, "-lineinfo")
-	}
-	if o.fastMath {
-		opts = append(opts, "--use_fast_math")
-	}
-	if o.dlto {
-		opts = append(opts, "-dlto")
-	}
-	if o.rdc {
-		opts = append(opts, "-rdc=true")
-	}
-	return append(opts, o.extra...)
 }
 
-// Which outputs a compilation keeps.
-const (
-	wantPTX = 1 << iota
-	wantCubin
-	wantLTOIR
-)
-
-// compiled is the result of compiling one source for one architecture.
-type compiled struct {
-	arch  gpuArch
-	ptx   []byte // without trailing NUL
-	cubin []byte
-	ltoir []byte
-	log   string // the compiler's log (warnings), also on failure
-	err   error
+// check reports flags that give no valid compiler options (a bad -D name,
+// an unknown --std), before anything is compiled.
+func (o *compileOptions) check() error {
+	_, err := o.programOptions("x.cu").NVRTCOptions()
+	return err
 }
 
-// compileOne compiles src (named name, for messages) with NVRTC.
-func compileOne(src []byte, name string, a gpuArch, opts []string, want int) compiled {
-	c := compiled{arch: a}
-	// Keep the program on one OS thread, as NVIDIA's libraries expect of a
-	// handle's calls.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	p, err := nvrtc.CreateProgram(string(src), name, 0, nil, nil)
-	if err != nil {
-		c.err = err
-		return c
-	}
-	defer nvrtc.DestroyProgram(&p)
-	err = nvrtc.CompileProgram(p, int32(len(opts)), opts)
-	c.log, _ = nvrtc.ProgramLog(p)
-	c.log = strings.TrimRight(c.log, "\n")
-	if err != nil {
-		var e *nvrtc.Error
-		if errors.As(err, &e) && e.Log != "" {
-			// Report the log by itself: it says what is wrong.
-			e.Log = ""
-		}
-		c.err = err
-		return c
-	}
-	if want&wantPTX != 0 {
-		if c.ptx, err = nvrtc.PTX(p); err == nil && len(c.ptx) == 0 {
-			err = fmt.Errorf("NVRTC produced no PTX for %s", a)
-		}
-	}
-	if err == nil && want&wantCubin != 0 {
-		if c.cubin, err = nvrtc.CUBIN(p); err == nil && len(c.cubin) == 0 {
-			err = fmt.Errorf("NVRTC produced no cubin for %s", a)
-		}
-	}
-	if err == nil && want&wantLTOIR != 0 {
-		if c.ltoir, err = nvrtc.LTOIR(p); err == nil && len(c.ltoir) == 0 {
-			err = fmt.Errorf("NVRTC produced no LTO-IR for %s (is -dlto set?)", a)
-		}
-	}
-	c.err = err
-	return c
-}
-
-// compileParallel controls whether compileArchs runs one goroutine per
-// architecture (the default) or compiles one after the other (for the
-// benchmark comparing the two).
-var compileParallel = true
-
-// compileArchs compiles src for every architecture, one goroutine each, and
-// returns the results in the order of archs. want(a) says what to keep of
-// a's compilation.
-func compileArchs(src []byte, name string, archs []gpuArch, o *compileOptions, want func(gpuArch) int) []compiled {
-	res := make([]compiled, len(archs))
-	if !compileParallel {
-		for i, a := range archs {
-			res[i] = compileOne(src, name, a, o.nvrtcOptions(a, name), want(a))
-		}
-		return res
-	}
-	var wg sync.WaitGroup
-	for i, a := range archs {
-		wg.Go(func() {
-			compileSlots <- struct{}{}
-			defer func() { <-compileSlots }()
-			res[i] = compileOne(src, name, a, o.nvrtcOptions(a, name), want(a))
-		})
-	}
-	wg.Wait()
-	return res
-}
-
-// compileSlots bounds the NVRTC compilations running at once, across files
-// (build compiles files × architectures): one per CPU.
-var compileSlots = make(chan struct{}, max(runtime.GOMAXPROCS(0), 2))
-
-// reportCompile prints the logs of the compilations to stderr: each
-// distinct log once, naming the architectures it came from. It returns the
-// error of the first failed compilation, if any.
-func reportCompile(stderr io.Writer, name string, res []compiled) error {
+// reportCompile prints the logs of the compilations of the source name to
+// stderr: each distinct log once, naming the architectures it came from.
+// It returns the error of the first failed compilation, if any.
+func reportCompile(stderr io.Writer, name string, res []core.ArchCode) error {
 	type logArchs struct {
 		log   string
 		archs []string
@@ -217,24 +118,25 @@ func reportCompile(stderr io.Writer, name string, res []compiled) error {
 	var failed []string
 	var first error
 	for _, r := range res {
-		if r.err != nil {
-			failed = append(failed, r.arch.sm())
+		if r.Err != nil {
+			failed = append(failed, r.Arch.SM())
 			if first == nil {
-				first = r.err
+				first = r.Err
 			}
 		}
-		if r.log == "" {
+		log := strings.TrimRight(r.Log, "\n")
+		if log == "" {
 			continue
 		}
 		found := false
 		for _, l := range logs {
-			if l.log == r.log {
-				l.archs = append(l.archs, r.arch.sm())
+			if l.log == log {
+				l.archs = append(l.archs, r.Arch.SM())
 				found = true
 			}
 		}
 		if !found {
-			logs = append(logs, &logArchs{r.log, []string{r.arch.sm()}})
+			logs = append(logs, &logArchs{log, []string{r.Arch.SM()}})
 		}
 	}
 	for _, l := range logs {
@@ -244,75 +146,21 @@ func reportCompile(stderr io.Writer, name string, res []compiled) error {
 		fmt.Fprintln(stderr, l.log)
 	}
 	if first != nil {
-		return fmt.Errorf("%s: compilation for %s failed: %w", name, strings.Join(failed, ", "), first)
+		return fmt.Errorf("%s: compilation for %s failed: %w", name, strings.Join(failed, ", "), withoutLog(first))
 	}
 	return nil
 }
 
-// fatbinEntry is one image for buildFatbin.
-type fatbinEntry struct {
-	kind  string // "cubin", "ptx" or "ltoir"
-	arch  gpuArch
-	data  []byte
-	ident string
-	opts  string // ptxas options (PTX) or NVVM options (LTO-IR)
-	src   string // where data came from, for messages
-}
-
-// buildFatbin makes a fat binary of entries with nvFatbin; opts are
-// nvFatbin options (such as -g or -compress-all).
-func buildFatbin(entries []fatbinEntry, opts []string) ([]byte, error) {
-	// One handle, one OS thread (see compileOne); and nvFatbin may read
-	// the cubins and LTO-IR it was given until nvFatbinGet: they stay
-	// pinned until then, which lets C hold them.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	h, err := nvfatbin.Create(opts, uint64(len(opts)))
-	if err != nil {
-		return nil, err
+// withoutLog is NVRTC's error in err without the log, which reportCompile
+// has printed already: it says what is wrong. Other errors are err.
+func withoutLog(err error) error {
+	var e *nvrtc.Error
+	if errors.As(err, &e) && e.Log != "" {
+		c := *e
+		c.Log = ""
+		return &c
 	}
-	defer nvfatbin.Destroy(&h)
-	for _, e := range entries {
-		if len(e.data) == 0 {
-			return nil, fmt.Errorf("empty %s input for %s%s", e.kind, e.arch, from(e.src))
-		}
-		pin.Pin(&e.data[0])
-		p, n := unsafe.Pointer(&e.data[0]), uint64(len(e.data))
-		switch e.kind {
-		case "cubin":
-			err = nvfatbin.AddCubin(h, p, n, e.arch.number(), e.ident)
-		case "ltoir":
-			err = nvfatbin.AddLTOIR(h, p, n, e.arch.number(), e.ident, e.opts)
-		case "ptx":
-			// A size without the NUL makes nvFatbin copy the PTX: the
-			// binding's C string is gone when AddPTX returns.
-			code := strings.TrimRight(string(e.data), "\x00")
-			err = nvfatbin.AddPTX(h, code, uint64(len(code)), e.arch.number(), e.ident, e.opts)
-		default:
-			err = fmt.Errorf("unknown fatbin entry kind %q", e.kind)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("adding %s for %s%s: %w", e.kind, e.arch, from(e.src), err)
-		}
-	}
-	return nvfatbin.Bytes(h)
-}
-
-func from(src string) string {
-	if src == "" {
-		return ""
-	}
-	return " from " + src
-}
-
-// fatbinOptions are the nvFatbin options matching compile options.
-func (o *compileOptions) fatbinOptions() []string {
-	if o.debug {
-		return []string{"-g"}
-	}
-	return nil
+	return err
 }
 
 func compileFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) int {
@@ -339,7 +187,7 @@ func compileFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer
 		if kinds > 1 {
 			return usageError(stderr, "compile", "--ptx, --cubin, --ltoir and --fatbin exclude each other")
 		}
-		archs, err := parseArchList(o.archs)
+		archs, err := core.ParseArchList(o.archs...)
 		if err != nil {
 			return usageError(stderr, "compile", "%v", err)
 		}
@@ -349,6 +197,9 @@ func compileFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer
 		if *ltoir {
 			o.dlto = true
 		}
+		if err := o.check(); err != nil {
+			return usageError(stderr, "compile", "%v", err)
+		}
 		src, err := os.ReadFile(files[0])
 		if err != nil {
 			return failure(stderr, "compile", err)
@@ -356,25 +207,19 @@ func compileFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer
 		name := files[0]
 		switch {
 		case *ptx, *cubin, *ltoir:
-			ext, want := ".ptx", wantPTX
+			ext, target := ".ptx", core.CodePTX
 			if *cubin {
-				ext, want = ".cubin", wantCubin
+				ext, target = ".cubin", core.CodeCubin
 			} else if *ltoir {
-				ext, want = ".ltoir", wantLTOIR
+				ext, target = ".ltoir", core.CodeLTOIR
 			}
-			res := compileArchs(src, name, archs, o, func(gpuArch) int { return want })
+			res := core.CompileArchs(string(src), archs, o.programOptions(name), target)
 			if err := reportCompile(stderr, name, res); err != nil {
 				return failure(stderr, "compile", err)
 			}
 			for _, r := range res {
-				path := perArchName(*out, name, ext, r.arch, len(archs) > 1)
-				data := r.ptx
-				if *cubin {
-					data = r.cubin
-				} else if *ltoir {
-					data = r.ltoir
-				}
-				if err := writeOutput(path, data); err != nil {
+				path := perArchName(*out, name, ext, r.Arch, len(archs) > 1)
+				if err := writeOutput(path, r.Codes[0].Code()); err != nil {
 					return failure(stderr, "compile", err)
 				}
 			}
@@ -395,56 +240,16 @@ func compileFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer
 	}
 }
 
-// perArchName names the output for arch a of source src: out itself when
-// there is one architecture, else out with ".sm_NN" before its extension;
-// without out, the source's stem and ext.
-func perArchName(out, src, ext string, a gpuArch, several bool) string {
-	if out == "" {
-		out = strings.TrimSuffix(filepath.Base(src), filepath.Ext(src)) + ext
+// compileFatbin compiles one source for archs in parallel and returns the
+// fat binary core.CompileFatbinArchs makes of it, after printing the
+// compilers' logs.
+func compileFatbin(stderr io.Writer, src []byte, name string, archs []core.Arch, o *compileOptions) ([]byte, error) {
+	fb, res, err := core.CompileFatbinArchs(string(src), archs, o.programOptions(name))
+	if rerr := reportCompile(stderr, name, res); rerr != nil {
+		return nil, rerr
 	}
-	if !several {
-		return out
-	}
-	e := filepath.Ext(out)
-	if e == "" {
-		return out + "." + a.sm() + ext
-	}
-	return strings.TrimSuffix(out, e) + "." + a.sm() + e
-}
-
-// compileFatbin compiles one source for archs in parallel and returns a fat
-// binary of a cubin per architecture and the PTX of the newest (LTO-IR per
-// architecture with -dlto), identified by the source's file name.
-func compileFatbin(stderr io.Writer, src []byte, name string, archs []gpuArch, o *compileOptions) ([]byte, error) {
-	top := newest(archs)
-	want := func(a gpuArch) int {
-		if o.dlto {
-			return wantLTOIR
-		}
-		if a == top {
-			return wantCubin | wantPTX
-		}
-		return wantCubin
-	}
-	res := compileArchs(src, name, archs, o, want)
-	if err := reportCompile(stderr, name, res); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	ident := filepath.Base(name)
-	var entries []fatbinEntry
-	for _, r := range res {
-		if o.dlto {
-			entries = append(entries, fatbinEntry{kind: "ltoir", arch: r.arch, data: r.ltoir, ident: ident})
-		} else {
-			entries = append(entries, fatbinEntry{kind: "cubin", arch: r.arch, data: r.cubin, ident: ident})
-		}
-	}
-	if !o.dlto {
-		for _, r := range res {
-			if r.arch == top {
-				entries = append(entries, fatbinEntry{kind: "ptx", arch: r.arch, data: r.ptx, ident: ident})
-			}
-		}
-	}
-	return buildFatbin(entries, o.fatbinOptions())
+	return fb.Code(), nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/testenv"
 )
 
@@ -317,24 +318,9 @@ func TestToolchainUsageErrors(t *testing.T) {
 	}
 }
 
-func TestParseArch(t *testing.T) {
-	for in, want := range map[string]gpuArch{
-		"sm_90": {90, ""}, "compute_90": {90, ""}, "90": {90, ""}, "SM_80": {80, ""},
-		"sm_90a": {90, "a"}, "lto_100f": {100, "f"}, "120": {120, ""},
-	} {
-		if got, err := parseArch(in); err != nil || got != want {
-			t.Errorf("parseArch(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "sm_", "sm_9", "sm_x", "compute_-90", "90b", "sm_90aa"} {
-		if a, err := parseArch(in); err == nil {
-			t.Errorf("parseArch(%q) = %v, want an error", in, a)
-		}
-	}
-	archs, err := parseArchList([]string{"sm_90,80", "sm_80", "sm_90a"})
-	if err != nil || fmt.Sprint(archs) != "[sm_80 sm_90 sm_90a]" || newest(archs) != (gpuArch{90, ""}) {
-		t.Errorf("parseArchList = %v, %v (newest %v)", archs, err, newest(archs))
-	}
+// TestPerArchName: architectures themselves are parsed by core.ParseArch
+// (tested in core, lto_90 and SM_90 included).
+func TestPerArchName(t *testing.T) {
 	for _, c := range []struct {
 		out, src string
 		several  bool
@@ -346,7 +332,7 @@ func TestParseArch(t *testing.T) {
 		{"o/k", "x.cu", true, "o/k.sm_80.cubin"},
 		{"o/k.bin", "x.cu", false, "o/k.bin"},
 	} {
-		if got := perArchName(c.out, c.src, ".cubin", gpuArch{80, ""}, c.several); got != c.want {
+		if got := perArchName(c.out, c.src, ".cubin", core.Arch{Number: 80}, c.several); got != c.want {
 			t.Errorf("perArchName(%q, %q, %v) = %q, want %q", c.out, c.src, c.several, got, c.want)
 		}
 	}
@@ -374,20 +360,25 @@ func heavySrc(salt int) string {
 // goroutine per architecture (parallel, what compile does) and one after the
 // other (sequential).
 func BenchmarkCompile4Archs(b *testing.B) {
-	archs, _ := parseArchList([]string{"sm_75,sm_80,sm_86,sm_90"})
-	o := &compileOptions{}
+	archs, _ := core.ParseArchList("sm_75,sm_80,sm_86,sm_90")
+	opts := &core.ProgramOptions{Name: "heavy.cu", NoCache: true}
 	salt := 0
 	for _, mode := range []string{"parallel", "sequential"} {
 		b.Run(mode, func(b *testing.B) {
-			compileParallel = mode == "parallel"
-			defer func() { compileParallel = true }()
 			for b.Loop() {
 				salt++
-				src := []byte(heavySrc(salt))
-				res := compileArchs(src, "heavy.cu", archs, o, func(gpuArch) int { return wantCubin })
+				src := heavySrc(salt)
+				var res []core.ArchCode
+				if mode == "parallel" {
+					res = core.CompileArchs(src, archs, opts, core.CodeCubin)
+				} else {
+					for _, a := range archs {
+						res = append(res, core.CompileArchs(src, []core.Arch{a}, opts, core.CodeCubin)...)
+					}
+				}
 				for _, r := range res {
-					if r.err != nil {
-						b.Fatal(r.err, r.log)
+					if r.Err != nil {
+						b.Fatal(r.Err, r.Log)
 					}
 				}
 			}

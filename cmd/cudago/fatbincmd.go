@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/cudago/cudago/core"
 )
 
 func init() {
@@ -16,7 +19,7 @@ func init() {
 		help: `
 Fatbin puts code images into one fat binary with nvFatbin, as NVIDIA's
 fatbinary does. Each image is given as ARCH:FILE, where ARCH is sm_90,
-compute_90 or 90 (sm_90a for arch-specific code):
+compute_90, lto_90, 90 or 9.0 (sm_90a for arch-specific code):
 
 	--cubin sm_80:k80.cubin --cubin sm_90:k90.cubin --ptx 90:k.ptx
 
@@ -40,7 +43,7 @@ type imageFlag struct {
 
 type fatbinImage struct {
 	kind string
-	arch gpuArch
+	arch core.Arch
 	path string
 }
 
@@ -51,7 +54,7 @@ func (f imageFlag) Set(s string) error {
 	if !ok || path == "" {
 		return fmt.Errorf("want ARCH:FILE, such as sm_90:k.%s", f.kind)
 	}
-	a, err := parseArch(archStr)
+	a, err := core.ParseArch(archStr)
 	if err != nil {
 		return err
 	}
@@ -81,22 +84,36 @@ func fatbinFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer)
 		if len(images) == 0 {
 			return usageError(stderr, "fatbin", "no images: use --cubin, --ptx or --ltoir ARCH:FILE")
 		}
-		var entries []fatbinEntry
-		for _, im := range images {
-			b, err := os.ReadFile(im.path)
-			if err != nil {
-				return failure(stderr, "fatbin", err)
-			}
-			if len(b) == 0 {
-				return failure(stderr, "fatbin", fmt.Errorf("%s: empty file", im.path))
-			}
-			entries = append(entries, fatbinEntry{kind: im.kind, arch: im.arch, data: b, ident: *ident, src: im.path})
+		b, err := core.NewFatbinBuilder(&core.FatbinOptions{Extra: extra})
+		if errors.Is(err, core.ErrInvalidOption) {
+			return usageError(stderr, "fatbin", "%v", err)
 		}
-		fb, err := buildFatbin(entries, extra)
 		if err != nil {
 			return failure(stderr, "fatbin", err)
 		}
-		if err := writeOutput(*out, fb); err != nil {
+		defer b.Close()
+		for _, im := range images {
+			data, err := os.ReadFile(im.path)
+			if err != nil {
+				return failure(stderr, "fatbin", err)
+			}
+			switch im.kind {
+			case "cubin":
+				err = b.AddCubin(data, im.arch.Bare(), *ident)
+			case "ptx":
+				err = b.AddPTX(data, im.arch.Bare(), *ident, "")
+			case "ltoir":
+				err = b.AddLTOIR(data, im.arch.Bare(), *ident, "")
+			}
+			if err != nil {
+				return failure(stderr, "fatbin", fmt.Errorf("%s: %w", im.path, err))
+			}
+		}
+		fb, err := b.Build()
+		if err != nil {
+			return failure(stderr, "fatbin", err)
+		}
+		if err := writeOutput(*out, fb.Code()); err != nil {
 			return failure(stderr, "fatbin", err)
 		}
 		return exitOK

@@ -1,19 +1,16 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
-	"unsafe"
 
-	"github.com/cudago/cudago/bindings/nvjitlink"
+	"github.com/cudago/cudago/core"
 )
 
 func init() {
@@ -33,54 +30,50 @@ or with --ptx into PTX. The kind of each input comes from its extension:
 	.a        host library of such objects
 
 --kind KIND sets the kind of the inputs that follow it on the command line
-(like gcc -x): ltoir, ptx, cubin, fatbin, object, library, or any to let
-nvJitLink decide; --kind auto goes back to extensions.
+(like gcc -x): ltoir, ptx, cubin, fatbin, object, library, or any to tell
+it from the content; --kind auto goes back to extensions.
 
 Link-time optimisation (--lto, nvJitLink -lto) is turned on by itself when
 an input is LTO-IR. --ptx needs it. -X passes an option to nvJitLink
 unchanged (repeatable): -X -O3, -X -maxrregcount=64, -X -verbose.
 
-The output defaults to a.cubin (a.ptx with --ptx). A failed link prints the
-linker's error log on standard error and exits 1.`,
+The output defaults to a.cubin (a.ptx with --ptx). The linker's
+information log goes to standard error; a failed link prints its error log
+there and exits 1.`,
 		flags: linkFlags,
 	})
 }
 
-var linkKinds = map[string]nvjitlink.InputType{
-	"ltoir":   nvjitlink.InputLtoir,
-	"ptx":     nvjitlink.InputPtx,
-	"cubin":   nvjitlink.InputCubin,
-	"fatbin":  nvjitlink.InputFatbin,
-	"object":  nvjitlink.InputObject,
-	"o":       nvjitlink.InputObject,
-	"library": nvjitlink.InputLibrary,
-	"a":       nvjitlink.InputLibrary,
-	"any":     nvjitlink.InputAny,
+// linkKinds maps the --kind names to what reads such an input.
+var linkKinds = map[string]func(string, ...core.ObjectCodeOption) (*core.ObjectCode, error){
+	"ltoir":   core.FromLTOIRFile,
+	"ptx":     core.FromPTXFile,
+	"cubin":   core.FromCubinFile,
+	"fatbin":  core.FromFatbinFile,
+	"object":  core.FromObjectFile,
+	"o":       core.FromObjectFile,
+	"library": core.FromLibraryFile,
+	"a":       core.FromLibraryFile,
+	"any":     core.FromFile,
 }
 
-// linkExts maps input file extensions to nvJitLink input kinds.
-var linkExts = map[string]nvjitlink.InputType{
-	".ltoir":  nvjitlink.InputLtoir,
-	".ptx":    nvjitlink.InputPtx,
-	".cubin":  nvjitlink.InputCubin,
-	".fatbin": nvjitlink.InputFatbin,
-	".o":      nvjitlink.InputObject,
-	".a":      nvjitlink.InputLibrary,
-}
-
-// kindFromExt returns the nvJitLink input kind of path from its extension.
-func kindFromExt(path string) (nvjitlink.InputType, bool) {
-	k, ok := linkExts[strings.ToLower(filepath.Ext(path))]
-	return k, ok
+// linkExts maps input file extensions to --kind names.
+var linkExts = map[string]string{
+	".ltoir":  "ltoir",
+	".ptx":    "ptx",
+	".cubin":  "cubin",
+	".fatbin": "fatbin",
+	".o":      "object",
+	".a":      "library",
 }
 
 type linkInput struct {
 	path string
-	kind nvjitlink.InputType
+	kind string // a key of linkKinds
 }
 
 func linkFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) int {
-	archFlag := fs.String("arch", "", "target `architecture` (sm_90; 90 and compute_90 accepted)")
+	archFlag := fs.String("arch", "", "target `architecture` (sm_90; 90, compute_90 and 9.0 accepted)")
 	out := fs.String("o", "", "output `file` (default a.cubin, or a.ptx with --ptx)")
 	ptx := fs.Bool("ptx", false, "write linked PTX instead of a cubin (needs LTO)")
 	lto := fs.Bool("lto", false, "link-time optimisation (on by itself with LTO-IR inputs)")
@@ -93,18 +86,14 @@ func linkFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) i
 		onArg := func(a string) {
 			k := strings.ToLower(*kind)
 			if k == "auto" || k == "" {
-				t, ok := kindFromExt(a)
-				if !ok {
+				k = linkExts[strings.ToLower(filepath.Ext(a))]
+				if k == "" {
 					bad = append(bad, fmt.Sprintf("cannot tell the kind of %s from its extension: use --kind", a))
 				}
-				inputs = append(inputs, linkInput{a, t})
-				return
-			}
-			t, ok := linkKinds[k]
-			if !ok {
+			} else if _, ok := linkKinds[k]; !ok {
 				bad = append(bad, fmt.Sprintf("unknown --kind %q: want auto, %s", *kind, strings.Join(sortedKeys(linkKinds), ", ")))
 			}
-			inputs = append(inputs, linkInput{a, t})
+			inputs = append(inputs, linkInput{a, k})
 		}
 		if code, ok := parseInterspersed("link", fs, args, stdout, stderr, onArg); !ok {
 			return code
@@ -123,12 +112,12 @@ func linkFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) i
 		if *archFlag == "" {
 			return usageError(stderr, "link", "no architecture: use -arch sm_NN")
 		}
-		a, err := parseArch(*archFlag)
+		a, err := core.ParseArch(*archFlag)
 		if err != nil {
 			return usageError(stderr, "link", "%v", err)
 		}
 		for _, in := range inputs {
-			if in.kind == nvjitlink.InputLtoir {
+			if in.kind == "ltoir" {
 				*lto = true
 			}
 		}
@@ -145,22 +134,36 @@ func linkFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) i
 				path = "a.ptx"
 			}
 		}
-		opts := []string{"-arch=" + a.sm()}
-		if *lto {
-			opts = append(opts, "-lto")
+		codes := make([]*core.ObjectCode, len(inputs))
+		for i, in := range inputs {
+			if codes[i], err = linkKinds[in.kind](in.path); err != nil {
+				return failure(stderr, "link", err)
+			}
+			if codes[i].CodeType() == core.CodeLTOIR { // found by --kind any
+				*lto = true
+			}
 		}
-		if *ptx {
-			opts = append(opts, "-ptx")
-		}
-		opts = append(opts, extra...)
-		b, info, err := link(opts, *ptx, inputs)
-		if info != "" {
-			fmt.Fprintln(stderr, strings.TrimRight(info, "\n"))
+		opts := &core.LinkerOptions{Arch: a.SM(), LTO: *lto, Extra: extra, NoCache: true}
+		l, err := core.NewLinker(opts, codes...)
+		if errors.Is(err, core.ErrInvalidOption) {
+			return usageError(stderr, "link", "%v", err)
 		}
 		if err != nil {
 			return failure(stderr, "link", err)
 		}
-		if err := writeOutput(path, b); err != nil {
+		defer l.Close()
+		target := core.CodeCubin
+		if *ptx {
+			target = core.CodePTX
+		}
+		linked, err := l.Link(target)
+		if info := strings.TrimRight(l.InfoLog(), "\n"); info != "" {
+			fmt.Fprintln(stderr, info)
+		}
+		if err != nil {
+			return failure(stderr, "link", err)
+		}
+		if err := writeOutput(path, linked.Code()); err != nil {
 			return failure(stderr, "link", err)
 		}
 		return exitOK
@@ -174,77 +177,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
-}
-
-// linkMu serialises nvJitLink sessions, and each session runs on one
-// locked OS thread. nvJitLink 12.4 keeps per-thread state: a session whose
-// calls move between OS threads, as a goroutine's do, crashed (SIGSEGV in
-// nvJitLinkCreate or nvJitLinkComplete). Overlapping sessions on locked
-// threads did not crash in trials, but links are quick next to compiles,
-// so they are serialised as well, to be safe.
-var linkMu sync.Mutex
-
-// lockLink takes linkMu and the OS thread; the function it returns gives
-// both back.
-func lockLink() func() {
-	linkMu.Lock()
-	runtime.LockOSThread()
-	return func() {
-		runtime.UnlockOSThread()
-		linkMu.Unlock()
-	}
-}
-
-// link runs one nvJitLink session over inputs and returns the linked cubin
-// (or PTX when opts hold -ptx) and the linker's information log. Errors
-// carry the linker's error log.
-func link(opts []string, ptx bool, inputs []linkInput) ([]byte, string, error) {
-	defer lockLink()()
-	h, err := nvjitlink.Create(uint32(len(opts)), opts)
-	if err != nil {
-		return nil, "", fmt.Errorf("nvJitLink with options %q: %w", opts, err)
-	}
-	defer nvjitlink.Destroy(&h)
-	// nvJitLink may read the inputs until Complete: keep them pinned, which
-	// lets C hold them.
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	for _, in := range inputs {
-		b, err := os.ReadFile(in.path)
-		if err != nil {
-			return nil, "", err
-		}
-		if len(b) == 0 {
-			return nil, "", fmt.Errorf("%s: empty file", in.path)
-		}
-		pin.Pin(&b[0])
-		if err := nvjitlink.AddData(h, in.kind, unsafe.Pointer(&b[0]), uint64(len(b)), in.path); err != nil {
-			return nil, "", fmt.Errorf("adding %s (%s): %w", in.path, kindName(in.kind), err)
-		}
-	}
-	return linkComplete(h, ptx)
-}
-
-// linkComplete completes the link of h and returns its output.
-func linkComplete(h nvjitlink.Handle, ptx bool) ([]byte, string, error) {
-	err := nvjitlink.Complete(h)
-	info, _ := nvjitlink.InfoLog(h)
-	if err != nil {
-		return nil, info, err
-	}
-	if ptx {
-		s, err := nvjitlink.LinkedPTX(h)
-		return []byte(s), info, err
-	}
-	b, err := nvjitlink.LinkedCubin(h)
-	return b, info, err
-}
-
-func kindName(k nvjitlink.InputType) string {
-	for _, n := range sortedKeys(linkKinds) {
-		if linkKinds[n] == k && len(n) > 1 {
-			return n
-		}
-	}
-	return k.String()
 }
