@@ -170,10 +170,17 @@ func dlpath(h unsafe.Pointer) string {
 //	NVFatbin   nvFatbinVersion, "12.4"
 //	NVVM       nvvmVersion: NVVM's own version, "2.0" for CUDA 12
 //	CuFile     cuFileGetVersion, "1.9.0" (if absent: from the file name)
+//	CUDART     cudaRuntimeGetVersion, "12.4"
+//	CuBLAS …   the math libraries' XxxGetProperty: their own versions,
+//	           "12.4.5" for cuBLAS and "11.6.1" for cuSOLVER of CUDA 12.4
+//	NVTX       none: from the file name, "1.0.0"
 //
 // The file-name fallback gives the suffix of the file the soname link points
-// to, e.g. "12.1.105".
+// to, e.g. "12.1.105". No query needs a GPU.
 func (l *Library) Version() (string, error) {
+	if v, ok, err := mathVersion(l); ok {
+		return v, err
+	}
 	switch l.Lib {
 	case Driver:
 		f, err := l.Symbol("cuDriverGetVersion")

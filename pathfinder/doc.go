@@ -7,13 +7,27 @@
 //
 // # Libraries
 //
-//	Lib        sonames tried (newest major first)       override variable
-//	Driver     libcuda.so.1                             CUDAGO_DRIVER_PATH
-//	NVRTC      libnvrtc.so.13, libnvrtc.so.12           CUDAGO_NVRTC_PATH
-//	NVJitLink  libnvJitLink.so.13, libnvJitLink.so.12   CUDAGO_NVJITLINK_PATH
-//	NVFatbin   libnvfatbin.so.13, libnvfatbin.so.12     CUDAGO_NVFATBIN_PATH
-//	NVVM       libnvvm.so.4, libnvvm.so                 CUDAGO_NVVM_PATH
-//	CuFile     libcufile.so.0                           CUDAGO_CUFILE_PATH
+//	Lib        sonames tried (newest major first)        override variable
+//	Driver     libcuda.so.1                              CUDAGO_DRIVER_PATH
+//	NVRTC      libnvrtc.so.13, libnvrtc.so.12            CUDAGO_NVRTC_PATH
+//	NVJitLink  libnvJitLink.so.13, libnvJitLink.so.12    CUDAGO_NVJITLINK_PATH
+//	NVFatbin   libnvfatbin.so.13, libnvfatbin.so.12      CUDAGO_NVFATBIN_PATH
+//	NVVM       libnvvm.so.4, libnvvm.so                  CUDAGO_NVVM_PATH
+//	CuFile     libcufile.so.0                            CUDAGO_CUFILE_PATH
+//	CUDART     libcudart.so.13, libcudart.so.12          CUDAGO_CUDART_PATH
+//	CuBLASLt   libcublasLt.so.13, libcublasLt.so.12      CUDAGO_CUBLASLT_PATH
+//	CuBLAS     libcublas.so.13, libcublas.so.12          CUDAGO_CUBLAS_PATH
+//	CuFFT      libcufft.so.12, libcufft.so.11            CUDAGO_CUFFT_PATH
+//	CuRAND     libcurand.so.10                           CUDAGO_CURAND_PATH
+//	CuSPARSE   libcusparse.so.12                         CUDAGO_CUSPARSE_PATH
+//	CuSOLVER   libcusolver.so.12, libcusolver.so.11      CUDAGO_CUSOLVER_PATH
+//	NVTX       libnvToolsExt.so.1                        CUDAGO_NVTOOLSEXT_PATH
+//
+// The math libraries number their own majors: CUDA 13 ships
+// libcublas.so.13, libcufft.so.12, libcusparse.so.12 and libcusolver.so.12;
+// CUDA 12 libcublas.so.12, libcufft.so.11, libcusparse.so.12 and
+// libcusolver.so.11; both libcurand.so.10. CUDA 13 has no libnvToolsExt
+// (NVTX 3 is header-only).
 //
 // # Search order
 //
@@ -21,7 +35,7 @@
 // dlopen accepts. Within a place, the newest major version is tried first, so
 // libnvrtc.so.13 wins over libnvrtc.so.12 in the same place, but a
 // libnvrtc.so.12 in an earlier place wins over a libnvrtc.so.13 in a later
-// one.
+// one. Each place comes before the next for the reason given.
 //
 //  1. The override variable CUDAGO_<NAME>_PATH (see the table), naming either
 //     the library file itself or a directory holding it (a toolkit root also
@@ -30,9 +44,11 @@
 //     variable is set and nothing loads from it, Load fails with a
 //     [*NotFoundError] and searches no further: the user asked for that file.
 //  2. Already loaded into the process (dlopen with RTLD_NOLOAD of each
-//     soname), for example by a C library linked into the program.
+//     soname), for example by a C library linked into the program: a second
+//     copy could not be used alongside it.
 //  3. CUDA_HOME, then CUDA_PATH: their lib64, lib, nvvm/lib64 and
-//     targets/<arch>/lib (targets/x86_64-linux/lib on amd64).
+//     targets/<arch>/lib (targets/x86_64-linux/lib on amd64). Set by the
+//     user for this purpose, they name the toolkit wanted.
 //  4. The project-local install made by scripts/setup-cuda.sh: the directory
 //     named by CUDAGO_LOCAL_CUDA or, when that is unset, the first .cuda/root
 //     found walking up from the working directory (go test runs in the
@@ -41,26 +57,71 @@
 //     usr/lib/nvidia-cuda-toolkit/{lib64,nvvm/lib64},
 //     usr/local/cuda/{lib64,nvvm/lib64,targets/<arch>/lib}, lib64, lib,
 //     nvvm/lib64 and targets/<arch>/lib are searched, then, if none holds the
-//     library, the whole tree up to 6 levels deep.
-//  5. The system loader: dlopen of the bare soname, which honours
+//     library, the whole tree up to 6 levels deep. It exists only where
+//     someone installed it for this project, on purpose.
+//  5. NVIDIA's pip wheels, where most users' CUDA libraries live today
+//     (PyTorch, JAX and CuPy install them): nvidia/cu13/lib (CUDA 13's
+//     wheels put every library there), then CUDA 12's own directory such as
+//     nvidia/cublas/lib or nvidia/cuda_nvrtc/lib, below each site-packages
+//     directory of the active Python environment: VIRTUAL_ENV's
+//     lib/python3.*/site-packages, then those of the python3 on PATH
+//     (site.getsitepackages and the user's site-packages; python3 is asked
+//     once per process, and killed if it has not answered within 3 s). An
+//     active environment's libraries are the ones matched to the Python
+//     packages that may share the process, and are newer than most system
+//     installs. CUDAGO_PYTHON_SITE, a list of site-packages directories
+//     separated by ':', replaces VIRTUAL_ENV and python3; CUDAGO_PYTHON_SITE=off
+//     turns this place off (nor is python3 run).
+//  6. The active conda environment, CONDA_PREFIX: its lib64, lib,
+//     nvvm/lib64 and targets/<arch>/lib, where conda's cuda-* packages put
+//     the libraries. Like a virtual environment, it was activated for the
+//     programs run in it; it comes after pip (as in NVIDIA's
+//     cuda.pathfinder) because wheels pip-installed into it are the ones its
+//     Python packages load.
+//  7. The system loader: dlopen of the bare soname, which honours
 //     LD_LIBRARY_PATH, the ld.so cache (ldconfig) and the default directories.
-//  6. /usr/local/cuda: lib64, nvvm/lib64, targets/<arch>/lib.
-//  7. Debian's packages: the multiarch directory /usr/lib/x86_64-linux-gnu
+//  8. /usr/local/cuda: lib64, nvvm/lib64, targets/<arch>/lib, where NVIDIA's
+//     installers put the toolkit without always registering it with ldconfig.
+//  9. Debian's packages: the multiarch directory /usr/lib/x86_64-linux-gnu
 //     and /usr/lib/x86_64-linux-gnu/nvidia/current ("debian multiarch"),
 //     then /usr/lib/nvidia-cuda-toolkit with its lib64 and nvvm/lib64,
 //     searched up to 4 levels deep ("debian nvidia-cuda-toolkit").
 //
 // The driver is the one exception: libcuda.so.1 must match the kernel module
-// of the machine, so for [Driver] the system loader (5) is tried right after
+// of the machine, so for [Driver] the system loader (7) is tried right after
 // the already loaded check (2), before CUDA_HOME and the local install, which
 // only serve machines without an installed driver (a libcuda.so.1 there lets
-// the bindings load, though calls will report that no device exists).
+// the bindings load, though calls will report that no device exists). Pip
+// wheels and conda (5, 6) are not searched for it: they never ship it.
 //
 // Libraries are opened with RTLD_NOW|RTLD_LOCAL and never closed.
 // [Library.Found] records which place supplied the library, with the strings
 // "env CUDAGO_NVRTC_PATH" (etc.), "already loaded", "CUDA_HOME", "CUDA_PATH",
-// "local install", "system loader", "/usr/local/cuda", "debian multiarch"
-// and "debian nvidia-cuda-toolkit".
+// "local install", "CUDAGO_PYTHON_SITE", "VIRTUAL_ENV",
+// "python3 site-packages", "CONDA_PREFIX", "system loader",
+// "/usr/local/cuda", "debian multiarch" and "debian nvidia-cuda-toolkit".
+//
+// # Dependencies
+//
+// cuBLAS needs cuBLASLt, cuSPARSE needs nvJitLink, and cuSOLVER needs
+// nvJitLink, cuSPARSE, cuBLASLt and cuBLAS. Before opening such a library,
+// Load opens the ones it needs from the same place: first its own
+// directory, then where that place keeps each of them (CUDA 12's wheels put
+// libcublas.so.12 in nvidia/cublas/lib beside nvidia/cusolver/lib). So one
+// install is never mixed with another: left to itself, the loader would
+// resolve the library's DT_NEEDED entries through LD_LIBRARY_PATH first,
+// then its RUNPATH ($ORIGIN) and ld.so.cache, which may name another CUDA,
+// and would find nothing for a pip wheel. Only the sonames the file names
+// in DT_NEEDED are loaded, so the majors match (cuSOLVER 11 of CUDA 12
+// needs libcublas.so.12; CUDA 13's libcusparse.so.12 needs
+// libnvJitLink.so.13). A dependency's own override variable wins; one that
+// is already loaded is reused (the loader would reuse it anyway), with a
+// warning in [Library.Warnings] when the place held another copy; one the
+// place lacks is left to the loader, with a warning naming the file it
+// chose, and when the loader finds none the place's attempt says so and the
+// search goes on. The dependencies loaded are listed in
+// [Library.Companions], and a later Load of one of them reports the place
+// it came from.
 //
 // # NVRTC's builtins
 //
@@ -79,7 +140,8 @@
 // not load, with a hint: set CUDAGO_<NAME>_PATH or CUDA_HOME, or run
 // scripts/setup-cuda.sh. Results, successes and failures alike, are cached
 // for the life of the process; there is no retry. [Report] loads every
-// library and returns its version or error, for `cudago doctor`.
+// library and returns its version or error, for `cudago doctor`. Asking a
+// library its version ([Library.Version]) never needs a GPU.
 //
 // Only Linux with cgo is supported; elsewhere Load returns an error.
 package pathfinder

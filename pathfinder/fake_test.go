@@ -31,8 +31,9 @@ func fakeJitLink(maj, min int) string {
 }
 
 // buildLib compiles src into a shared library at path (creating its
-// directory), with the given DT_SONAME unless soname is "".
-func buildLib(t *testing.T, path, soname, src string) string {
+// directory), with the given DT_SONAME unless soname is "", passing extra
+// to gcc after the source (libraries to link with).
+func buildLib(t *testing.T, path, soname, src string, extra ...string) string {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -45,6 +46,7 @@ func buildLib(t *testing.T, path, soname, src string) string {
 	if soname != "" {
 		args = append(args, "-Wl,-soname,"+soname)
 	}
+	args = append(args, extra...)
 	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc %v: %v\n%s", args, err, out)
 	}
@@ -336,7 +338,8 @@ func TestSearchOrder(t *testing.T) {
 // library is nowhere.
 func TestNotFoundListsEveryPlace(t *testing.T) {
 	tmp := t.TempDir()
-	sp := &spec{lib: "cudagofake2", env: "CUDAGO_FAKE2_PATH", sonames: []string{"libcudagofake2.so.13", "libcudagofake2.so.12"}}
+	sp := &spec{lib: "cudagofake2", env: "CUDAGO_FAKE2_PATH", sonames: []string{"libcudagofake2.so.13", "libcudagofake2.so.12"},
+		wheel: []string{"nvidia/cu13/lib", "nvidia/fake2/lib"}}
 	home := filepath.Join(tmp, "home")
 	if err := os.MkdirAll(filepath.Join(home, "lib64"), 0o755); err != nil {
 		t.Fatal(err)
@@ -365,6 +368,9 @@ func TestNotFoundListsEveryPlace(t *testing.T) {
 		{broken, "CUDA_HOME", ""}, // dlopen's error
 		{"", "CUDA_PATH", "not set"},
 		local,
+		{"", "VIRTUAL_ENV", "not set"},
+		{"", "python3 site-packages", "no python3 on PATH"},
+		{"", "CONDA_PREFIX", "not set"},
 		{"libcudagofake2.so.13", "system loader", ""},
 		{"libcudagofake2.so.12", "system loader", ""},
 		{filepath.Join(tmp, "sys/usr/local/cuda"), "/usr/local/cuda", "no such file or directory"},
@@ -383,8 +389,8 @@ func TestNotFoundListsEveryPlace(t *testing.T) {
 	if !strings.Contains(nf.Tried[2].Err, "invalid ELF header") {
 		t.Errorf("dlopen error for %s = %q", broken, nf.Tried[2].Err)
 	}
-	if !strings.Contains(nf.Tried[5].Err, "cannot open shared object file") {
-		t.Errorf("system loader error = %q", nf.Tried[5].Err)
+	if !strings.Contains(nf.Tried[8].Err, "cannot open shared object file") {
+		t.Errorf("system loader error = %q", nf.Tried[8].Err)
 	}
 
 	msg := err.Error()
@@ -546,10 +552,10 @@ func systemLoaderChild(t *testing.T, dir string) {
 }
 
 func TestUnknownLib(t *testing.T) {
-	if _, err := Load("cublas"); err == nil || !strings.Contains(err.Error(), "unknown library") {
-		t.Errorf("Load(cublas) error = %v", err)
+	if _, err := Load("cudnn"); err == nil || !strings.Contains(err.Error(), "unknown library") {
+		t.Errorf("Load(cudnn) error = %v", err)
 	}
-	if _, err := find("cublas", os.Getenv, "/"); err == nil {
-		t.Error("find(cublas) succeeded")
+	if _, err := find("cudnn", os.Getenv, "/"); err == nil {
+		t.Error("find(cudnn) succeeded")
 	}
 }

@@ -3,8 +3,11 @@
 package pathfinder
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -198,6 +201,136 @@ func TestLocalCuFile(t *testing.T) {
 	}
 }
 
+// The versions of the runtime and math libraries of the local install
+// (Debian's CUDA 12.4 packages): each library's own numbering.
+var localMathVersions = map[Lib]string{
+	CUDART:   "12.4",
+	CuBLASLt: "12.4.5",
+	CuBLAS:   "12.4.5",
+	CuFFT:    "11.2.1",
+	CuRAND:   "10.3.5",
+	CuSPARSE: "12.3.1",
+	CuSOLVER: "11.6.1",
+	NVTX:     "1.0.0", // from the file name: libnvToolsExt has no version function
+}
+
+// TestLocalMathLibs loads the runtime and the math libraries and asks their
+// versions, which needs no GPU; the libraries they need come from the same
+// place.
+func TestLocalMathLibs(t *testing.T) {
+	root := localInstall(t)
+	deps := map[Lib][]string{
+		CuBLAS:   {"libcublasLt.so.12"},
+		CuSPARSE: {"libnvJitLink.so.12"},
+		CuSOLVER: {"libnvJitLink.so.12", "libcusparse.so.12", "libcublasLt.so.12", "libcublas.so.12"},
+	}
+	// cuSOLVER first, so that it loads its dependencies itself.
+	for _, l := range []Lib{CuSOLVER, CUDART, CuBLASLt, CuBLAS, CuFFT, CuRAND, CuSPARSE, NVTX} {
+		t.Run(string(l), func(t *testing.T) {
+			lib := loadLocal(t, l)
+			v, err := lib.Version()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s %s, companions %q", l, v, lib.Companions)
+			if !regexp.MustCompile(`^\d+\.\d+(\.\d+)?$`).MatchString(v) {
+				t.Errorf("Version() = %q", v)
+			}
+			if !expectLocal(l) {
+				return
+			}
+			if want := localMathVersions[l]; v != want {
+				t.Errorf("Version() = %q, want %s", v, want)
+			}
+			if len(lib.Warnings) != 0 {
+				t.Errorf("Warnings %q", lib.Warnings)
+			}
+			var names []string
+			for _, c := range lib.Companions {
+				names = append(names, filepath.Base(c))
+				if real := realpath(c); !strings.HasPrefix(real, realpath(root)+"/") {
+					t.Errorf("dependency %s is outside the local install %s", real, root)
+				}
+			}
+			if !reflect.DeepEqual(names, deps[l]) {
+				t.Errorf("dependencies loaded %q, want %q", names, deps[l])
+			}
+		})
+	}
+}
+
+// TestLocalWheelLayout lays the local install's cuSOLVER and the libraries
+// it needs out as CUDA 12's pip wheels do, one directory per wheel in a
+// virtual environment, and loads cuSOLVER from there in a child process
+// (this one has loaded them from the local install already).
+func TestLocalWheelLayout(t *testing.T) {
+	if venv := os.Getenv("CUDAGO_PATHFINDER_WHEEL_CHILD"); venv != "" {
+		wheelLayoutChild(t, venv)
+		return
+	}
+	root := localInstall(t)
+	ma, _ := archDirs()
+	venv := t.TempDir()
+	site := filepath.Join(venv, "lib/python3.12/site-packages")
+	for _, f := range []string{"cusolver/lib/libcusolver.so.11", "cusparse/lib/libcusparse.so.12", "cublas/lib/libcublas.so.12",
+		"cublas/lib/libcublasLt.so.12", "nvjitlink/lib/libnvJitLink.so.12"} {
+		p := filepath.Join(site, "nvidia", f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(root, "usr/lib", ma, filepath.Base(f)), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLocalWheelLayout$", "-test.v")
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CONDA_PREFIX", "CUDAGO_PYTHON_SITE", "CUDAGO_LOCAL_CUDA":
+		default:
+			if !strings.HasPrefix(k, "CUDAGO_") || !strings.HasSuffix(k, "_PATH") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+	}
+	cmd.Env = append(cmd.Env, "CUDAGO_PATHFINDER_WHEEL_CHILD="+venv, "VIRTUAL_ENV="+venv,
+		"CUDAGO_LOCAL_CUDA="+filepath.Join(venv, "no-local-install"))
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "child ok") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	t.Logf("child:\n%s", out)
+}
+
+func wheelLayoutChild(t *testing.T, venv string) {
+	nvidia := filepath.Join(venv, "lib/python3.12/site-packages/nvidia")
+	lib, err := Load(CuSOLVER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(nvidia, "cusolver/lib/libcusolver.so.11"); lib.Path != want || lib.Found != "VIRTUAL_ENV" {
+		t.Errorf("cusolver: got %s (%s), want %s (VIRTUAL_ENV)", lib.Path, lib.Found, want)
+	}
+	want := []string{filepath.Join(nvidia, "nvjitlink/lib/libnvJitLink.so.12"), filepath.Join(nvidia, "cusparse/lib/libcusparse.so.12"),
+		filepath.Join(nvidia, "cublas/lib/libcublasLt.so.12"), filepath.Join(nvidia, "cublas/lib/libcublas.so.12")}
+	if !reflect.DeepEqual(lib.Companions, want) || len(lib.Warnings) != 0 {
+		t.Errorf("cusolver: Companions %q, Warnings %q; want %q", lib.Companions, lib.Warnings, want)
+	}
+	if v, err := lib.Version(); err != nil || v != localMathVersions[CuSOLVER] {
+		t.Errorf("cusolver Version() = %q, %v", v, err)
+	}
+	// cuBLAS, loaded as cuSOLVER's dependency, says where it came from.
+	blas, err := Load(CuBLAS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blas.Path != want[3] || blas.Found != "VIRTUAL_ENV" || !reflect.DeepEqual(blas.Companions, want[2:3]) {
+		t.Errorf("cublas: got %s (%s) with %q, want %s (VIRTUAL_ENV) with %s", blas.Path, blas.Found, blas.Companions, want[3], want[2])
+	}
+	if !t.Failed() {
+		fmt.Println("child ok")
+	}
+}
+
 func TestLoadConcurrent(t *testing.T) {
 	localInstall(t)
 	for _, l := range Libs() {
@@ -241,6 +374,7 @@ func TestReport(t *testing.T) {
 		if s.Err == nil && (s.VersionErr != nil || s.Version == "") {
 			t.Errorf("%s: no version: %v", s.Lib, s.VersionErr)
 		}
+		// The driver, NVRTC, nvJitLink, NVVM, the runtime and the math libraries.
 		required := s.Lib != CuFile && (s.Lib != NVFatbin || inLocal(t, root, NVFatbin))
 		if required && !s.OK() {
 			t.Errorf("%s: %v %v", s.Lib, s.Err, s.CheckErr)

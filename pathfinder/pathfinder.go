@@ -13,12 +13,20 @@ type Lib string
 
 // The libraries pathfinder knows how to find.
 const (
-	Driver    Lib = "cuda"      // CUDA driver API: libcuda.so.1
-	NVRTC     Lib = "nvrtc"     // runtime compiler: libnvrtc.so.13, libnvrtc.so.12
-	NVJitLink Lib = "nvJitLink" // JIT linker: libnvJitLink.so.13, libnvJitLink.so.12
-	NVFatbin  Lib = "nvfatbin"  // fatbin creation: libnvfatbin.so.13, libnvfatbin.so.12
-	NVVM      Lib = "nvvm"      // NVVM IR compiler: libnvvm.so.4
-	CuFile    Lib = "cufile"    // GPUDirect Storage: libcufile.so.0
+	Driver    Lib = "cuda"       // CUDA driver API: libcuda.so.1
+	NVRTC     Lib = "nvrtc"      // runtime compiler: libnvrtc.so.13, libnvrtc.so.12
+	NVJitLink Lib = "nvJitLink"  // JIT linker: libnvJitLink.so.13, libnvJitLink.so.12
+	NVFatbin  Lib = "nvfatbin"   // fatbin creation: libnvfatbin.so.13, libnvfatbin.so.12
+	NVVM      Lib = "nvvm"       // NVVM IR compiler: libnvvm.so.4
+	CuFile    Lib = "cufile"     // GPUDirect Storage: libcufile.so.0
+	CUDART    Lib = "cudart"     // CUDA runtime API: libcudart.so.13, libcudart.so.12
+	CuBLASLt  Lib = "cublasLt"   // cuBLASLt: libcublasLt.so.13, libcublasLt.so.12
+	CuBLAS    Lib = "cublas"     // cuBLAS: libcublas.so.13, libcublas.so.12 (needs cuBLASLt)
+	CuFFT     Lib = "cufft"      // cuFFT: libcufft.so.12, libcufft.so.11
+	CuRAND    Lib = "curand"     // cuRAND: libcurand.so.10
+	CuSPARSE  Lib = "cusparse"   // cuSPARSE: libcusparse.so.12 (needs nvJitLink)
+	CuSOLVER  Lib = "cusolver"   // cuSOLVER: libcusolver.so.12, libcusolver.so.11 (needs cuBLAS, cuBLASLt, cuSPARSE, nvJitLink)
+	NVTX      Lib = "nvToolsExt" // NVTX v2 markers: libnvToolsExt.so.1 (CUDA 12 and older; NVTX 3 is header-only)
 )
 
 // spec says how to find one library.
@@ -31,17 +39,52 @@ type spec struct {
 	// extra names tried after the sonames, in the same places (libnvvm.so).
 	extra []string
 	// systemFirst moves the system loader ahead of CUDA_HOME, CUDA_PATH and
-	// the local install (the driver must match the kernel module).
+	// the local install (the driver must match the kernel module), and
+	// leaves out the Python environments, which never ship the driver.
 	systemFirst bool
+	// wheel lists the directories below site-packages where NVIDIA's pip
+	// wheels put the library: nvidia/cu13/lib for CUDA 13's, then
+	// CUDA 12's own wheel directory.
+	wheel []string
+	// deps are the libraries this one needs (its DT_NEEDED entries), which
+	// are loaded first from the place it is found in.
+	deps []Lib
 }
 
+// wheelDirs is the wheel layout of a CUDA 12 library in wheel directory
+// dir, after CUDA 13's single nvidia/cu13/lib.
+func wheelDirs(dir string) []string { return []string{"nvidia/cu13/lib", dir} }
+
+// specs lists dependencies before the libraries that need them, so that
+// Report loads each of them by its own search first.
 var specs = []*spec{
 	{lib: Driver, env: "CUDAGO_DRIVER_PATH", sonames: []string{"libcuda.so.1"}, systemFirst: true},
-	{lib: NVRTC, env: "CUDAGO_NVRTC_PATH", sonames: []string{"libnvrtc.so.13", "libnvrtc.so.12"}},
-	{lib: NVJitLink, env: "CUDAGO_NVJITLINK_PATH", sonames: []string{"libnvJitLink.so.13", "libnvJitLink.so.12"}},
-	{lib: NVFatbin, env: "CUDAGO_NVFATBIN_PATH", sonames: []string{"libnvfatbin.so.13", "libnvfatbin.so.12"}},
-	{lib: NVVM, env: "CUDAGO_NVVM_PATH", sonames: []string{"libnvvm.so.4"}, extra: []string{"libnvvm.so"}},
-	{lib: CuFile, env: "CUDAGO_CUFILE_PATH", sonames: []string{"libcufile.so.0"}},
+	{lib: NVRTC, env: "CUDAGO_NVRTC_PATH", sonames: []string{"libnvrtc.so.13", "libnvrtc.so.12"},
+		wheel: wheelDirs("nvidia/cuda_nvrtc/lib")},
+	{lib: NVJitLink, env: "CUDAGO_NVJITLINK_PATH", sonames: []string{"libnvJitLink.so.13", "libnvJitLink.so.12"},
+		wheel: wheelDirs("nvidia/nvjitlink/lib")},
+	{lib: NVFatbin, env: "CUDAGO_NVFATBIN_PATH", sonames: []string{"libnvfatbin.so.13", "libnvfatbin.so.12"},
+		wheel: wheelDirs("nvidia/nvfatbin/lib")},
+	{lib: NVVM, env: "CUDAGO_NVVM_PATH", sonames: []string{"libnvvm.so.4"}, extra: []string{"libnvvm.so"},
+		wheel: wheelDirs("nvidia/cuda_nvcc/nvvm/lib64")},
+	{lib: CuFile, env: "CUDAGO_CUFILE_PATH", sonames: []string{"libcufile.so.0"},
+		wheel: wheelDirs("nvidia/cufile/lib")},
+	{lib: CUDART, env: "CUDAGO_CUDART_PATH", sonames: []string{"libcudart.so.13", "libcudart.so.12"},
+		wheel: wheelDirs("nvidia/cuda_runtime/lib")},
+	{lib: CuBLASLt, env: "CUDAGO_CUBLASLT_PATH", sonames: []string{"libcublasLt.so.13", "libcublasLt.so.12"},
+		wheel: wheelDirs("nvidia/cublas/lib")},
+	{lib: CuBLAS, env: "CUDAGO_CUBLAS_PATH", sonames: []string{"libcublas.so.13", "libcublas.so.12"},
+		wheel: wheelDirs("nvidia/cublas/lib"), deps: []Lib{CuBLASLt}},
+	{lib: CuFFT, env: "CUDAGO_CUFFT_PATH", sonames: []string{"libcufft.so.12", "libcufft.so.11"},
+		wheel: wheelDirs("nvidia/cufft/lib")},
+	{lib: CuRAND, env: "CUDAGO_CURAND_PATH", sonames: []string{"libcurand.so.10"},
+		wheel: wheelDirs("nvidia/curand/lib")},
+	{lib: CuSPARSE, env: "CUDAGO_CUSPARSE_PATH", sonames: []string{"libcusparse.so.12"},
+		wheel: wheelDirs("nvidia/cusparse/lib"), deps: []Lib{NVJitLink}},
+	{lib: CuSOLVER, env: "CUDAGO_CUSOLVER_PATH", sonames: []string{"libcusolver.so.12", "libcusolver.so.11"},
+		wheel: wheelDirs("nvidia/cusolver/lib"), deps: []Lib{NVJitLink, CuSPARSE, CuBLASLt, CuBLAS}},
+	{lib: NVTX, env: "CUDAGO_NVTOOLSEXT_PATH", sonames: []string{"libnvToolsExt.so.1"},
+		wheel: wheelDirs("nvidia/nvtx/lib")},
 }
 
 // names returns the file names to look for, in order of preference.
@@ -97,18 +140,25 @@ type Library struct {
 	// name when the file has none).
 	Soname string
 	// Major is the major version in the soname: 12 or 13 for NVRTC,
-	// nvJitLink and nvFatbin, 4 for NVVM, 1 for the driver, 0 for cuFile.
+	// nvJitLink and nvFatbin, 4 for NVVM, 1 for the driver, 0 for cuFile
+	// (11 for cuSOLVER of CUDA 12: the math libraries number their own).
 	Major int
 	// Found says where the library was found: "env CUDAGO_NVRTC_PATH",
 	// "already loaded", "CUDA_HOME", "CUDA_PATH", "local install",
-	// "system loader", "/usr/local/cuda", "debian multiarch" or
-	// "debian nvidia-cuda-toolkit".
+	// "CUDAGO_PYTHON_SITE", "VIRTUAL_ENV", "python3 site-packages",
+	// "CONDA_PREFIX", "system loader", "/usr/local/cuda", "debian multiarch"
+	// or "debian nvidia-cuda-toolkit". A library that was first loaded as
+	// another's dependency reports the place it was loaded from then.
 	Found string
 	// Companions lists other files loaded along with this library: for
-	// NVRTC, its libnvrtc-builtins.so.N.M.
+	// NVRTC, its libnvrtc-builtins.so.N.M; for a library with dependencies
+	// (cuBLAS, cuSPARSE, cuSOLVER), the libraries it uses, dependencies of
+	// dependencies first (for one found already loaded, those it names in
+	// DT_NEEDED that are loaded).
 	Companions []string
 	// Warnings holds problems that did not stop the load, such as NVRTC's
-	// builtins library not being found.
+	// builtins library not being found, or a dependency that came from
+	// another install than the library.
 	Warnings []string
 
 	handle unsafe.Pointer
@@ -264,13 +314,13 @@ func (s Status) OK() bool { return s.Err == nil && s.CheckErr == nil }
 // String describes the status in one line (plus the error's lines).
 func (s Status) String() string {
 	if s.Err != nil {
-		return fmt.Sprintf("%-9s  MISSING  %v", s.Lib, s.Err)
+		return fmt.Sprintf("%-10s  MISSING  %v", s.Lib, s.Err)
 	}
 	v := s.Version
 	if s.VersionErr != nil {
 		v = "version unknown: " + s.VersionErr.Error()
 	}
-	line := fmt.Sprintf("%-9s  %-7s  %s (%s)", s.Lib, v, s.Library.Path, s.Library.Found)
+	line := fmt.Sprintf("%-10s  %-7s  %s (%s)", s.Lib, v, s.Library.Path, s.Library.Found)
 	for _, n := range s.Notes {
 		line += "; " + n
 	}

@@ -9,13 +9,16 @@ import (
 )
 
 func TestLibs(t *testing.T) {
-	want := []Lib{Driver, NVRTC, NVJitLink, NVFatbin, NVVM, CuFile}
+	want := []Lib{Driver, NVRTC, NVJitLink, NVFatbin, NVVM, CuFile, CUDART, CuBLASLt, CuBLAS, CuFFT, CuRAND, CuSPARSE, CuSOLVER, NVTX}
 	if got := Libs(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Libs() = %v, want %v", got, want)
 	}
 	envs := map[Lib]string{
 		Driver: "CUDAGO_DRIVER_PATH", NVRTC: "CUDAGO_NVRTC_PATH", NVJitLink: "CUDAGO_NVJITLINK_PATH",
 		NVFatbin: "CUDAGO_NVFATBIN_PATH", NVVM: "CUDAGO_NVVM_PATH", CuFile: "CUDAGO_CUFILE_PATH",
+		CUDART: "CUDAGO_CUDART_PATH", CuBLASLt: "CUDAGO_CUBLASLT_PATH", CuBLAS: "CUDAGO_CUBLAS_PATH",
+		CuFFT: "CUDAGO_CUFFT_PATH", CuRAND: "CUDAGO_CURAND_PATH", CuSPARSE: "CUDAGO_CUSPARSE_PATH",
+		CuSOLVER: "CUDAGO_CUSOLVER_PATH", NVTX: "CUDAGO_NVTOOLSEXT_PATH",
 	}
 	for l, env := range envs {
 		if got := l.EnvVar(); got != env {
@@ -29,6 +32,14 @@ func TestLibs(t *testing.T) {
 		NVFatbin:  {"libnvfatbin.so.13", "libnvfatbin.so.12"},
 		NVVM:      {"libnvvm.so.4", "libnvvm.so"},
 		CuFile:    {"libcufile.so.0"},
+		CUDART:    {"libcudart.so.13", "libcudart.so.12"},
+		CuBLASLt:  {"libcublasLt.so.13", "libcublasLt.so.12"},
+		CuBLAS:    {"libcublas.so.13", "libcublas.so.12"},
+		CuFFT:     {"libcufft.so.12", "libcufft.so.11"},
+		CuRAND:    {"libcurand.so.10"},
+		CuSPARSE:  {"libcusparse.so.12"},
+		CuSOLVER:  {"libcusolver.so.12", "libcusolver.so.11"},
+		NVTX:      {"libnvToolsExt.so.1"},
 	}
 	for l, want := range sonames {
 		if got := l.Sonames(); !reflect.DeepEqual(got, want) {
@@ -37,6 +48,37 @@ func TestLibs(t *testing.T) {
 	}
 	if Lib("nope").EnvVar() != "" || Lib("nope").Sonames() != nil {
 		t.Error("unknown library has an env var or sonames")
+	}
+	if len(envs) != len(want) || len(sonames) != len(want) {
+		t.Errorf("the test covers %d env vars and %d soname lists for %d libraries", len(envs), len(sonames), len(want))
+	}
+
+	// Dependencies come before the libraries that need them (Report loads
+	// each by its own search first), and match the libraries' DT_NEEDED.
+	deps := map[Lib][]Lib{CuBLAS: {CuBLASLt}, CuSPARSE: {NVJitLink}, CuSOLVER: {NVJitLink, CuSPARSE, CuBLASLt, CuBLAS}}
+	pos := map[Lib]int{}
+	for i, l := range want {
+		pos[l] = i
+	}
+	for _, s := range specs {
+		if !reflect.DeepEqual(s.deps, deps[s.lib]) {
+			t.Errorf("%s depends on %v, want %v", s.lib, s.deps, deps[s.lib])
+		}
+		for _, d := range s.deps {
+			if pos[d] > pos[s.lib] {
+				t.Errorf("%s comes before its dependency %s in Libs()", s.lib, d)
+			}
+		}
+		// Every toolkit library has CUDA 13's wheel directory first, then its own.
+		if s.lib != Driver && (len(s.wheel) != 2 || s.wheel[0] != "nvidia/cu13/lib" || !strings.HasPrefix(s.wheel[1], "nvidia/")) {
+			t.Errorf("%s wheel directories %q", s.lib, s.wheel)
+		}
+	}
+	if w := specOf(CuBLAS).wheel[1]; w != "nvidia/cublas/lib" || specOf(CuBLASLt).wheel[1] != w {
+		t.Errorf("cuBLAS and cuBLASLt share one wheel: %q, %q", w, specOf(CuBLASLt).wheel)
+	}
+	if specOf(Driver).wheel != nil {
+		t.Error("the driver has a wheel directory")
 	}
 }
 

@@ -31,6 +31,18 @@ type searcher struct {
 	// sysroot prefixes the fixed system directories (/usr/local/cuda,
 	// /usr/lib/...); empty means "/".
 	sysroot string
+	// python asks python3 for its site-packages; nil means the process's
+	// own probe, which asks once per process.
+	python *pythonProbe
+	// lookup returns the spec of a dependency; nil means specOf.
+	lookup func(Lib) *spec
+}
+
+func (s *searcher) spec(l Lib) *spec {
+	if s.lookup != nil {
+		return s.lookup(l)
+	}
+	return specOf(l)
 }
 
 // archDirs returns the Debian multiarch triple and the CUDA targets
@@ -117,7 +129,28 @@ type run struct {
 	sp    *spec
 	tried []Attempt
 	seen  map[string]bool
+	// depth counts the dependencies being loaded above this run (a guard
+	// against a cycle in the specs).
+	depth int
 }
+
+// place is where a file was found: a root directory and the directories
+// below it where each library may be. A library's dependencies are looked
+// up in the same place before it is opened.
+type place struct {
+	where   string
+	root    string
+	subdirs func(*spec) []string
+}
+
+// fixed returns subdirectories that are the same for every library.
+func fixed(dirs []string) func(*spec) []string {
+	return func(*spec) []string { return dirs }
+}
+
+// wheelSubdirs are the directories of a library's pip wheels below a
+// site-packages directory.
+func wheelSubdirs(sp *spec) []string { return sp.wheel }
 
 func (s *searcher) find(sp *spec) (*Library, error) {
 	if !supported {
@@ -133,19 +166,19 @@ func (s *searcher) find(sp *spec) (*Library, error) {
 	r.note("", "env "+sp.env, "not set")
 
 	usrLocal := func() *Library {
-		return r.root("/usr/local/cuda", s.sys("/usr/local/cuda"), toolkitSubdirs(), 0)
+		return r.root(place{"/usr/local/cuda", s.sys("/usr/local/cuda"), fixed(toolkitSubdirs())}, 0)
 	}
 	multiarch := func() *Library {
 		ma, _ := archDirs()
-		return r.root("debian multiarch", s.sys("/usr/lib/"+ma), []string{".", "nvidia/current"}, 0)
+		return r.root(place{"debian multiarch", s.sys("/usr/lib/" + ma), fixed([]string{".", "nvidia/current"})}, 0)
 	}
 	debian := func() *Library {
-		return r.root("debian nvidia-cuda-toolkit", s.sys("/usr/lib/nvidia-cuda-toolkit"),
-			[]string{".", "lib64", "lib", "nvvm/lib64", "nvvm/lib"}, debianDepth)
+		return r.root(place{"debian nvidia-cuda-toolkit", s.sys("/usr/lib/nvidia-cuda-toolkit"),
+			fixed([]string{".", "lib64", "lib", "nvvm/lib64", "nvvm/lib"})}, debianDepth)
 	}
 	cudaHome := func() *Library { return r.envRoot("CUDA_HOME") }
 	cudaPath := func() *Library { return r.envRoot("CUDA_PATH") }
-	steps := []func() *Library{r.loaded, cudaHome, cudaPath, r.local, r.loader, usrLocal, multiarch, debian}
+	steps := []func() *Library{r.loaded, cudaHome, cudaPath, r.local, r.pip, r.conda, r.loader, usrLocal, multiarch, debian}
 	if sp.systemFirst {
 		// The driver must match the kernel module: prefer the system's.
 		steps = []func() *Library{r.loaded, r.loader, cudaHome, cudaPath, r.local, usrLocal, multiarch, debian}
@@ -178,9 +211,9 @@ func (r *run) override(v string) *Library {
 	fi, err := os.Stat(p)
 	switch {
 	case err == nil && fi.IsDir():
-		return r.root(where, p, append([]string{"."}, toolkitSubdirs()...), 0)
+		return r.root(place{where, p, fixed(append([]string{"."}, toolkitSubdirs()...))}, 0)
 	case err == nil:
-		return r.open(p, where, "")
+		return r.open(p, place{where, filepath.Dir(p), fixed([]string{"."})}, "")
 	default:
 		r.note(p, where, errText(err))
 		return nil
@@ -189,10 +222,16 @@ func (r *run) override(v string) *Library {
 
 // loaded checks whether a soname is already loaded into the process.
 func (r *run) loaded() *Library {
-	const where = "already loaded"
+	where := "already loaded"
 	for _, name := range r.sp.names() {
 		if h := dlnoload(name); h != nil {
-			return r.library(h, dlpath(h), name, where)
+			p := dlpath(h)
+			if w, ok := depOrigins.Load(realpath(p)); ok {
+				where = w.(string) // loaded earlier as another library's dependency
+			}
+			lib := r.library(h, p, name, where)
+			lib.Companions = append(r.usedDeps(p), lib.Companions...)
+			return lib
 		}
 	}
 	r.note(strings.Join(r.sp.names(), ", "), where, "not loaded in this process")
@@ -218,7 +257,7 @@ func (r *run) envRoot(name string) *Library {
 		r.note("", name, "not set")
 		return nil
 	}
-	return r.root(name, r.s.abs(v), toolkitSubdirs(), 0)
+	return r.root(place{name, r.s.abs(v), fixed(toolkitSubdirs())}, 0)
 }
 
 func (r *run) local() *Library {
@@ -228,12 +267,25 @@ func (r *run) local() *Library {
 		r.note("", where, why)
 		return nil
 	}
-	return r.root(where, root, localSubdirs(), localDepth)
+	return r.root(place{where, root, fixed(localSubdirs())}, localDepth)
 }
 
-// root searches the subdirectories of root (newest soname first across all
-// of them), then, if depth > 0 and nothing was there, the tree below root.
-func (r *run) root(where, root string, subdirs []string, depth int) *Library {
+// conda searches the active conda environment, laid out like a toolkit
+// root (lib64, lib, nvvm/lib64, targets/<arch>/lib).
+func (r *run) conda() *Library {
+	const where = "CONDA_PREFIX"
+	v := r.s.getenv(where)
+	if v == "" {
+		r.note("", where, "not set")
+		return nil
+	}
+	return r.root(place{where, r.s.abs(v), fixed(toolkitSubdirs())}, 0)
+}
+
+// root searches the subdirectories of pl.root (newest soname first across
+// all of them), then, if depth > 0 and nothing was there, the tree below.
+func (r *run) root(pl place, depth int) *Library {
+	where, root, subdirs := pl.where, pl.root, pl.subdirs(r.sp)
 	if fi, err := os.Stat(root); err != nil {
 		r.note(root, where, errText(err))
 		return nil
@@ -262,7 +314,7 @@ func (r *run) root(where, root string, subdirs []string, depth int) *Library {
 				continue
 			}
 			seenFile = true
-			if lib := r.open(p, where, name); lib != nil {
+			if lib := r.open(p, pl, name); lib != nil {
 				return lib
 			}
 		}
@@ -270,7 +322,7 @@ func (r *run) root(where, root string, subdirs []string, depth int) *Library {
 	if !seenFile && depth > 0 {
 		for _, p := range r.walk(root, depth) {
 			seenFile = true
-			if lib := r.open(p, where, ""); lib != nil {
+			if lib := r.open(p, pl, ""); lib != nil {
 				return lib
 			}
 		}
@@ -348,9 +400,9 @@ func (r *run) walk(root string, depth int) []string {
 	return out
 }
 
-// open dlopens a file by absolute path; name is the soname it was looked up
-// under, or "".
-func (r *run) open(p, where, name string) *Library {
+// open dlopens a file by absolute path, after the libraries it needs from
+// the same place; name is the soname it was looked up under, or "".
+func (r *run) open(p string, pl place, name string) *Library {
 	key := p
 	if real, err := filepath.EvalSymlinks(p); err == nil {
 		key = real
@@ -359,12 +411,28 @@ func (r *run) open(p, where, name string) *Library {
 		return nil
 	}
 	r.seen[key] = true
+	deps := r.loadDeps(p, pl)
 	h, err := dlopen(p, false)
 	if err != nil {
-		r.note(p, where, err.Error())
+		msg := err.Error()
+		if len(deps.missing) > 0 {
+			msg += fmt.Sprintf(" (needs %s, not found in %s)", strings.Join(deps.missing, ", "), pl.where)
+		}
+		r.note(p, pl.where, msg)
 		return nil
 	}
-	return r.library(h, p, name, where)
+	lib := r.library(h, p, name, pl.where)
+	lib.Companions = append(deps.loaded, lib.Companions...)
+	lib.Warnings = append(deps.warnings, lib.Warnings...)
+	for _, n := range deps.missing {
+		// The loader found it by itself (RUNPATH, LD_LIBRARY_PATH, ld.so.cache).
+		if h := dlnoload(n); h != nil {
+			lp := dlpath(h)
+			lib.Companions = append(lib.Companions, lp)
+			lib.Warnings = append(lib.Warnings, fmt.Sprintf("%s is not in %s (%s): the system loader supplied %s", n, pl.where, pl.root, lp))
+		}
+	}
+	return lib
 }
 
 // library builds the Library for a handle.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# setup-cuda.sh — install the CUDA 12.4 compiler libraries and tools into <repo>/.cuda
+# setup-cuda.sh — install the CUDA 12.4 compiler and math libraries and tools into <repo>/.cuda
 #
 # Everything comes from Debian trixie's non-free packages, fetched with
 # `apt-get download` through a private apt configuration (.cuda/apt/) and
@@ -10,6 +10,9 @@
 #   .cuda/root/usr/lib/x86_64-linux-gnu/   libnvrtc.so.12, libnvrtc-builtins.so.12.4,
 #                                          libnvJitLink.so.12, libnvfatbin.so.12,
 #                                          libnvvm.so.4, libcufile.so.0, libcudart.so.12,
+#                                          libcublas.so.12, libcublasLt.so.12, libcurand.so.10,
+#                                          libcufft.so.11, libcusparse.so.12, libcusolver.so.11,
+#                                          libnvToolsExt.so.1,
 #                                          libcuda.so.1 (-> nvidia/current/libcuda.so.1),
 #                                          libcudart_static.a, libcudadevrt.a, stubs/
 #   .cuda/root/usr/include/                CUDA headers (cuda.h, cuda_runtime.h, nvrtc.h, ...)
@@ -45,6 +48,14 @@ PKGS=(
   libcuda1               # libcuda.so.1 (driver userland; no GPU needed just to load it)
   libcufile0             # libcufile.so.0
   libcudart12            # libcudart.so.12
+  # The math libraries: 606 MB of .debs, 1.3 GB unpacked (cuBLASLt, cuFFT and cuSPARSE are most of it).
+  libcublas12            # libcublas.so.12 (needs libcublasLt.so.12)
+  libcublaslt12          # libcublasLt.so.12
+  libcurand10            # libcurand.so.10
+  libcufft11             # libcufft.so.11
+  libcusparse12          # libcusparse.so.12 (needs libnvJitLink.so.12)
+  libcusolver11          # libcusolver.so.11 (needs cuBLAS, cuBLASLt, cuSPARSE, nvJitLink)
+  libnvtoolsext1         # libnvToolsExt.so.1 (NVTX)
   nvidia-cuda-toolkit    # nvcc, cicc, ptxas, fatbinary, nvlink, cuobjdump, cudafe++, bin2c, libdevice
 )
 # nvidia-cuda-dev is ~930 MB (2.6 GB unpacked, mostly static cuBLAS/cuFFT/NPP archives);
@@ -163,7 +174,9 @@ ptxas --version | tail -n 1
 EOF
   bash "$t/check.sh" "$CUDA_DIR" "$t" || { rm -rf "$t"; die "verification failed (see output above)"; }
   for lib in libnvrtc.so.12 libnvrtc-builtins.so.12.4 libnvJitLink.so.12 libnvfatbin.so.12 \
-             libnvvm.so.4 libcuda.so.1 libcufile.so.0 libcudart.so.12 libcudart_static.a; do
+             libnvvm.so.4 libcuda.so.1 libcufile.so.0 libcudart.so.12 libcudart_static.a \
+             libcublas.so.12 libcublasLt.so.12 libcurand.so.10 libcufft.so.11 libcusparse.so.12 \
+             libcusolver.so.11 libnvToolsExt.so.1; do
     [[ -e "$ROOT/$LIBDIR/$lib" ]] || die "verification failed: missing $ROOT/$LIBDIR/$lib"
   done
   log "verify OK"

@@ -21,10 +21,13 @@ func init() {
 		summary: "report the CUDA libraries found, the driver's CUDA version and the GPUs",
 		help: `
 Doctor loads every CUDA library cudago uses (libcuda, NVRTC, nvJitLink,
-nvFatbin, NVVM, cuFile) and prints for each whether it was found, its path,
-where it was found, its version and any notes or warnings. For a missing
-library it lists every place searched and how to fix it: set
-CUDAGO_<LIB>_PATH or CUDA_HOME, or run scripts/setup-cuda.sh.
+nvFatbin, NVVM, cuFile, the CUDA runtime, cuBLASLt, cuBLAS, cuFFT, cuRAND,
+cuSPARSE, cuSOLVER and NVTX) and prints for each whether it was found, its
+path, where it was found (CUDA_HOME, the local install, a pip wheel in
+VIRTUAL_ENV or python3's site-packages, CONDA_PREFIX, the system loader...),
+its version, the libraries it needs that were loaded with it, and any notes
+or warnings. For a missing library it lists every place searched and how to
+fix it: set CUDAGO_<LIB>_PATH or CUDA_HOME, or run scripts/setup-cuda.sh.
 
 It then prints the CUDA version the driver supports and each GPU's name,
 compute capability, total memory, PCI bus id, multiprocessor count and UUID,
@@ -133,6 +136,14 @@ var libDescriptions = map[pathfinder.Lib]string{
 	pathfinder.NVFatbin:  "fat binary creation (nvFatbin)",
 	pathfinder.NVVM:      "NVVM IR compiler (libNVVM)",
 	pathfinder.CuFile:    "GPUDirect Storage (cuFile)",
+	pathfinder.CUDART:    "CUDA runtime API (cudart)",
+	pathfinder.CuBLASLt:  "lightweight BLAS, matmul (cuBLASLt)",
+	pathfinder.CuBLAS:    "BLAS (cuBLAS)",
+	pathfinder.CuFFT:     "fast Fourier transforms (cuFFT)",
+	pathfinder.CuRAND:    "random numbers (cuRAND)",
+	pathfinder.CuSPARSE:  "sparse linear algebra (cuSPARSE)",
+	pathfinder.CuSOLVER:  "dense and sparse solvers (cuSOLVER)",
+	pathfinder.NVTX:      "profiler markers (NVTX, libnvToolsExt)",
 }
 
 // doctor gathers the report. It never fails: whatever cannot be learnt is

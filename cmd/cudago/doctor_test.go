@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -59,9 +60,34 @@ func TestDoctorJSON(t *testing.T) {
 			t.Errorf("missing library %v has no fix or no list of places tried: %v", m["name"], m)
 		}
 	}
-	for _, want := range []string{"cuda", "nvrtc", "nvJitLink", "nvfatbin", "nvvm", "cufile"} {
+	for _, want := range []string{"cuda", "nvrtc", "nvJitLink", "nvfatbin", "nvvm", "cufile",
+		"cudart", "cublasLt", "cublas", "cufft", "curand", "cusparse", "cusolver", "nvToolsExt"} {
 		if byName[want] == nil {
 			t.Errorf("no entry for library %q", want)
+		} else if byName[want]["description"] == "" {
+			t.Errorf("library %q has no description", want)
+		}
+	}
+
+	// The runtime and math libraries: CI's local install has them all, with
+	// versions asked of the libraries themselves (no GPU needed).
+	localVersions := map[string]string{"cudart": "12.4", "cublasLt": "12.4.5", "cublas": "12.4.5", "cufft": "11.2.1",
+		"curand": "10.3.5", "cusparse": "12.3.1", "cusolver": "11.6.1", "nvToolsExt": "1.0.0"}
+	for name, want := range localVersions {
+		m := byName[name]
+		if m == nil || m["found_by"] != "local install" {
+			continue // a GPU machine's own CUDA: whatever it has
+		}
+		if m["ok"] != true || m["version"] != want {
+			t.Errorf("%s from the local install: ok %v, version %q, want %s (%v)", name, m["ok"], m["version"], want, m["version_error"])
+		}
+	}
+	if m := byName["cusolver"]; m != nil && m["found_by"] == "local install" {
+		notes := fmt.Sprint(m["notes"])
+		for _, dep := range []string{"libcublas.so.12", "libcublasLt.so.12", "libcusparse.so.12", "libnvJitLink.so.12"} {
+			if !strings.Contains(notes, dep) {
+				t.Errorf("cusolver's notes do not say %s was loaded with it: %s", dep, notes)
+			}
 		}
 	}
 

@@ -30,8 +30,9 @@
 //	cudago doctor [-json] [-require-gpu]
 //
 // doctor loads every library pathfinder knows (the driver libcuda, NVRTC,
-// nvJitLink, nvFatbin, NVVM, cuFile) and prints, for each, whether it was
-// found, its path, where it was found, its version and any notes or
+// nvJitLink, nvFatbin, NVVM, cuFile, the CUDA runtime, cuBLASLt, cuBLAS,
+// cuFFT, cuRAND, cuSPARSE, cuSOLVER, NVTX) and prints, for each, whether it
+// was found, its path, where it was found, its version and any notes or
 // warnings; for a missing library it prints every place tried and how to
 // fix it. Then it prints the CUDA version the driver supports and, for each
 // GPU, its name, compute capability, total memory, PCI bus id,
@@ -50,7 +51,9 @@
 //	{
 //	  "schema": 1,                       // bumped on incompatible changes
 //	  "go": "go1.26.8", "os": "linux", "arch": "amd64",
-//	  "libraries": [{                    // fixed order: cuda, nvrtc, nvJitLink, nvfatbin, nvvm, cufile
+//	  "libraries": [{                    // fixed order: pathfinder.Libs(): cuda, nvrtc, nvJitLink, nvfatbin,
+//	                                     // nvvm, cufile, cudart, cublasLt, cublas, cufft, curand, cusparse,
+//	                                     // cusolver, nvToolsExt
 //	    "name": "nvrtc",                 // pathfinder.Lib
 //	    "description": "runtime compiler (NVRTC)",
 //	    "env_var": "CUDAGO_NVRTC_PATH",  // override variable
