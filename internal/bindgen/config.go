@@ -46,6 +46,19 @@ type libConfig struct {
 	// it as leaving the context unusable (every later call fails with it);
 	// when set, the status type gets a Sticky method true for those values.
 	sticky []string
+	// localHeaders: the library's 12.4 headers are read from the local CUDA
+	// 12.4 install (.cuda/root/usr/include), and so are the headers that
+	// the 13.0 ones include but the shared 13.0 folder lacks (cuda_fp16.h,
+	// cuda_runtime.h, cudalibxt.h). See mathlibs.go.
+	localHeaders bool
+	// verMacro names the header's own version macros (CURAND_VER gives
+	// CURAND_VER_MAJOR, _MINOR, _PATCH): a function's Since is then the
+	// library's version, which is what pathfinder reads from the library.
+	verMacro string
+	// foreign maps C typedefs to Go types that the package declares as
+	// aliases: the same C type as another package's (cudaStream_t is the
+	// driver's CUstream), or a Go builtin (cuComplex is complex64).
+	foreign map[string]*foreignType
 }
 
 func libNames() string {

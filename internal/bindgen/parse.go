@@ -20,6 +20,9 @@ type unit struct {
 	ast  *cc.AST
 	// lines of every file read, for doc comments
 	files map[string][]string
+	// since is the version a function first declared here needs: the
+	// CUDA version of the header, or the library's own (verMacro).
+	since string
 }
 
 var ccConfig *cc.Config
@@ -47,6 +50,19 @@ func parseHeader(headersDir string, cfg *libConfig, h header) (*unit, error) {
 			return nil, fmt.Errorf("extra header %s: %v", h.file, err)
 		}
 	}
+	if cfg.localHeaders && !h.extra {
+		local, err := localInclude()
+		if err != nil {
+			return nil, err
+		}
+		if h.version == localVersion {
+			dir, path = local, filepath.Join(local, h.file)
+			incs = []string{local}
+		} else {
+			// Last: only what the shared folder lacks comes from 12.4.
+			incs = append(incs, local)
+		}
+	}
 	c := *ccConfig
 	c.IncludePaths = append(append([]string{}, ccConfig.IncludePaths...), incs...)
 	c.SysIncludePaths = append(append([]string{}, ccConfig.SysIncludePaths...), incs...)
@@ -59,7 +75,13 @@ func parseHeader(headersDir string, cfg *libConfig, h header) (*unit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing %s: %v", path, err)
 	}
-	return &unit{hdr: h, path: path, ast: ast, files: map[string][]string{}}, nil
+	u := &unit{hdr: h, path: path, ast: ast, files: map[string][]string{}, since: h.version}
+	if cfg.verMacro != "" && !h.extra {
+		if u.since = u.versionFromMacros(cfg.verMacro); u.since == "" {
+			return nil, fmt.Errorf("%s: no %s_MAJOR, _MINOR and _PATCH macros", path, cfg.verMacro)
+		}
+	}
+	return u, nil
 }
 
 func (u *unit) lines(file string) []string {
@@ -164,6 +186,8 @@ type model struct {
 	names       map[string]string // Go identifier -> what claimed it
 	goTypeOf    map[string]string // C typedef -> Go type name
 	typedefs    map[string]*cc.Declarator
+	baseSince   string                  // the oldest unit's since
+	usedForeign map[string]*foreignType // cfg.foreign entries the package uses, by C name
 }
 
 func (m *model) claim(goName, what string) string {
@@ -204,17 +228,26 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 	for _, r := range reserved {
 		m.names[r] = "hand-written"
 	}
+	for c, f := range cfg.foreign {
+		if f.goName != "" {
+			m.names[f.goName] = "type " + c
+		}
+	}
 	prim, err := parseHeader(headersDir, cfg, cfg.primary)
 	if err != nil {
 		return nil, err
 	}
 	var others []*unit
+	m.baseSince = prim.since
 	for _, h := range cfg.others {
 		u, err := parseHeader(headersDir, cfg, h)
 		if err != nil {
 			return nil, err
 		}
 		others = append(others, u)
+		if !h.extra && version.Less(u.since, m.baseSince) {
+			m.baseSince = u.since
+		}
 	}
 	// Functions get the plain names (cuMemcpy2D -> Memcpy2D); a type or
 	// constant that would clash is named differently.
@@ -253,8 +286,8 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 		for _, f := range m.collectFuncs(u) {
 			if prev, ok := byDecl[f.decl]; ok {
 				// The same symbol under another API name in an older header.
-				if version.Less(u.hdr.version, prev.since) {
-					prev.since = u.hdr.version
+				if version.Less(u.since, prev.since) {
+					prev.since = u.since
 				}
 				continue
 			}
@@ -267,8 +300,8 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 							prev.syms = append(prev.syms, s)
 						}
 					}
-					if version.Less(u.hdr.version, prev.since) {
-						prev.since = u.hdr.version
+					if version.Less(u.since, prev.since) {
+						prev.since = u.since
 					}
 					continue
 				}
@@ -332,6 +365,24 @@ func declarations(u *unit, fn func(d *cc.Declaration, dr *cc.Declarator)) {
 	}
 }
 
+// plainDeclarator reports whether a typedef's declarator is its name
+// alone: no pointer, array or function derivation.
+func plainDeclarator(dr *cc.Declarator) bool {
+	return dr.Pointer == nil && dr.DirectDeclarator != nil && dr.DirectDeclarator.Case == cc.DirectDeclaratorIdent
+}
+
+// tagKey names the tagged struct, union or enum type t is ("" if none).
+func tagKey(t cc.Type) string {
+	type tagged interface{ Tag() cc.Token }
+	if tt, ok := t.(tagged); ok {
+		tok := tt.Tag()
+		if tag := tok.SrcStr(); tag != "" {
+			return t.Kind().String() + " " + tag
+		}
+	}
+	return ""
+}
+
 // typedefTarget returns the typedef name used in the declaration's
 // specifiers (typedef CUdevice_v1 CUdevice; -> CUdevice_v1), if any.
 func typedefTarget(d *cc.Declaration) string {
@@ -362,8 +413,9 @@ func (m *model) collectTypes(u *unit, onlyFile string) {
 	}
 	var tds []*td
 	byName := map[string]*td{}
+	byTag := map[string]string{} // "enum cudaDataType_t" -> its first typedef
 	declarations(u, func(d *cc.Declaration, dr *cc.Declarator) {
-		if dr == nil || !dr.IsTypename() || !m.owned(dr.Position().Filename) || plainTypedefs[dr.Name()] != "" {
+		if dr == nil || !dr.IsTypename() || !m.owned(dr.Position().Filename) || plainTypedefs[dr.Name()] != "" || m.cfg.foreign[dr.Name()] != nil {
 			return
 		}
 		if onlyFile != "" && dr.Position().Filename != onlyFile {
@@ -373,8 +425,23 @@ func (m *model) collectTypes(u *unit, onlyFile string) {
 			return
 		}
 		t := &td{dr: dr, target: typedefTarget(d), doc: docAbove(u, d.Position())}
-		if t.target == dr.Name() {
+		if t.doc == "" && dr.Position().Line == d.Position().Line {
+			// typedef struct CUstream_st *CUstream; /**< CUDA stream */
+			t.doc = sentence(docOfLine(u, d.Position()))
+		}
+		if t.target == dr.Name() || !plainDeclarator(dr) {
+			// typedef double X; typedef X *Y: Y is another type than X.
 			t.target = ""
+		}
+		if t.target == "" && plainDeclarator(dr) {
+			// typedef enum E {...} A; typedef enum E B;: B is A.
+			if key := tagKey(dr.Type()); key != "" {
+				if first, ok := byTag[key]; ok {
+					t.target = first
+				} else {
+					byTag[key] = dr.Name()
+				}
+			}
 		}
 		tds = append(tds, t)
 		byName[dr.Name()] = t
@@ -434,7 +501,7 @@ func (m *model) collectTypes(u *unit, onlyFile string) {
 			}
 		}
 		for _, t := range g {
-			if t == prim {
+			if t == prim || m.goTypeName(t.dr.Name()) == n.goName {
 				continue
 			}
 			an := m.claim(m.goTypeName(t.dr.Name()), "type "+t.dr.Name())
@@ -518,7 +585,9 @@ func (m *model) defineType(u *unit, dr *cc.Declarator, goName, doc string) {
 		m.aliases = append(m.aliases, &aliasDef{goName: goName, target: base, concrete: true, cname: cname,
 			doc: doc + "\n\nIt is " + what + "; the zero value is NULL."})
 	case *cc.ArrayType:
-		m.aliases = append(m.aliases, &aliasDef{goName: goName, target: m.goType(t, true), concrete: true, cname: cname, doc: doc})
+		// The element type, not t: t's typedef is the type being defined.
+		target := fmt.Sprintf("[%d]%s", x.Len(), m.goType(x.Elem(), true))
+		m.aliases = append(m.aliases, &aliasDef{goName: goName, target: target, concrete: true, cname: cname, doc: doc})
 	case *cc.FunctionType:
 		// A function type (not a pointer): only used through pointers.
 		m.aliases = append(m.aliases, &aliasDef{goName: goName, target: "uintptr", concrete: true, cname: cname, doc: doc + "\n\nIt is a C function; pointers to it are C function pointers."})
@@ -628,6 +697,9 @@ func (m *model) goType(t cc.Type, inStruct bool) string {
 		if g, ok := m.goTypeOf[td.Name()]; ok {
 			return g
 		}
+		if g := m.foreignGoType(td.Name()); g != "" {
+			return g
+		}
 	}
 	switch x := t.(type) {
 	case *cc.PointerType:
@@ -642,7 +714,7 @@ func (m *model) goType(t cc.Type, inStruct bool) string {
 			}
 		}
 		if el.Kind() == cc.Struct || el.Kind() == cc.Union {
-			if el.Typedef() == nil || m.goTypeOf[el.Typedef().Name()] == "" {
+			if el.Typedef() == nil || m.goTypeOf[el.Typedef().Name()] == "" && m.foreignGoType(el.Typedef().Name()) == "" {
 				return "unsafe.Pointer"
 			}
 		}
@@ -836,7 +908,7 @@ func (m *model) collectFuncs(u *unit) []*funcDef {
 		if cur := currentDecl(u, api); cur != "" && cur != decl {
 			api = decl // an explicit revision; the macros select another
 		}
-		f := &funcDef{cname: api, decl: decl, syms: syms, ret: ft.Result(), since: u.hdr.version, ft: ft}
+		f := &funcDef{cname: api, decl: decl, syms: syms, ret: ft.Result(), since: u.since, ft: ft}
 		f.goName = exportName(stripPrefix(api, m.cfg.funcPrefix))
 		if r, ok := m.cfg.rename[api]; ok {
 			f.goName = r

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// The math libraries and the CUDA runtime. Their headers include the
+// runtime's types (driver_types.h: cudaStream_t), library_types.h
+// (cudaDataType, libraryPropertyType) and cuComplex.h:
+//
+//   - library_types.h is owned by every package whose header includes it,
+//     as C does: cublas.R32F and cusparse.R32F are both CUDA_R_32F;
+//   - handles that are the same C type as the driver's (cudaStream_t and
+//     CUstream are both struct CUstream_st *) are aliases of the driver
+//     package's types, so a driver.Stream, or a core.Stream's Handle(),
+//     is passed as it is;
+//   - cuComplex and cuDoubleComplex are complex64 and complex128, which
+//     have their memory layout; __half and __nv_bfloat16 are their bits;
+//   - the other runtime types map to plain Go types (an enum to its
+//     integer, a pointer handle to uintptr).
+
+// foreignType is a C typedef of another header that the package declares
+// as an alias (goName = target), or, with goName "", uses as target itself.
+type foreignType struct {
+	goName, target, doc string
+	importPath          string // of the package target names, or ""
+}
+
+const driverImport = "github.com/cudago/cudago/bindings/driver"
+
+func driverAlias(goName, drv, c, cu string) *foreignType {
+	return &foreignType{goName: goName, target: "driver." + drv, importPath: driverImport,
+		doc: goName + " is the C type " + c + ", the same C type as the driver's " + cu +
+			": a driver." + drv + " is passed as it is (a core." + drv + "'s Handle(), for example)."}
+}
+
+// runtimeHandles are the runtime's handles that are driver handles in C.
+var runtimeHandles = map[string]*foreignType{
+	"cudaStream_t":    driverAlias("Stream", "Stream", "cudaStream_t", "CUstream"),
+	"cudaEvent_t":     driverAlias("Event", "Event", "cudaEvent_t", "CUevent"),
+	"cudaGraph_t":     driverAlias("Graph", "Graph", "cudaGraph_t", "CUgraph"),
+	"cudaGraphExec_t": driverAlias("GraphExec", "GraphExec", "cudaGraphExec_t", "CUgraphExec"),
+	"cudaGraphNode_t": driverAlias("GraphNode", "GraphNode", "cudaGraphNode_t", "CUgraphNode"),
+}
+
+// mathForeign is the foreign map of the math libraries.
+var mathForeign = func() map[string]*foreignType {
+	m := map[string]*foreignType{
+		"cuFloatComplex":  {target: "complex64"},
+		"cuComplex":       {target: "complex64"},
+		"cuDoubleComplex": {target: "complex128"},
+		"__half": {goName: "Half", target: "uint16",
+			doc: "Half is the C type __half: the bits of an IEEE 754 half-precision number."},
+		"__nv_bfloat16": {goName: "BFloat16", target: "uint16",
+			doc: "BFloat16 is the C type __nv_bfloat16: the bits of a bfloat16 number."},
+	}
+	for k, v := range runtimeHandles {
+		m[k] = v
+	}
+	return m
+}()
+
+// localVersion is the CUDA version of the local install's headers.
+const localVersion = "12.4"
+
+// foreignGoType returns the Go type of a foreign C typedef, or "" when the
+// package has no mapping for it, and records that the package uses it.
+func (m *model) foreignGoType(cname string) string {
+	f, ok := m.cfg.foreign[cname]
+	if !ok {
+		return ""
+	}
+	if m.usedForeign == nil {
+		m.usedForeign = map[string]*foreignType{}
+	}
+	m.usedForeign[cname] = f
+	if f.goName != "" {
+		return f.goName
+	}
+	return f.target
+}
+
+// foreignAliases returns the used foreign types that the package declares,
+// by Go name.
+func (m *model) foreignAliases() []*foreignType {
+	var out []*foreignType
+	seen := map[string]bool{}
+	for _, f := range m.usedForeign {
+		if f.goName != "" && !seen[f.goName] {
+			seen[f.goName] = true
+			out = append(out, f)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].goName < out[j].goName })
+	return out
+}
+
+// localInclude returns the include folder of the local CUDA 12.4 install
+// (scripts/setup-cuda.sh): $CUDAGO_LOCAL_CUDA/usr/include, or the first
+// .cuda/root/usr/include above the working directory.
+func localInclude() (string, error) {
+	if r := os.Getenv("CUDAGO_LOCAL_CUDA"); r != "" {
+		return filepath.Join(r, "usr", "include"), nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		c := filepath.Join(d, ".cuda", "root", "usr", "include")
+		if _, err := os.Stat(filepath.Join(c, "cuda_runtime_api.h")); err == nil {
+			return c, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", errors.New("no local CUDA 12.4 install (.cuda/root/usr/include) above " + wd + ": run scripts/setup-cuda.sh")
+		}
+	}
+}
+
+// versionFromMacros reads the library version a header declares through
+// PREFIX_MAJOR, PREFIX_MINOR and PREFIX_PATCH: "10.4.0".
+func (u *unit) versionFromMacros(prefix string) string {
+	var parts []string
+	for _, s := range []string{"_MAJOR", "_MINOR", "_PATCH"} {
+		mac, ok := u.ast.Macros[prefix+s]
+		if !ok {
+			return ""
+		}
+		rl := mac.ReplacementList()
+		if len(rl) != 1 {
+			return ""
+		}
+		parts = append(parts, rl[0].SrcStr())
+	}
+	return strings.Join(parts, ".")
+}
