@@ -144,17 +144,17 @@ func plainSymbol(decl string) (string, []string) { return decl, []string{decl} }
 func init() {
 	configs["curand"] = &libConfig{
 		name: "curand", pathLib: "CuRAND",
-		primary:      header{"13.0", "curand.h", false},
-		others:       []header{{localVersion, "curand.h", false}},
-		localHeaders: true,
-		verMacro:     "CURAND_VER",
-		ownedFiles:   []string{"curand.h", "library_types.h"},
-		funcPrefix:   []string{"curand"},
-		typePrefix:   []string{"curand", "cuda"},
-		constPref:    []string{"CURAND_", "CUDA_"},
-		resultType:   "curandStatus_t",
-		foreign:      mathForeign,
-		rename:       map[string]string{"curandStatus_t": "Status", "curandStatus": "Status"},
+		primary:          header{"13.0", "curand.h", false},
+		others:           []header{{localVersion, "curand.h", false}},
+		localHeaders:     true,
+		verMacro:         "CURAND_VER",
+		ownedFiles:       []string{"curand.h", "library_types.h"},
+		funcPrefix:       []string{"curand"},
+		typePrefix:       []string{"curand", "cuda"},
+		constPref:        []string{"CURAND_", "CUDA_"},
+		resultType:       "curandStatus_t",
+		foreign:          mathForeign,
+		rename:           map[string]string{"curandStatus_t": "Status", "curandStatus": "Status"},
 		symbolCandidates: plainSymbol,
 	}
 }
