@@ -45,7 +45,7 @@ import (
 var _ unsafe.Pointer
 
 // procs lists every entry point of the library: the name, the symbols to
-// try and the CUDA version whose header declared it first.
+// try and the library version whose header declared it first.
 var procs = dl.NewTable(pathfinder.CuRAND, dl.Dlsym, []dl.Proc{
 	{Name: "curandCreateGenerator", Symbols: []string{"curandCreateGenerator"}, Since: "10.3.5", Version: 0},
 	{Name: "curandCreateGeneratorHost", Symbols: []string{"curandCreateGeneratorHost"}, Since: "10.3.5", Version: 0},

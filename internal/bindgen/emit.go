@@ -312,7 +312,11 @@ func (m *model) emitFuncs() []byte {
 	if m.cfg.procAddr {
 		resolver = "resolve"
 	}
-	fmt.Fprintf(&b, "// procs lists every entry point of the library: the name, the symbols to\n// try and the CUDA version whose header declared it first.\nvar procs = dl.NewTable(pathfinder.%s, %s, []dl.Proc{\n", m.cfg.pathLib, resolver)
+	since := "the CUDA version whose header declared it first"
+	if m.cfg.verMacro != "" {
+		since = "the library version whose header declared it first"
+	}
+	fmt.Fprintf(&b, "// procs lists every entry point of the library: the name, the symbols to\n// try and %s.\nvar procs = dl.NewTable(pathfinder.%s, %s, []dl.Proc{\n", since, m.cfg.pathLib, resolver)
 	for _, f := range m.funcs {
 		syms := make([]string, len(f.syms))
 		for i, s := range f.syms {

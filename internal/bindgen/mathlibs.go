@@ -158,3 +158,21 @@ func init() {
 		symbolCandidates: plainSymbol,
 	}
 }
+
+func init() {
+	configs["cufft"] = &libConfig{
+		name: "cufft", pathLib: "CuFFT",
+		primary:          header{"13.0", "cufftXt.h", false},
+		others:           []header{{localVersion, "cufftXt.h", false}},
+		localHeaders:     true,
+		verMacro:         "CUFFT_VER",
+		ownedFiles:       []string{"cufft.h", "cufftXt.h", "cudalibxt.h", "library_types.h"},
+		funcPrefix:       []string{"cufft"},
+		typePrefix:       []string{"cufft", "cuda"},
+		constPref:        []string{"CUFFT_", "CUDA_"},
+		resultType:       "cufftResult",
+		foreign:          mathForeign,
+		rename:           map[string]string{"cufftResult": "Result", "cufftResult_t": "Result"},
+		symbolCandidates: plainSymbol,
+	}
+}

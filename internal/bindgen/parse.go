@@ -433,6 +433,14 @@ func (m *model) collectTypes(u *unit, onlyFile string) {
 			// typedef double X; typedef X *Y: Y is another type than X.
 			t.target = ""
 		}
+		if g := m.foreignGoType(t.target); g != "" {
+			// typedef cuComplex cufftComplex: another name of a foreign type.
+			an := m.claim(m.goTypeName(dr.Name()), "type "+dr.Name())
+			m.goTypeOf[dr.Name()] = an
+			m.aliases = append(m.aliases, &aliasDef{goName: an, target: g, cname: dr.Name(),
+				doc: fmt.Sprintf("%s is the C type %s, which is %s.", an, dr.Name(), t.target)})
+			return
+		}
 		if t.target == "" && plainDeclarator(dr) {
 			// typedef enum E {...} A; typedef enum E B;: B is A.
 			if key := tagKey(dr.Type()); key != "" {
