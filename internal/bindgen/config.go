@@ -51,6 +51,10 @@ type libConfig struct {
 	// the 13.0 ones include but the shared 13.0 folder lacks (cuda_fp16.h,
 	// cuda_runtime.h, cudalibxt.h). See mathlibs.go.
 	localHeaders bool
+	// sharedFiles are owned files that several packages own (library_types.h):
+	// their names yield on a clash with the package's own, keeping the C
+	// prefix (CudaEmulationStrategy).
+	sharedFiles []string
 	// verMacro names the header's own version macros (CURAND_VER gives
 	// CURAND_VER_MAJOR, _MINOR, _PATCH): a function's Since is then the
 	// library's version, which is what pathfinder reads from the library.

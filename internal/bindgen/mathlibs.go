@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -67,6 +68,13 @@ var mathForeign = func() map[string]*foreignType {
 // localVersion is the CUDA version of the local install's headers.
 const localVersion = "12.4"
 
+// localPredefined is defined before a math library's header is parsed.
+// cuda_fp16.h and cuda_bf16.h declare nothing for C (__half and
+// __nv_bfloat16 are C++ classes), but include libcu++'s <nv/target>, which
+// Debian's 12.4 headers lack: their include guards are defined instead.
+// internal/layoutcheck does the same.
+const localPredefined = "#define __CUDA_FP16_H__\n#define __CUDA_BF16_H__\n"
+
 // foreignGoType returns the Go type of a foreign C typedef, or "" when the
 // package has no mapping for it, and records that the package uses it.
 func (m *model) foreignGoType(cname string) string {
@@ -97,6 +105,16 @@ func (m *model) foreignAliases() []*foreignType {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].goName < out[j].goName })
 	return out
+}
+
+// shared reports whether file is one of the configured shared files.
+func (m *model) shared(file string) bool {
+	return slices.Contains(m.cfg.sharedFiles, filepath.Base(file))
+}
+
+// fullTypeName is the Go name of a C type with its prefix kept.
+func fullTypeName(cname string) string {
+	return exportName(strings.TrimSuffix(cname, "_t"))
 }
 
 // localInclude returns the include folder of the local CUDA 12.4 install
@@ -174,5 +192,38 @@ func init() {
 		foreign:          mathForeign,
 		rename:           map[string]string{"cufftResult": "Result", "cufftResult_t": "Result"},
 		symbolCandidates: plainSymbol,
+	}
+}
+
+// cublasAPI is the API name of a cuBLAS symbol: cublas_v2.h maps
+// cublasSgemm to cublasSgemm_v2 and cublasSgemm_64 to cublasSgemm_v2_64 (the
+// ILP64 variant, with 64-bit sizes), which bind as Sgemm and Sgemm64.
+func cublasAPI(decl string) (string, []string) {
+	base, ilp := strings.CutSuffix(decl, "_64")
+	api := versioned(base)
+	if ilp {
+		api += "_64"
+	}
+	return api, []string{decl}
+}
+
+func init() {
+	configs["cublas"] = &libConfig{
+		name: "cublas", pathLib: "CuBLAS",
+		primary: header{"13.0", "cublas_v2.h", false},
+		// cublas_half.h: the __half and __nv_bfloat16 functions that
+		// cublas_api.h declares for C++ only; cuBLAS 12.4.5 has them all.
+		others:           []header{{localVersion, "cublas_v2.h", false}, {"12.4.5", "cublas_half.h", true}},
+		localHeaders:     true,
+		verMacro:         "CUBLAS_VER",
+		ownedFiles:       []string{"cublas_api.h", "cublas_v2.h", "cublas_half.h", "library_types.h"},
+		sharedFiles:      []string{"library_types.h"},
+		funcPrefix:       []string{"cublas"},
+		typePrefix:       []string{"cublas", "cuda"},
+		constPref:        []string{"CUBLAS_", "CUDA_"},
+		resultType:       "cublasStatus_t",
+		foreign:          mathForeign,
+		rename:           map[string]string{"cublasStatus_t": "Status"},
+		symbolCandidates: cublasAPI,
 	}
 }

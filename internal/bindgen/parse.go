@@ -50,12 +50,14 @@ func parseHeader(headersDir string, cfg *libConfig, h header) (*unit, error) {
 			return nil, fmt.Errorf("extra header %s: %v", h.file, err)
 		}
 	}
-	if cfg.localHeaders && !h.extra {
+	var predef string
+	if cfg.localHeaders {
 		local, err := localInclude()
 		if err != nil {
 			return nil, err
 		}
-		if h.version == localVersion {
+		predef = localPredefined
+		if h.version == localVersion && !h.extra {
 			dir, path = local, filepath.Join(local, h.file)
 			incs = []string{local}
 		} else {
@@ -69,6 +71,7 @@ func parseHeader(headersDir string, cfg *libConfig, h header) (*unit, error) {
 	srcs := []cc.Source{
 		{Name: "<predefined>", Value: c.Predefined},
 		{Name: "<builtin>", Value: cc.Builtin},
+		{Name: "<cudago>", Value: predef},
 		{Name: path},
 	}
 	ast, err := cc.Translate(&c, srcs)
@@ -474,6 +477,13 @@ func (m *model) collectTypes(u *unit, onlyFile string) {
 		}
 		groups[r] = append(groups[r], t)
 	}
+	// The package's own types are named first: a shared header's type
+	// yields its short name on a clash (cudaEmulationStrategy is
+	// CudaEmulationStrategy where cublasEmulationStrategy_t is
+	// EmulationStrategy).
+	sort.SliceStable(order, func(i, j int) bool {
+		return !m.shared(order[i].dr.Position().Filename) && m.shared(order[j].dr.Position().Filename)
+	})
 	type named struct {
 		prim   *td
 		goName string
@@ -491,8 +501,12 @@ func (m *model) collectTypes(u *unit, onlyFile string) {
 		}
 		want := m.goTypeName(prim.dr.Name())
 		if _, taken := m.names[want]; taken {
-			// Clashes with a function: cuMemcpy2D takes a CUDA_MEMCPY2D.
-			want += "Params"
+			if m.shared(prim.dr.Position().Filename) {
+				want = fullTypeName(prim.dr.Name())
+			} else {
+				// Clashes with a function: cuMemcpy2D takes a CUDA_MEMCPY2D.
+				want += "Params"
+			}
 		}
 		n := &named{prim: prim, goName: m.claim(want, "type "+prim.dr.Name()), alias: map[*td]string{}}
 		for _, t := range g {
@@ -509,7 +523,7 @@ func (m *model) collectTypes(u *unit, onlyFile string) {
 			}
 		}
 		for _, t := range g {
-			if t == prim || m.goTypeName(t.dr.Name()) == n.goName {
+			if t == prim || m.goTypeName(t.dr.Name()) == n.goName || fullTypeName(t.dr.Name()) == n.goName {
 				continue
 			}
 			an := m.claim(m.goTypeName(t.dr.Name()), "type "+t.dr.Name())
@@ -567,8 +581,12 @@ func (m *model) defineType(u *unit, dr *cc.Declarator, goName, doc string) {
 			c := &enumConst{cname: name, value: v, doc: docOfLine(u, en.Position())}
 			want := exportName(stripPrefix(name, m.cfg.constPref))
 			if _, taken := m.names[want]; taken {
-				// Clashes with a type or function: qualify it by its enum.
-				want = goName + "_" + strings.TrimPrefix(want, goName)
+				if m.shared(dr.Position().Filename) {
+					want = exportName(name) // CudaEmulationStrategyDefault
+				} else {
+					// Clashes with a type or function: qualify it by its enum.
+					want = goName + "_" + strings.TrimPrefix(want, goName)
+				}
 			}
 			c.goName = m.claim(want, "const "+name)
 			e.consts = append(e.consts, c)
@@ -907,6 +925,9 @@ func (m *model) collectFuncs(u *unit) []*funcDef {
 		ft, ok := dr.Type().(*cc.FunctionType)
 		if !ok || dr.IsStatic() || dr.IsInline() {
 			return
+		}
+		if u.hdr.extra && dr.Position().Filename != u.path {
+			return // what the extra header includes is not its own
 		}
 		decl := dr.Name()
 		if m.cfg.skip[decl] {

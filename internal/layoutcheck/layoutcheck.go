@@ -78,6 +78,9 @@ func Check(t *testing.T, header string, cases []Case) {
 		// Last: the headers the shared 13.0 folder lacks (cuda_fp16.h,
 		// cuda_runtime.h, cudalibxt.h) come from the local 12.4 install.
 		args = append(args, "-idirafter", local)
+		// cuda_fp16.h and cuda_bf16.h declare nothing for C but include
+		// <nv/target>, which Debian's 12.4 headers lack (as bindgen does).
+		args = append(args, "-D__CUDA_FP16_H__", "-D__CUDA_BF16_H__")
 	}
 	out, err := exec.Command(cc, append(args, "-o", exe, cfile)...).CombinedOutput()
 	if err != nil {
