@@ -426,6 +426,9 @@ func (m *model) emitFunc(b *bytes.Buffer, f *funcDef) {
 	case f.retIsStatus:
 		fmt.Fprintf(b, "\tr := %s\n", call)
 		st := m.goTypeOf[m.cfg.resultType]
+		if st == "" {
+			st = m.foreignGoType(m.cfg.resultType) // cublasLt returns cuBLAS's status
+		}
 		conv := fmt.Sprintf("%s(r)", st)
 		if strings.HasPrefix(f.retC, "struct") {
 			conv = fmt.Sprintf("*(*%s)(unsafe.Pointer(&r))", st)

@@ -227,3 +227,43 @@ func init() {
 		symbolCandidates: cublasAPI,
 	}
 }
+
+const cublasImport = "github.com/cudago/cudago/bindings/cublas"
+
+// cublasForeign maps the types that cublasLt.h shares with cuBLAS (from
+// cublas_api.h and library_types.h, which it includes) to package cublas's.
+func cublasForeign() map[string]*foreignType {
+	m := map[string]*foreignType{}
+	for k, v := range mathForeign {
+		m[k] = v
+	}
+	for c, g := range map[string]string{
+		"cublasStatus_t": "Status", "cublasComputeType_t": "ComputeType", "cublasOperation_t": "Operation",
+		"cublasFillMode_t": "FillMode", "cublasEmulationStrategy_t": "EmulationStrategy",
+		"cudaDataType": "DataType", "cudaDataType_t": "DataType", "libraryPropertyType": "LibraryPropertyType",
+		"libraryPropertyType_t": "LibraryPropertyType", "cudaEmulationMantissaControl": "EmulationMantissaControl",
+		"cudaEmulationMantissaControl_t": "EmulationMantissaControl", "cudaEmulationSpecialValuesSupport": "EmulationSpecialValuesSupport",
+		"cudaEmulationSpecialValuesSupport_t": "EmulationSpecialValuesSupport",
+	} {
+		m[c] = &foreignType{goName: g, target: "cublas." + g, importPath: cublasImport,
+			doc: g + " is cuBLAS's " + c + " (cublasLt.h includes cublas_api.h): cublas." + g + ", with its constants."}
+	}
+	return m
+}
+
+func init() {
+	configs["cublaslt"] = &libConfig{
+		name: "cublaslt", pathLib: "CuBLASLt",
+		primary:          header{"13.0", "cublasLt.h", false},
+		others:           []header{{localVersion, "cublasLt.h", false}},
+		localHeaders:     true,
+		verMacro:         "CUBLAS_VER",
+		ownedFiles:       []string{"cublasLt.h"},
+		funcPrefix:       []string{"cublasLt"},
+		typePrefix:       []string{"cublasLt"},
+		constPref:        []string{"CUBLASLT_"},
+		resultType:       "cublasStatus_t",
+		foreign:          cublasForeign(),
+		symbolCandidates: plainSymbol,
+	}
+}
