@@ -97,7 +97,15 @@ func (m *model) foreignGoType(cname string) string {
 func (m *model) foreignAliases() []*foreignType {
 	var out []*foreignType
 	seen := map[string]bool{}
-	for _, f := range m.usedForeign {
+	var cnames []string
+	for c := range m.usedForeign {
+		cnames = append(cnames, c)
+	}
+	// By C name first: cudaDataType and cudaDataType_t are both DataType,
+	// and the doc of the first one is kept.
+	sort.Strings(cnames)
+	for _, c := range cnames {
+		f := m.usedForeign[c]
 		if f.goName != "" && !seen[f.goName] {
 			seen[f.goName] = true
 			out = append(out, f)

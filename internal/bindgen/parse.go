@@ -231,9 +231,9 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 	for _, r := range reserved {
 		m.names[r] = "hand-written"
 	}
-	for c, f := range cfg.foreign {
+	for _, f := range cfg.foreign {
 		if f.goName != "" {
-			m.names[f.goName] = "type " + c
+			m.names[f.goName] = "foreign type " + f.goName // one claim for all its C names
 		}
 	}
 	prim, err := parseHeader(headersDir, cfg, cfg.primary)
