@@ -275,3 +275,24 @@ func init() {
 		symbolCandidates: plainSymbol,
 	}
 }
+
+func init() {
+	configs["cusparse"] = &libConfig{
+		name: "cusparse", pathLib: "CuSPARSE",
+		primary: header{"13.0", "cusparse.h", false},
+		// cusparse_half.h: the __half functions that cusparse.h declares
+		// for C++ only; cuSPARSE 12.3.1 (CUDA 12.4) has them all.
+		others:           []header{{localVersion, "cusparse.h", false}, {"12.3.1", "cusparse_half.h", true}},
+		localHeaders:     true,
+		verMacro:         "CUSPARSE_VER",
+		ownedFiles:       []string{"cusparse.h", "cusparse_half.h", "library_types.h"},
+		sharedFiles:      []string{"library_types.h"},
+		funcPrefix:       []string{"cusparse"},
+		typePrefix:       []string{"cusparse", "cuda"},
+		constPref:        []string{"CUSPARSE_", "CUDA_"},
+		resultType:       "cusparseStatus_t",
+		foreign:          mathForeign,
+		rename:           map[string]string{"cusparseStatus_t": "Status"},
+		symbolCandidates: plainSymbol,
+	}
+}
