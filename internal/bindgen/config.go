@@ -19,7 +19,10 @@ type libConfig struct {
 	// primary is the header the package is generated from; others only add
 	// symbol names (older versions) and functions missing from the primary.
 	primary header
-	others  []header
+	// also are further primary headers of the package (cusolverSp.h beside
+	// cusolverDn.h): their types, macros and functions are its own too.
+	also   []header
+	others []header
 	// includes are extra header folders (relative to the headers dir) for
 	// headers the primary includes but does not own (cuda.h for cufile).
 	includes []string

@@ -296,3 +296,44 @@ func init() {
 		symbolCandidates: plainSymbol,
 	}
 }
+
+const cusparseImport = "github.com/cudago/cudago/bindings/cusparse"
+
+// cusolverForeign maps the cuBLAS and cuSPARSE types that cuSOLVER's
+// headers use (cusolverDn.h includes cublas_v2.h, cusolverSp.h
+// cusparse.h) to those packages' types.
+func cusolverForeign() map[string]*foreignType {
+	m := map[string]*foreignType{}
+	for k, v := range mathForeign {
+		m[k] = v
+	}
+	for c, g := range map[string]string{
+		"cublasFillMode_t": "FillMode", "cublasOperation_t": "Operation", "cublasSideMode_t": "SideMode", "cublasDiagType_t": "DiagType",
+	} {
+		m[c] = &foreignType{goName: g, target: "cublas." + g, importPath: cublasImport,
+			doc: g + " is cuBLAS's " + c + " (cusolverDn.h includes cublas_v2.h): cublas." + g + ", with its constants."}
+	}
+	m["cusparseMatDescr_t"] = &foreignType{goName: "MatDescr", target: "cusparse.MatDescr", importPath: cusparseImport,
+		doc: "MatDescr is cuSPARSE's cusparseMatDescr_t (cusolverSp.h includes cusparse.h): a cusparse.MatDescr."}
+	return m
+}
+
+func init() {
+	configs["cusolver"] = &libConfig{
+		name: "cusolver", pathLib: "CuSOLVER",
+		primary:          header{"13.0", "cusolverDn.h", false},
+		also:             []header{{"13.0", "cusolverSp.h", false}},
+		others:           []header{{localVersion, "cusolverDn.h", false}, {localVersion, "cusolverSp.h", false}},
+		localHeaders:     true,
+		verMacro:         "CUSOLVER_VER",
+		ownedFiles:       []string{"cusolverDn.h", "cusolverSp.h", "cusolver_common.h", "library_types.h"},
+		sharedFiles:      []string{"library_types.h"},
+		funcPrefix:       []string{"cusolver"},
+		typePrefix:       []string{"cusolver", "cuda"},
+		constPref:        []string{"CUSOLVER_", "CUDA_"},
+		resultType:       "cusolverStatus_t",
+		foreign:          cusolverForeign(),
+		rename:           map[string]string{"cusolverStatus_t": "Status"},
+		symbolCandidates: plainSymbol,
+	}
+}

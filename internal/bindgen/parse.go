@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -240,6 +241,14 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 	if err != nil {
 		return nil, err
 	}
+	prims := []*unit{prim}
+	for _, h := range cfg.also {
+		u, err := parseHeader(headersDir, cfg, h)
+		if err != nil {
+			return nil, err
+		}
+		prims = append(prims, u)
+	}
 	var others []*unit
 	m.baseSince = prim.since
 	for _, h := range cfg.others {
@@ -254,25 +263,29 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 	}
 	// Functions get the plain names (cuMemcpy2D -> Memcpy2D); a type or
 	// constant that would clash is named differently.
-	declarations(prim, func(d *cc.Declaration, dr *cc.Declarator) {
-		if dr == nil || dr.IsTypename() || !m.owned(dr.Position().Filename) || dr.IsStatic() || dr.IsInline() {
-			return
-		}
-		if _, ok := dr.Type().(*cc.FunctionType); !ok {
-			return
-		}
-		api, _ := cfg.symbolCandidates(dr.Name())
-		if cur := currentDecl(prim, api); cur != "" && cur != dr.Name() {
-			return
-		}
-		name := exportName(stripPrefix(api, cfg.funcPrefix))
-		if r, ok := cfg.rename[api]; ok {
-			name = r
-		}
-		m.claim(name, "func "+api)
-	})
-	m.collectTypes(prim, "")
-	m.collectConsts(prim)
+	for _, prim := range prims {
+		declarations(prim, func(d *cc.Declaration, dr *cc.Declarator) {
+			if dr == nil || dr.IsTypename() || !m.owned(dr.Position().Filename) || dr.IsStatic() || dr.IsInline() {
+				return
+			}
+			if _, ok := dr.Type().(*cc.FunctionType); !ok {
+				return
+			}
+			api, _ := cfg.symbolCandidates(dr.Name())
+			if cur := currentDecl(prim, api); cur != "" && cur != dr.Name() {
+				return
+			}
+			name := exportName(stripPrefix(api, cfg.funcPrefix))
+			if r, ok := cfg.rename[api]; ok {
+				name = r
+			}
+			m.claim(name, "func "+api)
+		})
+	}
+	for _, prim := range prims {
+		m.collectTypes(prim, "")
+		m.collectConsts(prim)
+	}
 	for _, u := range others {
 		if u.hdr.extra {
 			m.collectTypes(u, u.path)
@@ -284,7 +297,7 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 	// explicit names. Revisions only older headers declare are added too.
 	byName := map[string]*funcDef{}
 	byDecl := map[string]*funcDef{}
-	all := append([]*unit{prim}, others...)
+	all := append(append([]*unit{}, prims...), others...)
 	for _, u := range all {
 		for _, f := range m.collectFuncs(u) {
 			if prev, ok := byDecl[f.decl]; ok {
@@ -316,7 +329,7 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 				f.cname = f.decl
 				f.goName = exportName(stripPrefix(f.decl, m.cfg.funcPrefix))
 			}
-			if u != prim && !u.hdr.extra {
+			if !slices.Contains(prims, u) && !u.hdr.extra {
 				f.doc = fmt.Sprintf("Declared by the CUDA %s header; the %s header no longer declares it.\n\n%s", u.hdr.version, cfg.primary.version, f.doc)
 			}
 			byName[f.cname] = f
@@ -324,7 +337,9 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 			m.funcs = append(m.funcs, f)
 		}
 	}
-	m.aliasFuncs(prim, byName)
+	for _, prim := range prims {
+		m.aliasFuncs(prim, byName)
+	}
 	if cfg.procAddr {
 		if err := m.procVersions(headersDir); err != nil {
 			return nil, err
