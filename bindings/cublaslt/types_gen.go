@@ -25,7 +25,8 @@ type LibraryPropertyType = cublas.LibraryPropertyType
 // Status is cuBLAS's cublasStatus_t (cublasLt.h includes cublas_api.h): cublas.Status, with its constants.
 type Status = cublas.Status
 
-// Stream is the C type cudaStream_t, the same C type as the driver's CUstream: a driver.Stream is passed as it is (a core.Stream's Handle(), for example).
+// Stream is the C type cudaStream_t, the same C type as the driver's CUstream:
+// a driver.Stream is passed as it is (a core.Stream's Handle(), for example).
 type Stream = driver.Stream
 
 // Handle is the C type cublasLtHandle_t.

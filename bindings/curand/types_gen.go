@@ -11,7 +11,8 @@ import (
 
 var _ unsafe.Pointer
 
-// Stream is the C type cudaStream_t, the same C type as the driver's CUstream: a driver.Stream is passed as it is (a core.Stream's Handle(), for example).
+// Stream is the C type cudaStream_t, the same C type as the driver's CUstream:
+// a driver.Stream is passed as it is (a core.Stream's Handle(), for example).
 type Stream = driver.Stream
 
 // DirectionVectors32 is the C type curandDirectionVectors32_t.

@@ -30,7 +30,8 @@ type Operation = cublas.Operation
 // SideMode is cuBLAS's cublasSideMode_t (cusolverDn.h includes cublas_v2.h): cublas.SideMode, with its constants.
 type SideMode = cublas.SideMode
 
-// Stream is the C type cudaStream_t, the same C type as the driver's CUstream: a driver.Stream is passed as it is (a core.Stream's Handle(), for example).
+// Stream is the C type cudaStream_t, the same C type as the driver's CUstream:
+// a driver.Stream is passed as it is (a core.Stream's Handle(), for example).
 type Stream = driver.Stream
 
 // DnHandle is the C type cusolverDnHandle_t.

@@ -14,7 +14,8 @@ var _ unsafe.Pointer
 // Half is the C type __half: the bits of an IEEE 754 half-precision number.
 type Half = uint16
 
-// Stream is the C type cudaStream_t, the same C type as the driver's CUstream: a driver.Stream is passed as it is (a core.Stream's Handle(), for example).
+// Stream is the C type cudaStream_t, the same C type as the driver's CUstream:
+// a driver.Stream is passed as it is (a core.Stream's Handle(), for example).
 type Stream = driver.Stream
 
 // Handle is the C type cusparseHandle_t.

@@ -54,6 +54,14 @@ type libConfig struct {
 	// the 13.0 ones include but the shared 13.0 folder lacks (cuda_fp16.h,
 	// cuda_runtime.h, cudalibxt.h). See mathlibs.go.
 	localHeaders bool
+	// abiCheck: functions of older headers join only with the primary's
+	// ABI (the runtime, see mathlibs.go); resolver is then the package's
+	// Resolver, which honours the gated symbols.
+	abiCheck bool
+	resolver string
+	// tagged: the struct, union and enum tags that no typedef names are
+	// types too (the runtime's struct cudaDeviceProp, enum cudaMemcpyKind).
+	tagged bool
 	// sharedFiles are owned files that several packages own (library_types.h):
 	// their names yield on a clash with the package's own, keeping the C
 	// prefix (CudaEmulationStrategy).

@@ -191,6 +191,7 @@ type model struct {
 	goTypeOf    map[string]string // C typedef -> Go type name
 	typedefs    map[string]*cc.Declarator
 	baseSince   string                  // the oldest unit's since
+	abiSkipped  []string                // older declarations left out for their ABI (abiCheck)
 	usedForeign map[string]*foreignType // cfg.foreign entries the package uses, by C name
 }
 
@@ -283,7 +284,12 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 		})
 	}
 	for _, prim := range prims {
+		define := func() {}
+		if cfg.tagged {
+			define = m.collectTagged(prim)
+		}
 		m.collectTypes(prim, "")
+		define()
 		m.collectConsts(prim)
 	}
 	for _, u := range others {
@@ -298,8 +304,21 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 	byName := map[string]*funcDef{}
 	byDecl := map[string]*funcDef{}
 	all := append(append([]*unit{}, prims...), others...)
+	var primTypes map[string]cc.Type
+	if cfg.abiCheck {
+		primTypes = primaryTypes(prim)
+	}
 	for _, u := range all {
 		for _, f := range m.collectFuncs(u) {
+			if cfg.abiCheck && !slices.Contains(prims, u) && !u.hdr.extra {
+				v, err := version.Parse(cfg.primary.version)
+				if err != nil {
+					return nil, err
+				}
+				if !m.abiAccept(u, f, byName, byDecl, primTypes, v.Major()*1000+v.Minor()*10) {
+					continue
+				}
+			}
 			if prev, ok := byDecl[f.decl]; ok {
 				// The same symbol under another API name in an older header.
 				if version.Less(u.since, prev.since) {
@@ -568,8 +587,12 @@ func (m *model) collectTypes(u *unit, onlyFile string) {
 }
 
 func (m *model) defineType(u *unit, dr *cc.Declarator, goName, doc string) {
-	t := dr.Type()
-	cname := dr.Name()
+	m.defineTypeOf(u, dr.Type(), dr.Name(), dr.Position().Filename, goName, doc)
+}
+
+// defineTypeOf records the Go type goName for the C type t named cname (a
+// typedef, or a tag: "struct cudaDeviceProp"), declared in file.
+func (m *model) defineTypeOf(u *unit, t cc.Type, cname, file, goName, doc string) {
 	if doc == "" {
 		doc = fmt.Sprintf("%s is the C type %s.", goName, cname)
 	} else {
@@ -596,7 +619,7 @@ func (m *model) defineType(u *unit, dr *cc.Declarator, goName, doc string) {
 			c := &enumConst{cname: name, value: v, doc: docOfLine(u, en.Position())}
 			want := exportName(stripPrefix(name, m.cfg.constPref))
 			if _, taken := m.names[want]; taken {
-				if m.shared(dr.Position().Filename) {
+				if m.shared(file) {
 					want = exportName(name) // CudaEmulationStrategyDefault
 				} else {
 					// Clashes with a type or function: qualify it by its enum.
@@ -699,6 +722,18 @@ func (m *model) structFrom(u *unit, t cc.Type, goName, doc, cname, path string) 
 		s.fields = append(s.fields, fd)
 		off = f.Offset() + f.Type().Size()
 	}
+	if !s.union && s.align <= 8 {
+		// __align__(8) on float2: C aligns the struct more than its fields;
+		// a leading zero-size field gives the Go struct that alignment.
+		natural := int64(1)
+		for i := 0; i < ft.NumFields(); i++ {
+			natural = max(natural, int64(ft.FieldByIndex(i).Type().Align()))
+		}
+		if s.align > natural {
+			word := map[int64]string{2: "uint16", 4: "uint32", 8: "uint64"}[s.align]
+			s.fields = append([]*fieldDef{{goName: "_", goType: "[0]" + word, synthetic: true}}, s.fields...)
+		}
+	}
 	if s.union {
 		// A union is its bytes, aligned like its most aligned member; members
 		// are reached through accessor methods.
@@ -731,6 +766,9 @@ func alignUp(x, a int64) int64 {
 var plainTypedefs = map[string]string{"cuuint32_t": "uint32", "cuuint64_t": "uint64", "size_t": "uint64", "uint32_t": "uint32", "uint64_t": "uint64", "int32_t": "int32", "int64_t": "int64", "uint8_t": "uint8", "uint16_t": "uint16", "int8_t": "int8", "int16_t": "int16", "ssize_t": "int64", "off_t": "int64"}
 
 func (m *model) goType(t cc.Type, inStruct bool) string {
+	if g := m.taggedGoType(t); g != "" {
+		return g
+	}
 	if td := t.Typedef(); td != nil {
 		if g, ok := plainTypedefs[td.Name()]; ok {
 			return g
@@ -754,7 +792,7 @@ func (m *model) goType(t cc.Type, inStruct bool) string {
 				return "*unsafe.Pointer"
 			}
 		}
-		if el.Kind() == cc.Struct || el.Kind() == cc.Union {
+		if (el.Kind() == cc.Struct || el.Kind() == cc.Union) && m.taggedGoType(el) == "" {
 			if el.Typedef() == nil || m.goTypeOf[el.Typedef().Name()] == "" && m.foreignGoType(el.Typedef().Name()) == "" {
 				return "unsafe.Pointer"
 			}
@@ -863,6 +901,8 @@ func (m *model) cStructDef(t cc.Type) string {
 	name := "cg_anon"
 	if td := t.Typedef(); td != nil {
 		name = "cg_" + td.Name()
+	} else if tag := tagName(t); tag != "" {
+		name = "cg_" + tag // struct cudaChannelFormatDesc
 	}
 	kw := "struct"
 	if t.Kind() == cc.Union {
@@ -991,7 +1031,8 @@ func (m *model) collectFuncs(u *unit) []*funcDef {
 }
 
 // macroTarget returns the function a macro names: "cuMemAlloc_v2" for
-// #define cuMemAlloc cuMemAlloc_v2 and for __CUDA_API_PTDS(cuMemAlloc_v2).
+// #define cuMemAlloc cuMemAlloc_v2 and for __CUDA_API_PTDS(cuMemAlloc_v2)
+// (the runtime's: __CUDART_API_PTSZ(cudaStreamGetCaptureInfo_v2)).
 func macroTarget(u *unit, name string) string {
 	mac, ok := u.ast.Macros[name]
 	if !ok || mac.IsFnLike {
@@ -1006,7 +1047,7 @@ func macroTarget(u *unit, name string) string {
 	switch {
 	case len(ids) == 1:
 		return ids[0]
-	case len(ids) == 2 && strings.HasPrefix(ids[0], "__CUDA_API_PT"):
+	case len(ids) == 2 && (strings.HasPrefix(ids[0], "__CUDA_API_PT") || strings.HasPrefix(ids[0], "__CUDART_API_PT")):
 		return ids[1]
 	}
 	return ""
