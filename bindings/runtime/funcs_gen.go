@@ -645,7 +645,7 @@ func ArrayGetSparseProperties(sparseProperties *ArraySparseProperties, array Arr
 
 // ChooseDevice calls cudaChooseDevice. It needs version 13.0 or newer of the library.
 //
-// Go: the runtimes before CUDA 13.0 export cudaChooseDevice with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaChooseDevice with another ABI (another signature, or structs laid out differently), and no revision with this one: there this returns a *MissingFunctionError.
 //
 // Select compute-device which best matches criteria.
 //
@@ -712,7 +712,7 @@ func CreateChannelDesc(x int32, y int32, z int32, w int32, f ChannelFormatKind) 
 
 // CreateSurfaceObject calls cudaCreateSurfaceObject. It needs version 13.0 or newer of the library.
 //
-// Go: the runtimes before CUDA 13.0 export cudaCreateSurfaceObject with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaCreateSurfaceObject with another ABI (another signature, or structs laid out differently), and no revision with this one: there this returns a *MissingFunctionError.
 //
 // Creates a surface object.
 //
@@ -749,7 +749,7 @@ func CreateSurfaceObject(pSurfObject *SurfaceObject, pResDesc *ResourceDesc) (er
 
 // CreateTextureObject calls cudaCreateTextureObject. It needs version 13.0 or newer of the library.
 //
-// Go: the runtimes before CUDA 13.0 export cudaCreateTextureObject with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaCreateTextureObject with another ABI (another signature, or structs laid out differently), and no revision with this one: there this returns a *MissingFunctionError.
 //
 // Creates a texture object.
 //
@@ -3141,7 +3141,7 @@ func GetDeviceFlags(flags *uint32) (err error) {
 
 // GetDeviceProperties calls cudaGetDeviceProperties. It needs version 13.0 or newer of the library.
 //
-// Go: the runtimes before CUDA 13.0 export cudaGetDeviceProperties with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaGetDeviceProperties with another ABI (another signature, or structs laid out differently), and no revision with this one: there this returns a *MissingFunctionError.
 //
 // Returns information about the compute-device.
 //
@@ -3400,7 +3400,7 @@ func GetMipmappedArrayLevel(mipmappedArray MipmappedArrayConst, level uint32) (l
 
 // GetSurfaceObjectResourceDesc calls cudaGetSurfaceObjectResourceDesc. It needs version 13.0 or newer of the library.
 //
-// Go: the runtimes before CUDA 13.0 export cudaGetSurfaceObjectResourceDesc with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaGetSurfaceObjectResourceDesc with another ABI (another signature, or structs laid out differently), and no revision with this one: there this returns a *MissingFunctionError.
 //
 // Returns a surface object's resource descriptor
 // Returns the resource descriptor for the surface object specified by surfObject.
@@ -3490,7 +3490,7 @@ func GetSymbolSize(size *uint64, symbol unsafe.Pointer) (err error) {
 
 // GetTextureObjectResourceDesc calls cudaGetTextureObjectResourceDesc. It needs version 13.0 or newer of the library.
 //
-// Go: the runtimes before CUDA 13.0 export cudaGetTextureObjectResourceDesc with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaGetTextureObjectResourceDesc with another ABI (another signature, or structs laid out differently), and no revision with this one: there this returns a *MissingFunctionError.
 //
 // Returns a texture object's resource descriptor.
 //
@@ -3617,7 +3617,7 @@ func GraphAddChildGraphNode(graph Graph, pDependencies *GraphNode, numDependenci
 
 // GraphAddDependencies calls cudaGraphAddDependencies.
 //
-// Go: the runtimes before CUDA 13.0 export cudaGraphAddDependencies with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaGraphAddDependencies with another ABI; there this calls cudaGraphAddDependencies_v2, the revision with this one.
 //
 // Adds dependency edges to a graph.
 //
@@ -3890,7 +3890,7 @@ func GraphAddKernelNode(graph Graph, pDependencies *GraphNode, numDependencies u
 
 // GraphAddMemAllocNode calls cudaGraphAddMemAllocNode. It needs version 13.0 or newer of the library.
 //
-// Go: the runtimes before CUDA 13.0 export cudaGraphAddMemAllocNode with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaGraphAddMemAllocNode with another ABI (another signature, or structs laid out differently), and no revision with this one: there this returns a *MissingFunctionError.
 func GraphAddMemAllocNode(pGraphNode *GraphNode, graph Graph, pDependencies *GraphNode, numDependencies uint64, nodeParams *MemAllocNodeParams) (err error) {
 	fn, err := procs.Get(93)
 	if err != nil {
@@ -4045,7 +4045,7 @@ func GraphAddMemsetNode(graph Graph, pDependencies *GraphNode, numDependencies u
 
 // GraphAddNode calls cudaGraphAddNode. It needs version 13.0 or newer of the library.
 //
-// Go: the runtimes before CUDA 13.0 export cudaGraphAddNode with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaGraphAddNode with another ABI (another signature, or structs laid out differently), and no revision with this one: there this returns a *MissingFunctionError.
 //
 // Adds a node of arbitrary type to a graph.
 //
@@ -4722,7 +4722,7 @@ func GraphExecMemsetNodeSetParams(hGraphExec GraphExec, node GraphNode, pNodePar
 
 // GraphExecNodeSetParams calls cudaGraphExecNodeSetParams. It needs version 13.0 or newer of the library.
 //
-// Go: the runtimes before CUDA 13.0 export cudaGraphExecNodeSetParams with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaGraphExecNodeSetParams with another ABI (another signature, or structs laid out differently), and no revision with this one: there this returns a *MissingFunctionError.
 //
 // Update's a graph node's parameters in an instantiated graph.
 //
@@ -4918,7 +4918,7 @@ func GraphExternalSemaphoresWaitNodeSetParams(hNode GraphNode, nodeParams *Exter
 
 // GraphGetEdges calls cudaGraphGetEdges.
 //
-// Go: the runtimes before CUDA 13.0 export cudaGraphGetEdges with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaGraphGetEdges with another ABI; there this calls cudaGraphGetEdges_v2, the revision with this one.
 //
 // Returns a graph's dependency edges.
 //
@@ -5470,7 +5470,7 @@ func GraphLaunch(graphExec GraphExec, stream Stream) (err error) {
 
 // GraphMemAllocNodeGetParams calls cudaGraphMemAllocNodeGetParams. It needs version 13.0 or newer of the library.
 //
-// Go: the runtimes before CUDA 13.0 export cudaGraphMemAllocNodeGetParams with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaGraphMemAllocNodeGetParams with another ABI (another signature, or structs laid out differently), and no revision with this one: there this returns a *MissingFunctionError.
 func GraphMemAllocNodeGetParams(node GraphNode, paramsOut *MemAllocNodeParams) (err error) {
 	fn, err := procs.Get(146)
 	if err != nil {
@@ -5672,7 +5672,7 @@ func GraphNodeFindInClone(originalNode GraphNode, clonedGraph Graph) (pNode Grap
 
 // GraphNodeGetDependencies calls cudaGraphNodeGetDependencies.
 //
-// Go: the runtimes before CUDA 13.0 export cudaGraphNodeGetDependencies with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaGraphNodeGetDependencies with another ABI; there this calls cudaGraphNodeGetDependencies_v2, the revision with this one.
 //
 // Returns a node's dependencies.
 //
@@ -5715,7 +5715,7 @@ func GraphNodeGetDependencies(node GraphNode, pDependencies *GraphNode, edgeData
 
 // GraphNodeGetDependentNodes calls cudaGraphNodeGetDependentNodes.
 //
-// Go: the runtimes before CUDA 13.0 export cudaGraphNodeGetDependentNodes with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaGraphNodeGetDependentNodes with another ABI; there this calls cudaGraphNodeGetDependentNodes_v2, the revision with this one.
 //
 // Returns a node's dependent nodes.
 //
@@ -5816,7 +5816,7 @@ func GraphNodeSetEnabled(hGraphExec GraphExec, hNode GraphNode, isEnabled uint32
 
 // GraphNodeSetParams calls cudaGraphNodeSetParams. It needs version 13.0 or newer of the library.
 //
-// Go: the runtimes before CUDA 13.0 export cudaGraphNodeSetParams with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaGraphNodeSetParams with another ABI (another signature, or structs laid out differently), and no revision with this one: there this returns a *MissingFunctionError.
 //
 // Update's a graph node's parameters.
 //
@@ -5885,7 +5885,7 @@ func GraphReleaseUserObject(graph Graph, object UserObject, count uint32) (err e
 
 // GraphRemoveDependencies calls cudaGraphRemoveDependencies.
 //
-// Go: the runtimes before CUDA 13.0 export cudaGraphRemoveDependencies with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaGraphRemoveDependencies with another ABI; there this calls cudaGraphRemoveDependencies_v2, the revision with this one.
 //
 // Removes dependency edges from a graph.
 //
@@ -8733,7 +8733,7 @@ func MallocPitch(devPtr *unsafe.Pointer, pitch *uint64, width uint64, height uin
 
 // MemAdvise calls cudaMemAdvise.
 //
-// Go: the runtimes before CUDA 13.0 export cudaMemAdvise with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaMemAdvise with another ABI; there this calls cudaMemAdvise_v2, the revision with this one.
 //
 // Advise about the usage of a given memory range.
 //
@@ -9051,7 +9051,7 @@ func MemGetMemPool(memPool *MemPool, location *MemLocation, type_ MemAllocationT
 
 // MemPoolCreate calls cudaMemPoolCreate. It needs version 13.0 or newer of the library.
 //
-// Go: the runtimes before CUDA 13.0 export cudaMemPoolCreate with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaMemPoolCreate with another ABI (another signature, or structs laid out differently), and no revision with this one: there this returns a *MissingFunctionError.
 //
 // Creates a memory pool.
 //
@@ -9450,7 +9450,7 @@ func MemPoolTrimTo(memPool MemPool, minBytesToKeep uint64) (err error) {
 
 // MemPrefetchAsync calls cudaMemPrefetchAsync.
 //
-// Go: the runtimes before CUDA 13.0 export cudaMemPrefetchAsync with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaMemPrefetchAsync with another ABI; there this calls cudaMemPrefetchAsync_v2, the revision with this one.
 //
 // Prefetches memory to the specified destination location.
 //
@@ -12110,7 +12110,7 @@ func SetValidDevices(deviceArr *int32, len_ int32) (err error) {
 
 // SignalExternalSemaphoresAsync calls cudaSignalExternalSemaphoresAsync.
 //
-// Go: the runtimes before CUDA 13.0 export cudaSignalExternalSemaphoresAsync with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaSignalExternalSemaphoresAsync with another ABI; there this calls cudaSignalExternalSemaphoresAsync_v2, the revision with this one.
 //
 // Signals a set of external semaphore objects.
 //
@@ -12650,7 +12650,7 @@ func StreamGetAttribute(hStream Stream, attr LaunchAttributeID) (valueOut Launch
 
 // StreamGetCaptureInfo calls cudaStreamGetCaptureInfo.
 //
-// Go: the runtimes before CUDA 13.0 export cudaStreamGetCaptureInfo with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaStreamGetCaptureInfo with another ABI; there this calls cudaStreamGetCaptureInfo_v3, the revision with this one.
 //
 // Query a stream's capture state.
 //
@@ -13047,7 +13047,7 @@ func StreamSynchronize(stream Stream) (err error) {
 
 // StreamUpdateCaptureDependencies calls cudaStreamUpdateCaptureDependencies.
 //
-// Go: the runtimes before CUDA 13.0 export cudaStreamUpdateCaptureDependencies with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaStreamUpdateCaptureDependencies with another ABI; there this calls cudaStreamUpdateCaptureDependencies_v2, the revision with this one.
 //
 // Update the set of dependencies in a capturing stream.
 //
@@ -13561,7 +13561,7 @@ func UserObjectRetain(object UserObject, count uint32) (err error) {
 
 // WaitExternalSemaphoresAsync calls cudaWaitExternalSemaphoresAsync.
 //
-// Go: the runtimes before CUDA 13.0 export cudaWaitExternalSemaphoresAsync with another ABI; there the binding calls the CUDA 12.4 revision named after it, or returns a *MissingFunctionError where that has another ABI too.
+// Go: before CUDA 13.0 the library exports cudaWaitExternalSemaphoresAsync with another ABI; there this calls cudaWaitExternalSemaphoresAsync_v2, the revision with this one.
 //
 // Waits on a set of external semaphore objects.
 //

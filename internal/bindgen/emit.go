@@ -393,6 +393,9 @@ func (m *model) emitFunc(b *bytes.Buffer, f *funcDef) {
 	case f.since != "" && f.since != m.baseSince:
 		doc += fmt.Sprintf(" It needs version %s or newer of the library.", f.since)
 	}
+	if f.procVersion > 0 && m.cfg.abiCheck {
+		doc += "\n\n" + f.abiDoc()
+	}
 	if f.doc != "" {
 		doc += "\n\n" + f.doc
 	}

@@ -465,6 +465,16 @@ func init() {
 	}
 }
 
+// abiDoc says what a gated function (abiCheck) does before its version.
+func (f *funcDef) abiDoc() string {
+	v := fmt.Sprintf("%d.%d", f.procVersion/1000, f.procVersion%1000/10)
+	if len(f.syms) > 1 {
+		return fmt.Sprintf("Go: before CUDA %s the library exports %s with another ABI; there this calls %s, the revision with this one.",
+			v, f.syms[0], strings.Join(f.syms[1:], " or "))
+	}
+	return fmt.Sprintf("Go: before CUDA %s the library exports %s with another ABI (another signature, or structs laid out differently), and no revision with this one: there this returns a *MissingFunctionError.", v, f.syms[0])
+}
+
 // ---- the runtime's ABI revisions ----
 //
 // The runtime has no cuGetProcAddress: a symbol's ABI is its library's.
@@ -672,13 +682,7 @@ func (m *model) abiAccept(u *unit, f *funcDef, byName, byDecl map[string]*funcDe
 		}
 		return true
 	}
-	gate := func() {
-		if prev.procVersion == 0 {
-			prev.procVersion = primVersion
-			prev.doc = fmt.Sprintf("Go: the runtimes before CUDA %d.%d export %s with another ABI; there the binding calls the CUDA %s revision named after it, or returns a *MissingFunctionError where that has another ABI too.\n\n%s",
-				primVersion/1000, primVersion%1000/10, prev.decl, u.hdr.version, prev.doc)
-		}
-	}
+	gate := func() { prev.procVersion = primVersion }
 	if cur := currentDecl(u, prev.cname); cur != "" && cur != prev.decl {
 		gate() // the older header sends the name to a revision: its plain symbol is the legacy ABI
 	}
