@@ -38,7 +38,7 @@ func newCreatedContext(d *Device, h driver.Context) *Context {
 	c := &Context{dev: d}
 	c.h.Store(uintptr(h))
 	c.initStreams()
-	c.cleanup = runtime.AddCleanup(c, func(h driver.Context) { cCtxDestroy(h) }, h)
+	c.cleanup = runtime.AddCleanup(c, func(h driver.Context) { cuCtxDestroy(h) }, h)
 	return c
 }
 
@@ -84,7 +84,7 @@ func (c *Context) retain() (driver.Context, error) {
 	if err := initDriver(); err != nil {
 		return 0, err
 	}
-	h, err := driver.DevicePrimaryCtxRetain(c.dev.handle)
+	h, err := cuDevicePrimaryCtxRetain(c.dev.handle)
 	if err != nil {
 		return 0, err
 	}
@@ -121,7 +121,7 @@ func (c *Context) Close() error {
 		return nil
 	}
 	c.cleanup.Stop()
-	err := cCtxDestroy(driver.Context(c.h.Load()))
+	err := cuCtxDestroy(driver.Context(c.h.Load()))
 	c.pool.takeAll(nil) // kept meanwhile: gone with the context
 	return err
 }
@@ -134,7 +134,7 @@ func (c *Context) SetCurrent() error {
 		return err
 	}
 	defer c.exit()
-	return cCtxSet(h)
+	return cuCtxSetCurrent(h)
 }
 
 // Sync waits until all work in the context is done. Pool blocks kept for
@@ -148,7 +148,7 @@ func (c *Context) Sync() error {
 	if err := c.flushReuse(h, nil); err != nil {
 		return err
 	}
-	return cCtxSync(h)
+	return cuCtxSynchronize(h)
 }
 
 // MemoryInfo returns the free and total memory of the context's device.
@@ -158,7 +158,7 @@ func (c *Context) MemoryInfo() (free, total uint64, err error) {
 		return 0, 0, err
 	}
 	defer c.exit()
-	return cMemGetInfo(h)
+	return cuMemGetInfo(h)
 }
 
 // DefaultStream returns the context's legacy default (NULL) stream.
