@@ -465,7 +465,10 @@ func (b *Buffer) copyFrom(stream *Stream, src *Buffer, sync bool) error {
 	}
 	sd, dd := src.mr.Device(), b.mr.Device()
 	if sd == dd {
-		return cMemcpyDtoD(h, b.ptr, src.ptr, uint64(src.size), s.handle, sync)
+		if err := cuMemcpyDtoDAsync(h, b.ptr, src.ptr, uint64(src.size), s.handle); err != nil {
+			return err
+		}
+		return syncIf(sync, h, s)
 	}
 	dh, err := dd.primary.enter()
 	if err != nil {
@@ -477,7 +480,18 @@ func (b *Buffer) copyFrom(stream *Stream, src *Buffer, sync bool) error {
 		return err
 	}
 	defer sd.primary.exit()
-	return cMemcpyPeer(h, b.ptr, dh, src.ptr, sh, uint64(src.size), s.handle, sync)
+	if err := cuMemcpyPeerAsync(h, b.ptr, dh, src.ptr, sh, uint64(src.size), s.handle); err != nil {
+		return err
+	}
+	return syncIf(sync, h, s)
+}
+
+// syncIf waits for s when sync is set: the end of a synchronous copy or set.
+func syncIf(sync bool, h driver.Context, s *Stream) error {
+	if !sync {
+		return nil
+	}
+	return cuStreamSynchronize(h, s.handle)
 }
 
 // ---- memset ----
@@ -517,5 +531,13 @@ func (b *Buffer) memset(stream *Stream, v uint32, elem int, sync bool) error {
 	if b.size == 0 {
 		return nil
 	}
-	return cMemset(h, b.ptr, v, elem, uint64(b.size/elem), s.handle, sync)
+	if elem == 1 {
+		err = cuMemsetD8Async(h, b.ptr, uint8(v), uint64(b.size), s.handle)
+	} else {
+		err = cuMemsetD32Async(h, b.ptr, v, uint64(b.size/elem), s.handle)
+	}
+	if err != nil {
+		return err
+	}
+	return syncIf(sync, h, s)
 }

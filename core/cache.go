@@ -21,7 +21,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/bindings/nvjitlink"
 	"github.com/cudago/cudago/bindings/nvrtc"
 	"github.com/cudago/cudago/bindings/nvvm"
@@ -418,7 +417,7 @@ var (
 		if ensureInit() != nil {
 			return ""
 		}
-		v, err := driver.DriverGetVersion()
+		v, err := cuDriverGetVersion()
 		if err != nil {
 			return ""
 		}

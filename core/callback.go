@@ -63,7 +63,7 @@ type doneCallback chan error
 
 func (c doneCallback) run(status driver.Result) bool {
 	if status != driver.Success {
-		msg, _ := driver.GetErrorString(status)
+		msg, _ := cuGetErrorString(status)
 		c <- &driver.Error{Lib: "driver", Func: "cuStreamAddCallback", Code: status, Message: msg}
 	} else {
 		c <- nil

@@ -49,7 +49,7 @@ func newCreatedContext(d *Device, h driver.Context) *Context {
 	c.initStreams()
 	// The error of destroying a forgotten context has nowhere to go: the
 	// context is what Sync would report it on.
-	c.cleanup = runtime.AddCleanup(c, func(h driver.Context) { cCtxDestroy(h) }, h)
+	c.cleanup = runtime.AddCleanup(c, func(h driver.Context) { cuCtxDestroy(h) }, h)
 	return c
 }
 
@@ -95,7 +95,7 @@ func (c *Context) retain() (driver.Context, error) {
 	if err := initDriver(); err != nil {
 		return 0, err
 	}
-	h, err := driver.DevicePrimaryCtxRetain(c.dev.handle)
+	h, err := cuDevicePrimaryCtxRetain(c.dev.handle)
 	if err != nil {
 		return 0, err
 	}
@@ -134,7 +134,7 @@ func (c *Context) Close() error {
 		return nil
 	}
 	c.cleanup.Stop()
-	err := cCtxDestroy(driver.Context(c.h.Load()))
+	err := cuCtxDestroy(driver.Context(c.h.Load()))
 	c.pool.takeAll(nil) // kept meanwhile: gone with the context
 	if err == nil {
 		err = ferr
@@ -150,7 +150,7 @@ func (c *Context) SetCurrent() error {
 		return err
 	}
 	defer c.exit()
-	return cCtxSet(h)
+	return cuCtxSetCurrent(h)
 }
 
 // Sync waits until all work in the context is done. Pool blocks kept for
@@ -165,7 +165,7 @@ func (c *Context) Sync() error {
 	defer c.exit()
 	err = c.flushReuse(h, nil)
 	if err == nil {
-		err = cCtxSync(h)
+		err = cuCtxSynchronize(h)
 	}
 	return c.withRecorded(err)
 }
@@ -177,7 +177,7 @@ func (c *Context) MemoryInfo() (free, total uint64, err error) {
 		return 0, 0, err
 	}
 	defer c.exit()
-	return cMemGetInfo(h)
+	return cuMemGetInfo(h)
 }
 
 // DefaultStream returns the context's legacy default (NULL) stream.

@@ -58,7 +58,7 @@ func (c *Context) NewEvent(opts EventOptions) (*Event, error) {
 		return nil, err
 	}
 	defer c.exit()
-	eh, err := cEventCreate(h, flags)
+	eh, err := cuEventCreate(h, flags)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func destroyEvent(r eventRef) {
 	if err != nil {
 		return // the context is gone, and its events with it
 	}
-	r.ctx.record(fmt.Sprintf("destroying a forgotten event %#x", uintptr(r.e)), cEventDestroy(h, r.e))
+	r.ctx.record(fmt.Sprintf("destroying a forgotten event %#x", uintptr(r.e)), cuEventDestroy(h, r.e))
 	r.ctx.exit()
 }
 
@@ -121,7 +121,7 @@ func (e *Event) Close() error {
 		return nil
 	}
 	defer e.ctx.exit()
-	return cEventDestroy(h, e.handle)
+	return cuEventDestroy(h, e.handle)
 }
 
 // Record captures the work queued on s so far: the event completes when
@@ -136,7 +136,7 @@ func (e *Event) Record(s *Stream) error {
 		return ErrClosed
 	}
 	defer s.life.release()
-	return cEventRecord(h, e.handle, s.handle)
+	return cuEventRecord(h, e.handle, s.handle)
 }
 
 // Sync waits until the event's work is done.
@@ -146,7 +146,7 @@ func (e *Event) Sync() error {
 		return err
 	}
 	defer e.exit()
-	return cEventSync(h, e.handle)
+	return cuEventSynchronize(h, e.handle)
 }
 
 // Query reports whether the event's work is done.
@@ -156,7 +156,7 @@ func (e *Event) Query() (done bool, err error) {
 		return false, err
 	}
 	defer e.exit()
-	err = cEventQuery(h, e.handle)
+	err = cuEventQuery(h, e.handle)
 	if err == nil {
 		return true, nil
 	}
@@ -181,7 +181,7 @@ func Elapsed(start, end *Event) (time.Duration, error) {
 		return 0, ErrClosed
 	}
 	defer start.life.release()
-	ms, err := cEventElapsed(h, start.handle, end.handle)
+	ms, err := cuEventElapsedTime(h, start.handle, end.handle)
 	if err != nil {
 		return 0, err
 	}
@@ -196,7 +196,7 @@ func (e *Event) IPCHandle() (driver.IpcEventHandle, error) {
 		return driver.IpcEventHandle{}, err
 	}
 	defer e.exit()
-	return cIpcGetEventHandle(h, e.handle)
+	return cuIpcGetEventHandle(h, e.handle)
 }
 
 // OpenIPCEvent opens an event of another process in dev's primary context.
@@ -206,7 +206,7 @@ func OpenIPCEvent(dev *Device, handle driver.IpcEventHandle) (*Event, error) {
 		return nil, err
 	}
 	defer dev.primary.exit()
-	eh, err := cIpcOpenEventHandle(h, &handle)
+	eh, err := cuIpcOpenEventHandle(h, handle)
 	if err != nil {
 		return nil, err
 	}

@@ -25,14 +25,14 @@ const (
 	CaptureGlobal                         // CU_STREAM_CAPTURE_MODE_GLOBAL
 )
 
-func (m CaptureMode) driver() (int, error) {
+func (m CaptureMode) driver() (driver.StreamCaptureMode, error) {
 	switch m {
 	case CaptureRelaxed:
-		return int(driver.StreamCaptureModeRelaxed), nil
+		return driver.StreamCaptureModeRelaxed, nil
 	case CaptureThreadLocal:
-		return int(driver.StreamCaptureModeThreadLocal), nil
+		return driver.StreamCaptureModeThreadLocal, nil
 	case CaptureGlobal:
-		return int(driver.StreamCaptureModeGlobal), nil
+		return driver.StreamCaptureModeGlobal, nil
 	}
 	return 0, fmt.Errorf("core: unknown CaptureMode %d", int(m))
 }
@@ -53,7 +53,7 @@ func (s *Stream) BeginCapture(mode CaptureMode) error {
 	if !s.capture.CompareAndSwap(nil, g) {
 		return fmt.Errorf("core: BeginCapture: %v is capturing already", s)
 	}
-	if err := cBeginCapture(h, s.handle, m); err != nil {
+	if err := cuStreamBeginCapture(h, s.handle, m); err != nil {
 		s.capture.Store(nil)
 		return err
 	}
@@ -68,7 +68,7 @@ func (s *Stream) EndCapture() (*Graph, error) {
 	}
 	defer s.exit()
 	gh := s.capture.Swap(nil).ref()
-	g, err := cEndCapture(h, s.handle)
+	g, err := cuStreamEndCapture(h, s.handle)
 	if err != nil {
 		gh.unref()
 		return nil, err
@@ -95,7 +95,7 @@ func newGraph(h driver.Graph, ctx *Context, hs *graphHandles) *Graph {
 	g := &Graph{handle: h, ctx: ctx, hs: hs}
 	g.cleanup = runtime.AddCleanup(g, func(r graphRef) {
 		if h, err := r.ctx.enter(); err == nil { // else the graph went with its context
-			r.ctx.record(fmt.Sprintf("destroying a forgotten graph %#x", uintptr(r.g)), cGraphDestroy(h, r.g))
+			r.ctx.record(fmt.Sprintf("destroying a forgotten graph %#x", uintptr(r.g)), cuGraphDestroy(h, r.g))
 			r.ctx.exit()
 		}
 		r.hs.unref()
@@ -119,7 +119,7 @@ func (g *Graph) Close() error {
 		return nil
 	}
 	defer g.ctx.exit()
-	return cGraphDestroy(h, g.handle)
+	return cuGraphDestroy(h, g.handle)
 }
 
 // Instantiate makes an executable graph of g.
@@ -133,14 +133,14 @@ func (g *Graph) Instantiate() (*GraphExec, error) {
 		return nil, err
 	}
 	defer g.ctx.exit()
-	eh, err := cGraphInstantiate(h, g.handle)
+	eh, err := cuGraphInstantiateWithFlags(h, g.handle, 0)
 	if err != nil {
 		return nil, err
 	}
 	e := &GraphExec{handle: eh, ctx: g.ctx, hs: &handleSet{hs: []*graphHandles{g.hs.ref()}}}
 	e.cleanup = runtime.AddCleanup(e, func(r graphExecRef) {
 		if h, err := r.ctx.enter(); err == nil {
-			r.ctx.record(fmt.Sprintf("destroying a forgotten executable graph %#x", uintptr(r.e)), cGraphExecDestroy(h, r.e))
+			r.ctx.record(fmt.Sprintf("destroying a forgotten executable graph %#x", uintptr(r.e)), cuGraphExecDestroy(h, r.e))
 			r.ctx.exit()
 		}
 		r.hs.unref()
@@ -212,7 +212,7 @@ func (e *GraphExec) Launch(stream *Stream) error {
 	}
 	defer e.life.release()
 	defer stream.exit()
-	return cGraphLaunch(h, e.handle, stream.handle)
+	return cuGraphLaunch(h, e.handle, stream.handle)
 }
 
 // Upload prepares the graph's resources on stream ahead of its first
@@ -224,7 +224,7 @@ func (e *GraphExec) Upload(stream *Stream) error {
 	}
 	defer e.life.release()
 	defer stream.exit()
-	return cGraphUpload(h, e.handle, stream.handle)
+	return cuGraphUpload(h, e.handle, stream.handle)
 }
 
 // Update replaces the parameters of e's nodes with those of g, which must
@@ -243,9 +243,9 @@ func (e *GraphExec) Update(g *Graph) error {
 		return err
 	}
 	defer e.ctx.exit()
-	res, err := cGraphExecUpdate(h, e.handle, g.handle)
+	info, err := cuGraphExecUpdate(h, e.handle, g.handle)
 	if err != nil {
-		return fmt.Errorf("core: GraphExec.Update: %w (update result %d)", err, res)
+		return fmt.Errorf("core: GraphExec.Update: %w (update result %d)", err, info.Result)
 	}
 	// e now runs g's host functions too: keep them for e's life.
 	e.hs.add(g.hs)
@@ -265,5 +265,5 @@ func (e *GraphExec) Close() error {
 		return nil
 	}
 	defer e.ctx.exit()
-	return cGraphExecDestroy(h, e.handle)
+	return cuGraphExecDestroy(h, e.handle)
 }

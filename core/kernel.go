@@ -98,9 +98,9 @@ func (k *Kernel) Attribute(dev *Device, attr driver.FunctionAttribute) (int, err
 		return 0, err
 	}
 	defer dev.primary.exit()
-	v, err := cKernelGetAttribute(h, attr, k.handle, dev.handle)
+	v, err := cuKernelGetAttribute(h, attr, k.handle, dev.handle)
 	runtime.KeepAlive(k)
-	return v, err
+	return int(v), err
 }
 
 // SetAttribute sets a kernel attribute on dev (cuKernelSetAttribute).
@@ -114,7 +114,7 @@ func (k *Kernel) SetAttribute(dev *Device, attr driver.FunctionAttribute, value 
 		return err
 	}
 	defer dev.primary.exit()
-	err = cKernelSetAttribute(h, attr, value, k.handle, dev.handle)
+	err = cuKernelSetAttribute(h, attr, int32(value), k.handle, dev.handle)
 	runtime.KeepAlive(k)
 	return err
 }
@@ -186,9 +186,13 @@ func (k *Kernel) MaxActiveBlocksPerMultiprocessor(dev *Device, blockSize, dynSme
 		return 0, err
 	}
 	defer dev.primary.exit()
-	v, err := cOccupancyMaxActiveBlocks(h, k.handle, blockSize, uint64(dynSmem))
+	f, err := cuKernelGetFunction(h, k.handle)
+	if err != nil {
+		return 0, err
+	}
+	v, err := cuOccupancyMaxActiveBlocksPerMultiprocessor(h, f, int32(blockSize), uint64(dynSmem))
 	runtime.KeepAlive(k)
-	return v, err
+	return int(v), err
 }
 
 // SuggestedBlockSize returns the block size that maximizes occupancy on
@@ -207,7 +211,11 @@ func (k *Kernel) SuggestedBlockSize(dev *Device, dynSmem int) (minGrid, blockSiz
 		return 0, 0, err
 	}
 	defer dev.primary.exit()
-	g, b, err := cOccupancyMaxPotentialBlockSize(h, k.handle, uint64(dynSmem), 0)
+	f, err := cuKernelGetFunction(h, k.handle)
+	if err != nil {
+		return 0, 0, err
+	}
+	g, b, err := cuOccupancyMaxPotentialBlockSize(h, f, 0, uint64(dynSmem), 0)
 	runtime.KeepAlive(k)
-	return g, b, err
+	return int(g), int(b), err
 }

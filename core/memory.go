@@ -148,7 +148,7 @@ func (r *PinnedMemoryResource) Allocate(size int, stream *Stream) (*Buffer, erro
 		return nil, err
 	}
 	defer r.dev.primary.exit()
-	p, err := cMemHostAlloc(h, uint64(size), memHostAllocPortable|memHostAllocDeviceMap)
+	p, err := cuMemHostAlloc(h, uint64(size), memHostAllocPortable|memHostAllocDeviceMap)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func (r *PinnedMemoryResource) Deallocate(ptr driver.Deviceptr, size int, stream
 		return err
 	}
 	defer r.dev.primary.exit()
-	return cMemFreeHost(h, hostPtr(ptr))
+	return cuMemFreeHost(h, hostPtr(ptr))
 }
 
 func (r *PinnedMemoryResource) Device() *Device        { return r.dev }
@@ -199,7 +199,7 @@ func (r *ManagedMemoryResource) Allocate(size int, stream *Stream) (*Buffer, err
 		return nil, err
 	}
 	defer r.dev.primary.exit()
-	p, err := cMemAllocManaged(h, uint64(size), uint32(driver.MemAttachGlobal))
+	p, err := cuMemAllocManaged(h, uint64(size), uint32(driver.MemAttachGlobal))
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +219,7 @@ func (r *ManagedMemoryResource) Deallocate(ptr driver.Deviceptr, size int, strea
 		return err
 	}
 	defer r.dev.primary.exit()
-	return cMemFree(h, ptr)
+	return cuMemFree(h, ptr)
 }
 
 func (r *ManagedMemoryResource) Device() *Device        { return r.dev }
@@ -249,7 +249,7 @@ func (r *LegacyMemoryResource) Allocate(size int, stream *Stream) (*Buffer, erro
 		return nil, err
 	}
 	defer r.dev.primary.exit()
-	p, err := cMemAlloc(h, uint64(size))
+	p, err := cuMemAlloc(h, uint64(size))
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +269,7 @@ func (r *LegacyMemoryResource) Deallocate(ptr driver.Deviceptr, size int, stream
 		return err
 	}
 	defer r.dev.primary.exit()
-	return cMemFree(h, ptr)
+	return cuMemFree(h, ptr)
 }
 
 func (r *LegacyMemoryResource) Device() *Device        { return r.dev }

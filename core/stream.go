@@ -46,7 +46,7 @@ func (c *Context) NewStream(opts StreamOptions) (*Stream, error) {
 	if opts.NonBlocking {
 		flags |= uint32(driver.StreamNonBlocking)
 	}
-	sh, err := cStreamCreate(h, flags, opts.Priority)
+	sh, err := cuStreamCreateWithPriority(h, flags, int32(opts.Priority))
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func destroyStream(r streamRef) {
 	if err != nil {
 		return // the context is gone, and its streams with it
 	}
-	r.ctx.record(fmt.Sprintf("destroying a forgotten stream %#x", uintptr(r.s)), cStreamDestroy(h, r.s))
+	r.ctx.record(fmt.Sprintf("destroying a forgotten stream %#x", uintptr(r.s)), cuStreamDestroy(h, r.s))
 	r.ctx.exit()
 }
 
@@ -122,7 +122,7 @@ func (s *Stream) Close() error {
 	}
 	defer s.ctx.exit()
 	ferr := s.ctx.flushReuse(h, s) // blocks kept for reuse on s
-	if err := cStreamDestroy(h, s.handle); err != nil {
+	if err := cuStreamDestroy(h, s.handle); err != nil {
 		return err
 	}
 	return ferr
@@ -140,7 +140,7 @@ func (s *Stream) Sync() error {
 	if err := s.ctx.flushReuse(h, s); err != nil {
 		return err
 	}
-	return cStreamSync(h, s.handle)
+	return cuStreamSynchronize(h, s.handle)
 }
 
 // Query reports whether all work queued on the stream is done.
@@ -150,7 +150,7 @@ func (s *Stream) Query() (done bool, err error) {
 		return false, err
 	}
 	defer s.exit()
-	err = cStreamQuery(h, s.handle)
+	err = cuStreamQuery(h, s.handle)
 	if err == nil {
 		return true, nil
 	}
@@ -172,7 +172,7 @@ func (s *Stream) Wait(e *Event) error {
 		return ErrClosed
 	}
 	defer e.life.release()
-	return cStreamWaitEvent(h, s.handle, e.handle)
+	return cuStreamWaitEvent(h, s.handle, e.handle, 0)
 }
 
 // Record records a new event (timing disabled) on the stream: it

@@ -46,6 +46,9 @@ type libConfig struct {
 	// it as leaving the context unusable (every later call fails with it);
 	// when set, the status type gets a Sticky method true for those values.
 	sticky []string
+	// core lists the calls package core makes to this library through its
+	// own C layer (-core; see corecalls.go). Only the driver has it.
+	core *coreConfig
 }
 
 func libNames() string {
@@ -94,6 +97,7 @@ var configs = map[string]*libConfig{
 		// cuGetProcAddress is how every other entry point is found; the
 		// package resolves it itself and exposes the versioned call.
 		rename: map[string]string{"CUmem_advise": "MemAdvice", "CUmem_advise_enum": "MemAdvice"},
+		core:   &driverCore,
 	},
 	"nvrtc": {
 		name: "nvrtc", pathLib: "NVRTC",
@@ -185,4 +189,127 @@ var configs = map[string]*libConfig{
 		},
 		rename: map[string]string{"CUfileError_t": "Status", "CUfileError": "Status"},
 	},
+}
+
+// driverCore is what package core calls in the driver (go generate in core
+// runs bindgen -lib driver -core .). Every other driver call of core's
+// non-test code is refused by core's TestNoDirectDriverCalls.
+//
+// Each call is generated as a C shim (cgx_<name>) that makes the context
+// current first when it has inCtx, and an unexported Go function of the
+// same name as the C API (cuStreamSynchronize(ctx, hStream)); cOnly entries
+// are only table entries for core's hand-written C (fastpath.h).
+var driverCore = coreConfig{
+	calls: []coreCall{
+		// Making a context current (CGX_ENTER, Context.SetCurrent).
+		{name: "cuCtxGetCurrent", flags: cOnly},
+		{name: "cuCtxSetCurrent", flags: noCallback},
+
+		// Contexts. cuCtxCreate_v2 is cg_ctx_create's fallback for drivers
+		// before 12.5.
+		{name: "cuCtxCreate", flags: cOnly},
+		{name: "cuCtxCreate_v2", flags: cOnly},
+		{name: "cuCtxPopCurrent", flags: cOnly},
+		{name: "cuCtxDestroy"},
+		{name: "cuCtxSynchronize", flags: inCtx},
+		{name: "cuCtxGetStreamPriorityRange", flags: inCtx | noEscape, outs: []string{"leastPriority", "greatestPriority"}},
+		{name: "cuCtxEnablePeerAccess", flags: inCtx},
+		{name: "cuMemGetInfo", flags: inCtx | noEscape},
+
+		// The driver and devices: no context.
+		{name: "cuInit"},
+		{name: "cuDriverGetVersion", flags: noEscape},
+		{name: "cuGetErrorString", flags: noEscape},
+		{name: "cuDeviceGetCount", flags: noEscape},
+		{name: "cuDeviceGet", flags: noEscape},
+		{name: "cuDeviceGetName", flags: noEscape},
+		{name: "cuDeviceGetUuid", flags: noEscape},
+		{name: "cuDeviceGetPCIBusId", flags: noEscape},
+		{name: "cuDeviceTotalMem", flags: noEscape},
+		{name: "cuDeviceGetAttribute", flags: noEscape},
+		{name: "cuDeviceCanAccessPeer", flags: noEscape},
+		{name: "cuDevicePrimaryCtxRetain", flags: noEscape},
+		{name: "cuDevicePrimaryCtxRelease"},
+		{name: "cuDevicePrimaryCtxReset"},
+
+		// Streams.
+		{name: "cuStreamCreateWithPriority", flags: inCtx | noEscape},
+		{name: "cuStreamDestroy", flags: inCtx},
+		{name: "cuStreamSynchronize", flags: inCtx | noCallback},
+		{name: "cuStreamQuery", flags: inCtx | noCallback},
+		{name: "cuStreamWaitEvent", flags: inCtx | noCallback},
+		{name: "cuStreamAddCallback", flags: cOnly},
+		{name: "cuLaunchHostFunc", flags: cOnly},
+		{name: "cuStreamIsCapturing", flags: cOnly},
+		{name: "cuStreamBeginCapture", flags: inCtx},
+		{name: "cuStreamEndCapture", flags: inCtx | noEscape, outs: []string{"phGraph"}},
+
+		// Events. cuEventElapsedTime is _v2 (12.8) in the headers; older
+		// drivers have the first revision, with the same C signature.
+		{name: "cuEventCreate", flags: inCtx | noEscape},
+		{name: "cuEventDestroy", flags: inCtx},
+		{name: "cuEventRecord", flags: inCtx | noCallback},
+		{name: "cuEventSynchronize", flags: inCtx | noCallback},
+		{name: "cuEventQuery", flags: inCtx | noCallback},
+		{name: "cuEventElapsedTime", flags: inCtx | noEscape, outs: []string{"pMilliseconds"}, fallback: 2000},
+		{name: "cuIpcGetEventHandle", flags: inCtx | noEscape, outs: []string{"pHandle"}},
+		{name: "cuIpcOpenEventHandle", flags: inCtx | noEscape},
+
+		// Memory.
+		{name: "cuMemAlloc", flags: inCtx | noEscape},
+		{name: "cuMemFree", flags: inCtx},
+		{name: "cuMemAllocAsync", flags: inCtx | noEscape | noCallback},
+		{name: "cuMemFreeAsync", flags: inCtx | noCallback},
+		{name: "cuMemHostAlloc", flags: inCtx | noEscape},
+		{name: "cuMemFreeHost", flags: inCtx},
+		{name: "cuMemAllocManaged", flags: inCtx | noEscape},
+		{name: "cuPointerGetAttribute", flags: inCtx | noEscape},
+
+		// Copies and sets.
+		{name: "cuMemcpyHtoDAsync", flags: cOnly},
+		{name: "cuMemcpyDtoHAsync", flags: cOnly},
+		{name: "cuMemcpyDtoDAsync", flags: inCtx | noCallback},
+		{name: "cuMemcpyPeerAsync", flags: inCtx},
+		{name: "cuMemsetD8Async", flags: inCtx | noCallback},
+		{name: "cuMemsetD32Async", flags: inCtx | noCallback},
+
+		// Kernels.
+		{name: "cuLaunchKernel", flags: cOnly},
+		{name: "cuLaunchKernelEx", flags: cOnly},
+		{name: "cuKernelGetFunction", flags: inCtx | noEscape},
+		{name: "cuKernelGetParamInfo", flags: inCtx | noEscape, outs: []string{"paramSize"}},
+		{name: "cuKernelGetAttribute", flags: inCtx | noEscape},
+		{name: "cuKernelSetAttribute", flags: inCtx},
+		{name: "cuOccupancyMaxActiveBlocksPerMultiprocessor", flags: inCtx | noEscape},
+		{name: "cuOccupancyMaxPotentialBlockSize", flags: inCtx | noEscape},
+
+		// Graphs.
+		{name: "cuGraphInstantiateWithFlags", flags: inCtx | noEscape},
+		{name: "cuGraphLaunch", flags: inCtx | noCallback},
+		{name: "cuGraphUpload", flags: inCtx},
+		{name: "cuGraphExecUpdate", flags: inCtx | noEscape, outs: []string{"resultInfo"}},
+		{name: "cuGraphDestroy", flags: inCtx},
+		{name: "cuGraphExecDestroy", flags: inCtx},
+
+		// Libraries: context-independent.
+		{name: "cuLibraryLoadData", flags: noEscape},
+		{name: "cuLibraryGetKernel", flags: noEscape},
+		{name: "cuLibraryUnload"},
+
+		// The driver's JIT linker (Linker's fallback), in a context.
+		{name: "cuLinkCreate", flags: inCtx, outs: []string{"stateOut"}},
+		{name: "cuLinkAddData", flags: inCtx},
+		{name: "cuLinkComplete", flags: inCtx | noEscape, outs: []string{"cubinOut", "sizeOut"}},
+		{name: "cuLinkDestroy", flags: inCtx},
+	},
+	// What fastpath.c takes from the header instead of spelling it.
+	consts: []string{
+		"CU_LAUNCH_ATTRIBUTE_COOPERATIVE",
+		"CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION",
+		"CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT",
+		"CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT",
+		"CU_LAUNCH_PARAM_END_AS_INT",
+		"CU_STREAM_CAPTURE_STATUS_NONE",
+	},
+	structs: []string{"CUlaunchConfig", "CUlaunchAttribute"},
 }

@@ -14,9 +14,15 @@
 //   - layout_gen_test.go: sizes and field offsets that a test checks against
 //     the C compiler.
 //
+// With -core DIR it writes instead package core's own C layer over the
+// driver, from the list of calls in the driver's config (driverCore in
+// config.go; see corecalls.go): drivercalls_gen.h/.c/.go in DIR. core's
+// go:generate line runs it.
+//
 // Usage (from a bindings package directory, through go generate):
 //
 //	go run ../../internal/bindgen -lib driver -headers ../../../shared/cuda-headers
+//	go run ../internal/bindgen -lib driver -core .   (from core)
 package main
 
 import (
@@ -30,6 +36,7 @@ func main() {
 	lib := flag.String("lib", "", "library to generate: "+libNames())
 	headers := flag.String("headers", "", "folder holding the 12.4/ and 13.0/ header folders (default: ../shared/cuda-headers beside the repository)")
 	out := flag.String("out", ".", "output folder (the bindings package)")
+	core := flag.String("core", "", "write package core's driver calls (the config's core list) into this folder instead of the bindings")
 	flag.Parse()
 	cfg, ok := configs[*lib]
 	if !ok {
@@ -44,7 +51,11 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	if err := generate(cfg, dir, *out); err != nil {
+	gen := generate
+	if *core != "" {
+		gen, *out = generateCore, *core
+	}
+	if err := gen(cfg, dir, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bindgen:", err)
 		os.Exit(1)
 	}
