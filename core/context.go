@@ -65,9 +65,9 @@ func (c *Context) initStreams() {
 	c.ptStream = &Stream{handle: streamPerThread, ctx: c}
 }
 
-// enter returns the context's handle for a driver call, retaining a
-// primary context on first use; every successful enter needs an exit.
-func (c *Context) enter() (driver.Context, error) {
+// acquire returns the context's handle for a driver call, retaining a
+// primary context on first use; every successful acquire needs a release.
+func (c *Context) acquire() (driver.Context, error) {
 	if c.primary {
 		if h := c.h.Load(); h != 0 {
 			return driver.Context(h), nil
@@ -80,7 +80,7 @@ func (c *Context) enter() (driver.Context, error) {
 	return driver.Context(c.h.Load()), nil
 }
 
-func (c *Context) exit() {
+func (c *Context) release() {
 	if !c.primary {
 		c.life.release()
 	}
@@ -105,9 +105,9 @@ func (c *Context) retain() (driver.Context, error) {
 
 // Handle returns the driver's CUcontext, retaining a primary context.
 func (c *Context) Handle() (driver.Context, error) {
-	h, err := c.enter()
+	h, err := c.acquire()
 	if err == nil {
-		c.exit()
+		c.release()
 	}
 	return h, err
 }
@@ -126,9 +126,9 @@ func (c *Context) Close() error {
 		return nil
 	}
 	var ferr error
-	if h, err := c.enter(); err == nil {
+	if h, err := c.acquire(); err == nil {
 		ferr = c.flushReuse(h, nil) // blocks kept for reuse go back while their streams live
-		c.exit()
+		c.release()
 	}
 	if !c.life.close() {
 		return nil
@@ -145,11 +145,11 @@ func (c *Context) Close() error {
 // SetCurrent makes c current on the calling OS thread; see
 // Device.SetCurrent: core never needs it.
 func (c *Context) SetCurrent() error {
-	h, err := c.enter()
+	h, err := c.acquire()
 	if err != nil {
 		return err
 	}
-	defer c.exit()
+	defer c.release()
 	return cuCtxSetCurrent(h)
 }
 
@@ -158,11 +158,11 @@ func (c *Context) SetCurrent() error {
 // returns, and forgets, the errors recorded on the context since the last
 // Sync (see Context): a nil error means none was.
 func (c *Context) Sync() error {
-	h, err := c.enter()
+	h, err := c.acquire()
 	if err != nil {
 		return err
 	}
-	defer c.exit()
+	defer c.release()
 	err = c.flushReuse(h, nil)
 	if err == nil {
 		err = cuCtxSynchronize(h)
@@ -172,11 +172,11 @@ func (c *Context) Sync() error {
 
 // MemoryInfo returns the free and total memory of the context's device.
 func (c *Context) MemoryInfo() (free, total uint64, err error) {
-	h, err := c.enter()
+	h, err := c.acquire()
 	if err != nil {
 		return 0, 0, err
 	}
-	defer c.exit()
+	defer c.release()
 	return cuMemGetInfo(h)
 }
 

@@ -285,11 +285,11 @@ func (d *Device) NewEvent(opts EventOptions) (*Event, error) { return d.primary.
 // StreamPriorityRange returns the least and greatest stream priorities
 // (greatest is the numerically lowest, such as 0 and -5).
 func (d *Device) StreamPriorityRange() (least, greatest int, err error) {
-	h, err := d.primary.enter()
+	h, err := d.primary.acquire()
 	if err != nil {
 		return 0, 0, err
 	}
-	defer d.primary.exit()
+	defer d.primary.release()
 	l, g, err := cuCtxGetStreamPriorityRange(h)
 	return int(l), int(g), err
 }
@@ -303,16 +303,16 @@ func (d *Device) CanAccessPeer(peer *Device) (bool, error) {
 // EnablePeerAccess lets d's primary context access peer's memory (it is
 // not an error if access is already enabled).
 func (d *Device) EnablePeerAccess(peer *Device) error {
-	h, err := d.primary.enter()
+	h, err := d.primary.acquire()
 	if err != nil {
 		return err
 	}
-	defer d.primary.exit()
-	ph, err := peer.primary.enter()
+	defer d.primary.release()
+	ph, err := peer.primary.acquire()
 	if err != nil {
 		return err
 	}
-	defer peer.primary.exit()
+	defer peer.primary.release()
 	err = cuCtxEnablePeerAccess(h, ph, 0)
 	if errors.Is(err, driver.ErrorPeerAccessAlreadyEnabled) {
 		err = nil

@@ -68,11 +68,11 @@ func (k *Kernel) Arguments() ([]ArgumentInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		h, err := c.enter()
+		h, err := c.acquire()
 		if err != nil {
 			return nil, err
 		}
-		defer c.exit()
+		defer c.release()
 		if lay, err = k.loadParams(h); err != nil {
 			return nil, err
 		}
@@ -93,11 +93,11 @@ func (k *Kernel) Attribute(dev *Device, attr driver.FunctionAttribute) (int, err
 		return 0, ErrClosed
 	}
 	defer k.release()
-	h, err := dev.primary.enter()
+	h, err := dev.primary.acquire()
 	if err != nil {
 		return 0, err
 	}
-	defer dev.primary.exit()
+	defer dev.primary.release()
 	v, err := cuKernelGetAttribute(h, attr, k.handle, dev.handle)
 	runtime.KeepAlive(k)
 	return int(v), err
@@ -109,11 +109,11 @@ func (k *Kernel) SetAttribute(dev *Device, attr driver.FunctionAttribute, value 
 		return ErrClosed
 	}
 	defer k.release()
-	h, err := dev.primary.enter()
+	h, err := dev.primary.acquire()
 	if err != nil {
 		return err
 	}
-	defer dev.primary.exit()
+	defer dev.primary.release()
 	err = cuKernelSetAttribute(h, attr, int32(value), k.handle, dev.handle)
 	runtime.KeepAlive(k)
 	return err
@@ -181,11 +181,11 @@ func (k *Kernel) MaxActiveBlocksPerMultiprocessor(dev *Device, blockSize, dynSme
 		return 0, ErrClosed
 	}
 	defer k.release()
-	h, err := dev.primary.enter()
+	h, err := dev.primary.acquire()
 	if err != nil {
 		return 0, err
 	}
-	defer dev.primary.exit()
+	defer dev.primary.release()
 	f, err := cuKernelGetFunction(h, k.handle)
 	if err != nil {
 		return 0, err
@@ -206,11 +206,11 @@ func (k *Kernel) SuggestedBlockSize(dev *Device, dynSmem int) (minGrid, blockSiz
 		return 0, 0, ErrClosed
 	}
 	defer k.release()
-	h, err := dev.primary.enter()
+	h, err := dev.primary.acquire()
 	if err != nil {
 		return 0, 0, err
 	}
-	defer dev.primary.exit()
+	defer dev.primary.release()
 	f, err := cuKernelGetFunction(h, k.handle)
 	if err != nil {
 		return 0, 0, err

@@ -105,7 +105,7 @@ func Launch(stream *Stream, cfg LaunchConfig, k *Kernel, args ...any) error {
 	if !k.acquire() {
 		return fmt.Errorf("core: Launch %s: its ObjectCode is closed: %w", k.name, ErrClosed)
 	}
-	h, err := stream.enter()
+	h, err := stream.acquire()
 	if err != nil {
 		k.release()
 		return err
@@ -117,7 +117,7 @@ func Launch(stream *Stream, cfg LaunchConfig, k *Kernel, args ...any) error {
 }
 
 func launchExit(stream *Stream, k *Kernel) {
-	stream.exit()
+	stream.release()
 	k.release()
 }
 

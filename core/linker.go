@@ -363,11 +363,11 @@ func (l *Linker) linkDriver(target string) ([]byte, error) {
 	if err != nil {
 		return nil, fail(err, "", "")
 	}
-	ctx, err := dev.primary.enter()
+	ctx, err := dev.primary.acquire()
 	if err != nil {
 		return nil, fail(err, "", "")
 	}
-	defer dev.primary.exit()
+	defer dev.primary.release()
 
 	const logSize = 1 << 16
 	infoBuf := C.calloc(logSize, 1)

@@ -120,7 +120,7 @@ func (p *poolReuse) len() int { return int(p.n.Load()) }
 // freeBlocks gives blocks back to the driver, each on its stream, in
 // context h, and returns the first error. Stream live is being closed by
 // the caller and its handle is still valid; any other stream is held
-// (enter) for the call, so that its Close waits. A block whose stream is
+// (acquire) for the call, so that its Close waits. A block whose stream is
 // closed already is freed on the legacy default stream once the context
 // is idle: that stream does not wait for non-blocking ones.
 func freeBlocks(h driver.Context, blocks []reuseBlock, live *Stream) error {
@@ -136,9 +136,9 @@ func freeBlocks(h driver.Context, blocks []reuseBlock, live *Stream) error {
 			note(cuMemFreeAsync(h, b.ptr, b.stream.handle))
 			continue
 		}
-		if _, err := b.stream.enter(); err == nil {
+		if _, err := b.stream.acquire(); err == nil {
 			note(cuMemFreeAsync(h, b.ptr, b.stream.handle))
-			b.stream.exit()
+			b.stream.release()
 			continue
 		}
 		if !synced {
@@ -221,15 +221,15 @@ func (r *DeviceMemoryResource) release(ptr driver.Deviceptr, size int, stream *S
 	if stream == nil {
 		stream = r.dev.DefaultStream()
 	}
-	h, err := stream.enter()
+	h, err := stream.acquire()
 	if err == ErrClosed {
 		stream = stream.ctx.DefaultStream()
-		h, err = stream.enter()
+		h, err = stream.acquire()
 	}
 	if err != nil {
 		return err
 	}
-	defer stream.exit()
+	defer stream.release()
 	if noReuse || !r.reusable(stream, size) {
 		return cuMemFreeAsync(h, ptr, stream.handle)
 	}

@@ -108,11 +108,11 @@ func takeSlots(dev *Device, want int) []*stagingSlot {
 		staging.free = staging.free[:n]
 	}
 	if len(out) < want && staging.allocated < stagingMaxSlots && !staging.noAlloc {
-		h, err := dev.primary.enter()
+		h, err := dev.primary.acquire()
 		if err != nil {
 			return out
 		}
-		defer dev.primary.exit()
+		defer dev.primary.release()
 		for len(out) < want && staging.allocated < stagingMaxSlots {
 			p, err := cuMemHostAlloc(h, stagingChunk, memHostAllocPortable)
 			if err != nil {
