@@ -2,17 +2,22 @@
 // headers. It parses the headers with a real C front end (modernc.org/cc/v4),
 // never with regular expressions, and writes for one library:
 //
-//   - types.go: enums (typed constants with String), structs and unions with
+//   - types_gen.go: enums (typed constants with String), structs and unions with
 //     the C layout, handles, aliases and the header's integer macros;
-//   - funcs.go: one Go function per C function, output parameters turned into
+//   - funcs_gen.go: one Go function per C function, output parameters turned into
 //     results and the error last; a count parameter that its name pairs with
 //     slice parameters (numOptions and options) is checked against their
 //     lengths, and a *CountError is returned instead of calling C with a
 //     count larger than a slice;
-//   - shims.h / shims.c: the C declarations and call shims cgo needs, so no
+//   - shims_gen.h / shims_gen.c: the C declarations and call shims cgo needs, so no
 //     CUDA header is needed to build;
 //   - layout_gen_test.go: sizes and field offsets that a test checks against
-//     the C compiler.
+//     the C compiler (only for libraries with structs).
+//
+// Status types get String, Error and Explanation (the header's doc of each
+// value); the driver's Result also gets Sticky. Every file opens with the
+// standard "Code generated ... DO NOT EDIT." line naming this command and the
+// headers it read.
 //
 // With -core DIR it writes instead package core's own C layer over the
 // driver, from the list of calls in the driver's config (driverCore in
