@@ -378,7 +378,7 @@ func (f *depFakes) buildPrim(t *testing.T, dir string, extra ...string) string {
 	return buildLib(t, filepath.Join(dir, f.primName), "", src, args...)
 }
 
-func version(t *testing.T, lib *Library) string {
+func libVersion(t *testing.T, lib *Library) string {
 	t.Helper()
 	v, err := lib.Version()
 	if err != nil {
@@ -418,7 +418,7 @@ func TestDepsFromSamePlace(t *testing.T) {
 	if !reflect.DeepEqual(lib.Companions, []string{siteLt}) || len(lib.Warnings) != 0 {
 		t.Errorf("Companions %q, Warnings %q; want only %s", lib.Companions, lib.Warnings, siteLt)
 	}
-	if v := version(t, lib); v != "12.4" {
+	if v := libVersion(t, lib); v != "12.4" {
 		t.Errorf("the library uses the dependency with marker %s, want 12.4 (the one beside it; CUDA_HOME's %s is 11.8)", v, homeLt)
 	}
 	if dlnoload(f.lt13) != nil {
@@ -453,7 +453,7 @@ func TestDepMissingFromPlace(t *testing.T) {
 	if lib.Path != condaPrim || lib.Found != "CONDA_PREFIX" || !reflect.DeepEqual(lib.Companions, []string{condaLt}) {
 		t.Errorf("got %s (%s) with %q, want %s (CONDA_PREFIX) with %s", lib.Path, lib.Found, lib.Companions, condaPrim, condaLt)
 	}
-	if v := version(t, lib); v != "12.3" {
+	if v := libVersion(t, lib); v != "12.3" {
 		t.Errorf("marker %s, want 12.3", v)
 	}
 }
@@ -480,7 +480,7 @@ func TestDepAlreadyLoadedElsewhere(t *testing.T) {
 	if len(lib.Warnings) != 1 || !strings.Contains(lib.Warnings[0], "already loaded from "+homeLt) || !strings.Contains(lib.Warnings[0], siteLt) {
 		t.Errorf("Warnings %q; want one naming %s and %s", lib.Warnings, homeLt, siteLt)
 	}
-	if v := version(t, lib); v != "11.8" {
+	if v := libVersion(t, lib); v != "11.8" {
 		t.Errorf("marker %s, want 11.8 (the copy already loaded)", v)
 	}
 }
@@ -499,7 +499,7 @@ func TestDepOverride(t *testing.T) {
 	if !reflect.DeepEqual(lib.Companions, []string{ovr}) {
 		t.Errorf("Companions %q, want %s", lib.Companions, ovr)
 	}
-	if v := version(t, lib); v != "12.6" {
+	if v := libVersion(t, lib); v != "12.6" {
 		t.Errorf("marker %s, want 12.6", v)
 	}
 }
@@ -521,7 +521,7 @@ func TestDepLoaderSupplied(t *testing.T) {
 		!strings.Contains(lib.Warnings[0], "the system loader supplied "+lt) {
 		t.Errorf("Warnings %q", lib.Warnings)
 	}
-	if v := version(t, lib); v != "12.1" {
+	if v := libVersion(t, lib); v != "12.1" {
 		t.Errorf("marker %s, want 12.1", v)
 	}
 }
@@ -550,7 +550,7 @@ func TestDepChain(t *testing.T) {
 	if lib.Path != a || !reflect.DeepEqual(lib.Companions, []string{c, b}) || len(lib.Warnings) != 0 {
 		t.Errorf("got %s with %q (warnings %q), want %s with [%s %s]", lib.Path, lib.Companions, lib.Warnings, a, c, b)
 	}
-	if v := version(t, lib); v != "4.0" {
+	if v := libVersion(t, lib); v != "4.0" {
 		t.Errorf("Version() = %s, want 4.0", v)
 	}
 }
