@@ -63,3 +63,44 @@ func syncBeforeFree(stream *Stream) error {
 	}
 	return err
 }
+
+// allocPrimary is the Allocate of the resources that are not
+// stream-ordered: alloc gets size bytes in the device's primary context,
+// and stream is only remembered, as the stream Close waits for before
+// freeing.
+func allocPrimary(what string, r MemoryResource, size int, stream *Stream, alloc func(h driver.Context) (driver.Deviceptr, error)) (*Buffer, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("core: %s.Allocate: negative size %d", what, size)
+	}
+	if size == 0 {
+		return NewBuffer(0, 0, r, stream), nil
+	}
+	c := r.Device().primary
+	h, err := c.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer c.release()
+	p, err := alloc(h)
+	if err != nil {
+		return nil, err
+	}
+	return NewBuffer(p, size, r, stream), nil
+}
+
+// freePrimary is their Deallocate: it waits for stream (if any), then
+// frees in the device's primary context.
+func freePrimary(dev *Device, ptr driver.Deviceptr, stream *Stream, free func(h driver.Context) error) error {
+	if ptr == 0 {
+		return nil
+	}
+	if err := syncBeforeFree(stream); err != nil {
+		return err
+	}
+	h, err := dev.primary.acquire()
+	if err != nil {
+		return err
+	}
+	defer dev.primary.release()
+	return free(h)
+}

@@ -1,8 +1,6 @@
 package core
 
 import (
-	"fmt"
-
 	"github.com/cudago/cudago/bindings/driver"
 )
 
@@ -26,38 +24,15 @@ const (
 // Allocate allocates size bytes of pinned host memory; stream is only
 // remembered, as the stream Close waits for before freeing.
 func (r *PinnedMemoryResource) Allocate(size int, stream *Stream) (*Buffer, error) {
-	if size < 0 {
-		return nil, fmt.Errorf("core: PinnedMemoryResource.Allocate: negative size %d", size)
-	}
-	if size == 0 {
-		return NewBuffer(0, 0, r, stream), nil
-	}
-	h, err := r.dev.primary.acquire()
-	if err != nil {
-		return nil, err
-	}
-	defer r.dev.primary.release()
-	p, err := cuMemHostAlloc(h, uint64(size), memHostAllocPortable|memHostAllocDeviceMap)
-	if err != nil {
-		return nil, err
-	}
-	return NewBuffer(driver.Deviceptr(uintptr(p)), size, r, stream), nil
+	return allocPrimary("PinnedMemoryResource", r, size, stream, func(h driver.Context) (driver.Deviceptr, error) {
+		p, err := cuMemHostAlloc(h, uint64(size), memHostAllocPortable|memHostAllocDeviceMap)
+		return driver.Deviceptr(uintptr(p)), err
+	})
 }
 
 // Deallocate waits for stream (if any), then frees the memory.
 func (r *PinnedMemoryResource) Deallocate(ptr driver.Deviceptr, size int, stream *Stream) error {
-	if ptr == 0 {
-		return nil
-	}
-	if err := syncBeforeFree(stream); err != nil {
-		return err
-	}
-	h, err := r.dev.primary.acquire()
-	if err != nil {
-		return err
-	}
-	defer r.dev.primary.release()
-	return cuMemFreeHost(h, hostPtr(ptr))
+	return freePrimary(r.dev, ptr, stream, func(h driver.Context) error { return cuMemFreeHost(h, hostPtr(ptr)) })
 }
 
 func (r *PinnedMemoryResource) Device() *Device        { return r.dev }
