@@ -8,6 +8,7 @@ import "C"
 import (
 	"errors"
 	"sync"
+	"unsafe"
 
 	"github.com/cudago/cudago/bindings/driver"
 )
@@ -25,6 +26,27 @@ var procs struct {
 }
 
 func loadProcs() { procs.once.Do(func() { loadDriverCalls(&procs.errs) }) }
+
+// loadDriverCalls fills cgx_fn from driverCalls (generated); errs[i] says
+// why entry i could not be resolved, and the shims report it missing.
+func loadDriverCalls(errs *[C.CGX_N]error) {
+	for i := range driverCalls {
+		c := &driverCalls[i]
+		p, err := driver.Proc(c.name)
+		if err != nil && c.fallback != 0 {
+			var q unsafe.Pointer
+			var st driver.DriverProcAddressQueryResult
+			if driver.GetProcAddress(c.name, &q, c.fallback, 0, &st) == nil && q != nil {
+				p, err = q, nil
+			}
+		}
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		C.cgx_fn[i] = p
+	}
+}
 
 // cgMissing is the CUresult part of a cg_ret for an entry point that could
 // not be resolved.

@@ -181,27 +181,6 @@ var driverCalls = [C.CGX_N]struct {
 	{"cuLinkDestroy", 0},
 }
 
-// loadDriverCalls fills cgx_fn; errs[i] says why entry i could not be
-// resolved, and the shims report it missing.
-func loadDriverCalls(errs *[C.CGX_N]error) {
-	for i := range driverCalls {
-		c := &driverCalls[i]
-		p, err := driver.Proc(c.name)
-		if err != nil && c.fallback != 0 {
-			var q unsafe.Pointer
-			var st driver.DriverProcAddressQueryResult
-			if driver.GetProcAddress(c.name, &q, c.fallback, 0, &st) == nil && q != nil {
-				p, err = q, nil
-			}
-		}
-		if err != nil {
-			errs[i] = err
-			continue
-		}
-		C.cgx_fn[i] = p
-	}
-}
-
 // cuCtxSetCurrent calls cuCtxSetCurrent; see driver.CtxSetCurrent.
 func cuCtxSetCurrent(ctx driver.Context) error {
 	return cerr(C.cgx_cuCtxSetCurrent(C.uintptr_t(ctx)))

@@ -18,8 +18,8 @@ import (
 // directDriverCallsAllowed are the calls of bindings/driver functions that
 // core's non-test code may make, as "file:Function", with the reason.
 var directDriverCallsAllowed = map[string]string{
-	"drivercalls_gen.go:Proc":           "the generated loader resolves the C table's entry points as bindings/driver does",
-	"drivercalls_gen.go:GetProcAddress": "the generated loader's fallback to an older revision of an entry point",
+	"drivercalls.go:Proc":           "the loader resolves the C table's entry points as bindings/driver does",
+	"drivercalls.go:GetProcAddress": "the loader's fallback to an older revision of an entry point",
 }
 
 // TestNoDirectDriverCalls fails if core's non-test code calls a function

@@ -194,22 +194,11 @@ func (m *model) emitCore(cfg *coreConfig) (map[string][]byte, int, error) {
 	// The header.
 	var h bytes.Buffer
 	h.WriteString(cGenLine)
-	h.WriteString(`/* Package core's driver calls (internal/bindgen/config.go's driverCore):
-   the table of entry points, filled once from Go, the header's constants
-   and structs core's hand-written C uses, and one shim per call, which
-   makes the context current first where the call needs one. No CUDA header
-   is needed to build. */
+	h.WriteString(`/* Package core's driver calls (driverCore in internal/bindgen/config.go);
+   drivercalls.h says what is here. */
 #ifndef CUDAGO_CORE_DRIVERCALLS_GEN_H
 #define CUDAGO_CORE_DRIVERCALLS_GEN_H
-#include <stddef.h>
-#include <stdint.h>
-
-/* What a shim returns: 0 on success, else the CGX_ index of the entry
-   point that failed in the high 32 bits and its CUresult in the low 32
-   bits (CG_MISSING when the entry point could not be resolved). */
-typedef unsigned long long cg_ret;
-#define CG_MISSING 0x7fffffffu
-#define CG_RET(idx, r) (((cg_ret)(unsigned)(idx) << 32) | (cg_ret)(unsigned)(r))
+#include "drivercalls.h" /* cg_ret, CG_MISSING, CG_RET: hand-written */
 
 `)
 	fmt.Fprintf(&h, "typedef %s cgx_result; /* %s */\n", retC, m.cfg.resultType)
@@ -247,39 +236,6 @@ typedef unsigned long long cg_ret;
 			ps = []string{"void"}
 		}
 		fmt.Fprintf(&h, "typedef cgx_result (*cgx_%s_t)(%s);\n", e.c.name, strings.Join(ps, ", "))
-	}
-	h.WriteString(`
-/* CGX_CALL calls entry point NAME with the arguments that follow and
-   returns its cg_ret from the enclosing function if it fails. */
-#define CGX_CALL(NAME, ...) do { \
-	void *f_ = cgx_fn[CGX_##NAME]; \
-	if (!f_) return CG_RET(CGX_##NAME, CG_MISSING); \
-	cgx_result r_ = ((cgx_##NAME##_t)f_)(__VA_ARGS__); \
-	if (r_) return CG_RET(CGX_##NAME, r_); \
-} while (0)
-
-/* CGX_CALLR is CGX_CALL that leaves the cg_ret in R instead of returning. */
-#define CGX_CALLR(R, NAME, ...) do { \
-	void *f_ = cgx_fn[CGX_##NAME]; \
-	if (!f_) (R) = CG_RET(CGX_##NAME, CG_MISSING); \
-	else { cgx_result r_ = ((cgx_##NAME##_t)f_)(__VA_ARGS__); (R) = r_ ? CG_RET(CGX_##NAME, r_) : 0; } \
-} while (0)
-
-`)
-	if needCtx {
-		h.WriteString(`/* cgx_enter makes ctx current on this thread if it is not already. The
-   previous context is not restored: every core call sets its own. */
-static inline cg_ret cgx_enter(uintptr_t ctx) {
-	uintptr_t cur = 0;
-	CGX_CALL(cuCtxGetCurrent, &cur);
-	if (cur != ctx) CGX_CALL(cuCtxSetCurrent, ctx);
-	return 0;
-}
-
-/* CGX_ENTER makes ctx current or returns the failure. */
-#define CGX_ENTER(ctx) do { cg_ret e_ = cgx_enter(ctx); if (e_) return e_; } while (0)
-
-`)
 	}
 	h.WriteString("/* The shims. */\n")
 	var c bytes.Buffer
@@ -341,26 +297,6 @@ var driverCalls = [C.CGX_N]struct {
 	}
 	body.WriteString(`}
 
-// loadDriverCalls fills cgx_fn; errs[i] says why entry i could not be
-// resolved, and the shims report it missing.
-func loadDriverCalls(errs *[C.CGX_N]error) {
-	for i := range driverCalls {
-		c := &driverCalls[i]
-		p, err := driver.Proc(c.name)
-		if err != nil && c.fallback != 0 {
-			var q unsafe.Pointer
-			var st driver.DriverProcAddressQueryResult
-			if driver.GetProcAddress(c.name, &q, c.fallback, 0, &st) == nil && q != nil {
-				p, err = q, nil
-			}
-		}
-		if err != nil {
-			errs[i] = err
-			continue
-		}
-		C.cgx_fn[i] = p
-	}
-}
 `)
 	for _, e := range entries {
 		if e.c.flags&cOnly != 0 {
