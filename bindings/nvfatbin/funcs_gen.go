@@ -14,7 +14,6 @@ package nvfatbin
 import "C"
 
 import (
-	"strconv"
 	"unsafe"
 
 	"github.com/cudago/cudago/internal/dl"
@@ -26,18 +25,7 @@ var _ unsafe.Pointer
 // CountError is returned, without calling the library, when a count
 // argument is negative or larger than the slice (or string) whose elements
 // it counts: the library would read past the end of that slice.
-type CountError struct {
-	Func    string // the C function
-	Count   string // the C name of the count parameter
-	Value   int64  // the count passed
-	Counted string // the C name of the parameter it counts
-	Len     int    // its elements (a string: its bytes and the NUL the C copy adds)
-}
-
-func (e *CountError) Error() string {
-	return "nvfatbin: " + e.Func + ": " + e.Count + " = " + strconv.FormatInt(e.Value, 10) +
-		" is out of range: " + e.Counted + " holds " + strconv.Itoa(e.Len)
-}
+type CountError = dl.CountError
 
 // procs lists every entry point of the library: the name, the symbols to
 // try and the CUDA version whose header declared it first.
@@ -208,7 +196,7 @@ func AddLTOIR(handle Handle, code unsafe.Pointer, size uint64, arch string, iden
 // Go: size must be between 0 and len(code)+1 (the copy passed to C ends with a NUL). Otherwise the function returns a *CountError without calling the library, which would read past the end.
 func AddPTX(handle Handle, code string, size uint64, arch string, identifier string, optionsCmdLine string) (err error) {
 	if n := int64(size); n < 0 || n > int64(len(code)+1) {
-		err = &CountError{Func: "nvFatbinAddPTX", Count: "size", Value: n, Counted: "code", Len: len(code) + 1}
+		err = &CountError{Lib: "nvfatbin", Func: "nvFatbinAddPTX", Count: "size", Value: n, Counted: "code", Len: len(code) + 1}
 		return
 	}
 	fn, err := procs.Get(3)
@@ -304,7 +292,7 @@ func AddTileIR(handle Handle, code unsafe.Pointer, size uint64, identifier strin
 // Go: optionsCount must be between 0 and len(options). Otherwise the function returns a *CountError without calling the library, which would read past the end.
 func Create(options []string, optionsCount uint64) (handleIndirect Handle, err error) {
 	if n := int64(optionsCount); n < 0 || n > int64(len(options)) {
-		err = &CountError{Func: "nvFatbinCreate", Count: "optionsCount", Value: n, Counted: "options", Len: len(options)}
+		err = &CountError{Lib: "nvfatbin", Func: "nvFatbinCreate", Count: "optionsCount", Value: n, Counted: "options", Len: len(options)}
 		return
 	}
 	fn, err := procs.Get(6)

@@ -20,7 +20,6 @@ package nvjitlink
 import "C"
 
 import (
-	"strconv"
 	"unsafe"
 
 	"github.com/cudago/cudago/internal/dl"
@@ -32,18 +31,7 @@ var _ unsafe.Pointer
 // CountError is returned, without calling the library, when a count
 // argument is negative or larger than the slice (or string) whose elements
 // it counts: the library would read past the end of that slice.
-type CountError struct {
-	Func    string // the C function
-	Count   string // the C name of the count parameter
-	Value   int64  // the count passed
-	Counted string // the C name of the parameter it counts
-	Len     int    // its elements (a string: its bytes and the NUL the C copy adds)
-}
-
-func (e *CountError) Error() string {
-	return "nvjitlink: " + e.Func + ": " + e.Count + " = " + strconv.FormatInt(e.Value, 10) +
-		" is out of range: " + e.Counted + " holds " + strconv.Itoa(e.Len)
-}
+type CountError = dl.CountError
 
 // procs lists every entry point of the library: the name, the symbols to
 // try and the CUDA version whose header declared it first.
@@ -164,7 +152,7 @@ func Complete(handle Handle) (err error) {
 // Go: numOptions must be between 0 and len(options). Otherwise the function returns a *CountError without calling the library, which would read past the end.
 func Create(numOptions uint32, options []string) (handle Handle, err error) {
 	if n := int64(numOptions); n < 0 || n > int64(len(options)) {
-		err = &CountError{Func: "nvJitLinkCreate", Count: "numOptions", Value: n, Counted: "options", Len: len(options)}
+		err = &CountError{Lib: "nvjitlink", Func: "nvJitLinkCreate", Count: "numOptions", Value: n, Counted: "options", Len: len(options)}
 		return
 	}
 	fn, err := procs.Get(3)

@@ -33,7 +33,6 @@ package nvrtc
 import "C"
 
 import (
-	"strconv"
 	"unsafe"
 
 	"github.com/cudago/cudago/internal/dl"
@@ -45,18 +44,7 @@ var _ unsafe.Pointer
 // CountError is returned, without calling the library, when a count
 // argument is negative or larger than the slice (or string) whose elements
 // it counts: the library would read past the end of that slice.
-type CountError struct {
-	Func    string // the C function
-	Count   string // the C name of the count parameter
-	Value   int64  // the count passed
-	Counted string // the C name of the parameter it counts
-	Len     int    // its elements (a string: its bytes and the NUL the C copy adds)
-}
-
-func (e *CountError) Error() string {
-	return "nvrtc: " + e.Func + ": " + e.Count + " = " + strconv.FormatInt(e.Value, 10) +
-		" is out of range: " + e.Counted + " holds " + strconv.Itoa(e.Len)
-}
+type CountError = dl.CountError
 
 // procs lists every entry point of the library: the name, the symbols to
 // try and the CUDA version whose header declared it first.
@@ -145,7 +133,7 @@ func AddNameExpression(prog Program, nameExpression string) (err error) {
 // Go: numOptions must be between 0 and len(options). Otherwise the function returns a *CountError without calling the library, which would read past the end.
 func CompileProgram(prog Program, numOptions int32, options []string) (err error) {
 	if n := int64(numOptions); n < 0 || n > int64(len(options)) {
-		err = &CountError{Func: "nvrtcCompileProgram", Count: "numOptions", Value: n, Counted: "options", Len: len(options)}
+		err = &CountError{Lib: "nvrtc", Func: "nvrtcCompileProgram", Count: "numOptions", Value: n, Counted: "options", Len: len(options)}
 		return
 	}
 	fn, err := procs.Get(1)
@@ -199,11 +187,11 @@ func CompileProgram(prog Program, numOptions int32, options []string) (err error
 // Go: numHeaders must be between 0 and len(headers) and len(includeNames). Otherwise the function returns a *CountError without calling the library, which would read past the end.
 func CreateProgram(src string, name string, numHeaders int32, headers []string, includeNames []string) (prog Program, err error) {
 	if n := int64(numHeaders); n < 0 || n > int64(len(headers)) {
-		err = &CountError{Func: "nvrtcCreateProgram", Count: "numHeaders", Value: n, Counted: "headers", Len: len(headers)}
+		err = &CountError{Lib: "nvrtc", Func: "nvrtcCreateProgram", Count: "numHeaders", Value: n, Counted: "headers", Len: len(headers)}
 		return
 	}
 	if n := int64(numHeaders); n < 0 || n > int64(len(includeNames)) {
-		err = &CountError{Func: "nvrtcCreateProgram", Count: "numHeaders", Value: n, Counted: "includeNames", Len: len(includeNames)}
+		err = &CountError{Lib: "nvrtc", Func: "nvrtcCreateProgram", Count: "numHeaders", Value: n, Counted: "includeNames", Len: len(includeNames)}
 		return
 	}
 	fn, err := procs.Get(2)

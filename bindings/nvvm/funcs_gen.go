@@ -21,7 +21,6 @@ package nvvm
 import "C"
 
 import (
-	"strconv"
 	"unsafe"
 
 	"github.com/cudago/cudago/internal/dl"
@@ -33,18 +32,7 @@ var _ unsafe.Pointer
 // CountError is returned, without calling the library, when a count
 // argument is negative or larger than the slice (or string) whose elements
 // it counts: the library would read past the end of that slice.
-type CountError struct {
-	Func    string // the C function
-	Count   string // the C name of the count parameter
-	Value   int64  // the count passed
-	Counted string // the C name of the parameter it counts
-	Len     int    // its elements (a string: its bytes and the NUL the C copy adds)
-}
-
-func (e *CountError) Error() string {
-	return "nvvm: " + e.Func + ": " + e.Count + " = " + strconv.FormatInt(e.Value, 10) +
-		" is out of range: " + e.Counted + " holds " + strconv.Itoa(e.Len)
-}
+type CountError = dl.CountError
 
 // procs lists every entry point of the library: the name, the symbols to
 // try and the CUDA version whose header declared it first.
@@ -91,7 +79,7 @@ var procs = dl.NewTable(pathfinder.NVVM, dl.Dlsym, []dl.Proc{
 // Go: size must be between 0 and len(buffer)+1 (the copy passed to C ends with a NUL). Otherwise the function returns a *CountError without calling the library, which would read past the end.
 func AddModuleToProgram(prog Program, buffer string, size uint64, name string) (err error) {
 	if n := int64(size); n < 0 || n > int64(len(buffer)+1) {
-		err = &CountError{Func: "nvvmAddModuleToProgram", Count: "size", Value: n, Counted: "buffer", Len: len(buffer) + 1}
+		err = &CountError{Lib: "nvvm", Func: "nvvmAddModuleToProgram", Count: "size", Value: n, Counted: "buffer", Len: len(buffer) + 1}
 		return
 	}
 	fn, err := procs.Get(0)
@@ -180,7 +168,7 @@ func AddModuleToProgram(prog Program, buffer string, size uint64, name string) (
 // Go: numOptions must be between 0 and len(options). Otherwise the function returns a *CountError without calling the library, which would read past the end.
 func CompileProgram(prog Program, numOptions int32, options []string) (err error) {
 	if n := int64(numOptions); n < 0 || n > int64(len(options)) {
-		err = &CountError{Func: "nvvmCompileProgram", Count: "numOptions", Value: n, Counted: "options", Len: len(options)}
+		err = &CountError{Lib: "nvvm", Func: "nvvmCompileProgram", Count: "numOptions", Value: n, Counted: "options", Len: len(options)}
 		return
 	}
 	fn, err := procs.Get(1)
@@ -398,7 +386,7 @@ func IRVersion() (majorIR int32, minorIR int32, majorDbg int32, minorDbg int32, 
 // Go: size must be between 0 and len(buffer)+1 (the copy passed to C ends with a NUL). Otherwise the function returns a *CountError without calling the library, which would read past the end.
 func LazyAddModuleToProgram(prog Program, buffer string, size uint64, name string) (err error) {
 	if n := int64(size); n < 0 || n > int64(len(buffer)+1) {
-		err = &CountError{Func: "nvvmLazyAddModuleToProgram", Count: "size", Value: n, Counted: "buffer", Len: len(buffer) + 1}
+		err = &CountError{Lib: "nvvm", Func: "nvvmLazyAddModuleToProgram", Count: "size", Value: n, Counted: "buffer", Len: len(buffer) + 1}
 		return
 	}
 	fn, err := procs.Get(10)
@@ -438,7 +426,7 @@ func LazyAddModuleToProgram(prog Program, buffer string, size uint64, name strin
 // Go: numOptions must be between 0 and len(options). Otherwise the function returns a *CountError without calling the library, which would read past the end.
 func VerifyProgram(prog Program, numOptions int32, options []string) (err error) {
 	if n := int64(numOptions); n < 0 || n > int64(len(options)) {
-		err = &CountError{Func: "nvvmVerifyProgram", Count: "numOptions", Value: n, Counted: "options", Len: len(options)}
+		err = &CountError{Lib: "nvvm", Func: "nvvmVerifyProgram", Count: "numOptions", Value: n, Counted: "options", Len: len(options)}
 		return
 	}
 	fn, err := procs.Get(11)

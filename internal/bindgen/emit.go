@@ -308,13 +308,10 @@ func (m *model) emitFuncs() []byte {
 		}
 	}
 	b.WriteString("*/\nimport \"C\"\n\nimport (\n")
-	if m.hasChecks() {
-		b.WriteString("\t\"strconv\"\n")
-	}
 	b.WriteString("\t\"unsafe\"\n\n\t\"github.com/cudago/cudago/internal/dl\"\n\t\"github.com/cudago/cudago/pathfinder\"\n)\n\n")
 	b.WriteString("var _ unsafe.Pointer\n\n")
 	if m.hasChecks() {
-		fmt.Fprintf(&b, countErrorSource, m.cfg.name)
+		b.WriteString(countErrorSource)
 	}
 	resolver := "dl.Dlsym"
 	if m.cfg.procAddr {
