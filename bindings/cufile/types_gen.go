@@ -194,27 +194,29 @@ func (v OpError) String() string {
 type DriverStatusFlags uint32
 
 const (
+	// LustreSupported: Support for DDN LUSTRE
 	LustreSupported DriverStatusFlags = 0 // CU_FILE_LUSTRE_SUPPORTED
-	// WekafsSupported: CU_FILE_LUSTRE_SUPPORTED = 0, /*!< Support for DDN LUSTRE.
+	// WekafsSupported: Support for WEKAFS
 	WekafsSupported DriverStatusFlags = 1 // CU_FILE_WEKAFS_SUPPORTED
-	// NfsSupported: CU_FILE_WEKAFS_SUPPORTED = 1, /*!< Support for WEKAFS.
+	// NfsSupported: Support for NFS
 	NfsSupported DriverStatusFlags = 2 // CU_FILE_NFS_SUPPORTED
-	// GpfsSupported: CU_FILE_NFS_SUPPORTED = 2, /*!< Support for NFS.
+	// GpfsSupported: < Support for GPFS
 	GpfsSupported DriverStatusFlags = 3 // CU_FILE_GPFS_SUPPORTED
-	// NvmeSupported: CU_FILE_GPFS_SUPPORTED = 3, /*! < Support for GPFS.
+	// NvmeSupported: Support for NVMe
 	NvmeSupported DriverStatusFlags = 4 // CU_FILE_NVME_SUPPORTED
-	// NvmeofSupported: CU_FILE_NVME_SUPPORTED = 4, /*!< Support for NVMe.
+	// NvmeofSupported: Support for NVMeOF
 	NvmeofSupported DriverStatusFlags = 5 // CU_FILE_NVMEOF_SUPPORTED
-	// ScsiSupported: CU_FILE_NVMEOF_SUPPORTED = 5, /*!< Support for NVMeOF.
+	// ScsiSupported: Support for SCSI
 	ScsiSupported DriverStatusFlags = 6 // CU_FILE_SCSI_SUPPORTED
-	// ScalefluxCsdSupported: CU_FILE_SCSI_SUPPORTED = 6, /*!< Support for SCSI.
+	// ScalefluxCsdSupported: Support for Scaleflux CSD
 	ScalefluxCsdSupported DriverStatusFlags = 7 // CU_FILE_SCALEFLUX_CSD_SUPPORTED
-	// NvmeshSupported: CU_FILE_SCALEFLUX_CSD_SUPPORTED = 7, /*!< Support for Scaleflux CSD.
+	// NvmeshSupported: Support for NVMesh Block Dev
 	NvmeshSupported DriverStatusFlags = 8 // CU_FILE_NVMESH_SUPPORTED
-	// BeegfsSupported: CU_FILE_NVMESH_SUPPORTED = 8, /*!< Support for NVMesh Block Dev.
-	BeegfsSupported  DriverStatusFlags = 9  // CU_FILE_BEEGFS_SUPPORTED
+	// BeegfsSupported: Support for BeeGFS
+	BeegfsSupported DriverStatusFlags = 9 // CU_FILE_BEEGFS_SUPPORTED
+	// NvmeP2PSupported: Support for NVMe using PCI P2PDMA
 	NvmeP2PSupported DriverStatusFlags = 11 // CU_FILE_NVME_P2P_SUPPORTED
-	// ScatefsSupported: CU_FILE_NVME_P2P_SUPPORTED = 11,   /*!< Support for NVMe using PCI P2PDMA.
+	// ScatefsSupported: Support for ScateFS
 	ScatefsSupported DriverStatusFlags = 12 // CU_FILE_SCATEFS_SUPPORTED
 )
 
@@ -253,8 +255,9 @@ func (v DriverStatusFlags) String() string {
 type DriverControlFlags uint32
 
 const (
+	// UsePollMode: use POLL mode. properties.use_poll_mode
 	UsePollMode DriverControlFlags = 0 // CU_FILE_USE_POLL_MODE
-	// AllowCompatMode: CU_FILE_USE_POLL_MODE = 0 , /*!< use POLL mode. properties.use_poll_mode.
+	// AllowCompatMode: allow COMPATIBILITY mode. properties.allow_compat_mode
 	AllowCompatMode DriverControlFlags = 1 // CU_FILE_ALLOW_COMPAT_MODE
 )
 
@@ -273,12 +276,13 @@ func (v DriverControlFlags) String() string {
 type FeatureFlags uint32
 
 const (
+	// DynRoutingSupported: Support for Dynamic routing to handle devices across the PCIe bridges
 	DynRoutingSupported FeatureFlags = 0 // CU_FILE_DYN_ROUTING_SUPPORTED
-	// BatchIoSupported: CU_FILE_DYN_ROUTING_SUPPORTED = 0, /*!< Support for Dynamic routing to handle devices across the PCIe bridges.
+	// BatchIoSupported: Unsupported
 	BatchIoSupported FeatureFlags = 1 // CU_FILE_BATCH_IO_SUPPORTED
-	// StreamsSupported: CU_FILE_BATCH_IO_SUPPORTED = 1, /*!<  Unsupported.
+	// StreamsSupported: Unsupported
 	StreamsSupported FeatureFlags = 2 // CU_FILE_STREAMS_SUPPORTED
-	// ParallelIoSupported: CU_FILE_STREAMS_SUPPORTED = 2, /*!<  Unsupported.
+	// ParallelIoSupported: Unsupported
 	ParallelIoSupported FeatureFlags = 3 // CU_FILE_PARALLEL_IO_SUPPORTED
 )
 
@@ -320,18 +324,19 @@ func (v Opcode) String() string {
 type StatusParams uint32
 
 const (
+	// Waiting: required value prior to submission
 	Waiting StatusParams = 1 // CUFILE_WAITING
-	// Pending: CUFILE_WAITING = 0x000001,  /* required value prior to submission.
+	// Pending: once enqueued
 	Pending StatusParams = 2 // CUFILE_PENDING
-	// Invalid: CUFILE_PENDING = 0x000002,  /* once enqueued.
+	// Invalid: request was ill-formed or could not be enqueued
 	Invalid StatusParams = 4 // CUFILE_INVALID
-	// Canceled: CUFILE_INVALID = 0x000004,  /* request was ill-formed or could not be enqueued.
+	// Canceled: request successfully canceled
 	Canceled StatusParams = 8 // CUFILE_CANCELED
-	// Complete: CUFILE_CANCELED = 0x000008, /* request successfully canceled.
+	// Complete: request successfully completed
 	Complete StatusParams = 16 // CUFILE_COMPLETE
-	// Timeout: CUFILE_COMPLETE = 0x0000010, /* request successfully completed.
+	// Timeout: request timed out
 	Timeout StatusParams = 32 // CUFILE_TIMEOUT
-	// Failed: CUFILE_TIMEOUT = 0x0000020,  /* request timed out.
+	// Failed: unable to complete
 	Failed StatusParams = 64 // CUFILE_FAILED
 )
 
@@ -544,8 +549,9 @@ type DrvProps struct {
 
 // Sockaddr is the C type sockaddr_t.
 type Sockaddr struct {
+	// Common data: address family and length.
 	SaFamily uint16
-	// __SOCKADDR_COMMON (sa_);    /* Common data: address family and length.
+	// Address data.
 	SaData [14]byte
 }
 
@@ -574,18 +580,19 @@ type DescrHandle struct {
 	raw [1]uint64
 }
 
-// Fd returns the union member fd.
+// Fd returns the union member fd. Linux
 func (u *DescrHandle) Fd() *int32 { return (*int32)(unsafe.Pointer(u)) }
 
-// Handle returns the union member handle. int fd;         /* Linux.
+// Handle returns the union member handle. Windows
 func (u *DescrHandle) Handle() *unsafe.Pointer { return (*unsafe.Pointer)(unsafe.Pointer(u)) }
 
 // Descr is the C type CUfileDescr_t.
 type Descr struct {
-	Type uint32
-	// void *handle;         /* Windows.
+	// type of file being registered
+	Type   uint32
 	Handle DescrHandle
-	FsOps  unsafe.Pointer
+	// file system operation table
+	FsOps unsafe.Pointer
 }
 
 // IOParamsUBatch is the type of IOParamsU.Batch.
@@ -618,8 +625,9 @@ type IOParams struct {
 // IOEvents is the C type CUfileIOEvents_t.
 type IOEvents struct {
 	Cookie unsafe.Pointer
+	// status of the operation
 	Status StatusParams
-	// CUfileStatus_t   status;      /* status of the operation.
+	// -ve error or amount of I/O done.
 	Ret uint64
 }
 

@@ -10,6 +10,8 @@ import (
 var _ unsafe.Pointer
 
 // Deviceptr is the C type CUdeviceptr.
+//
+// CUDA device pointer.
 type Deviceptr uint64
 
 // DeviceptrV2 is the C type CUdeviceptr_v2, the same as Deviceptr.
@@ -17,7 +19,7 @@ type DeviceptrV2 = Deviceptr
 
 // Device is the C type CUdevice.
 //
-// typedef int CUdevice_v1;                                     /**< CUDA device.
+// CUDA device.
 type Device int32
 
 // DeviceV1 is the C type CUdevice_v1, the same as Device.
@@ -25,91 +27,91 @@ type DeviceV1 = Device
 
 // Context is the C type CUcontext.
 //
-// typedef CUdevice_v1 CUdevice;                                /**< CUDA device.
+// A regular context handle.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Context uintptr
 
 // Module is the C type CUmodule.
 //
-// typedef struct CUctx_st *CUcontext;                          /**< A regular context handle.
+// CUDA module.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Module uintptr
 
 // Function is the C type CUfunction.
 //
-// typedef struct CUmod_st *CUmodule;                           /**< CUDA module.
+// CUDA function.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Function uintptr
 
 // Library is the C type CUlibrary.
 //
-// typedef struct CUfunc_st *CUfunction;                        /**< CUDA function.
+// CUDA library.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Library uintptr
 
 // Kernel is the C type CUkernel.
 //
-// typedef struct CUlib_st *CUlibrary;                          /**< CUDA library.
+// CUDA kernel.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Kernel uintptr
 
 // Array is the C type CUarray.
 //
-// typedef struct CUkern_st *CUkernel;                          /**< CUDA kernel.
+// CUDA array.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Array uintptr
 
 // MipmappedArray is the C type CUmipmappedArray.
 //
-// typedef struct CUarray_st *CUarray;                          /**< CUDA array.
+// CUDA mipmapped array.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type MipmappedArray uintptr
 
 // Texref is the C type CUtexref.
 //
-// typedef struct CUmipmappedArray_st *CUmipmappedArray;        /**< CUDA mipmapped array.
+// CUDA texture reference.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Texref uintptr
 
 // Surfref is the C type CUsurfref.
 //
-// typedef struct CUtexref_st *CUtexref;                        /**< CUDA texture reference.
+// CUDA surface reference.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Surfref uintptr
 
 // Event is the C type CUevent.
 //
-// typedef struct CUsurfref_st *CUsurfref;                      /**< CUDA surface reference.
+// CUDA event.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Event uintptr
 
 // Stream is the C type CUstream.
 //
-// typedef struct CUevent_st *CUevent;                          /**< CUDA event.
+// CUDA stream.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Stream uintptr
 
 // GraphicsResource is the C type CUgraphicsResource.
 //
-// typedef struct CUstream_st *CUstream;                        /**< CUDA stream.
+// CUDA graphics interop resource.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type GraphicsResource uintptr
 
 // TexObject is the C type CUtexObject.
 //
-// typedef unsigned long long CUtexObject_v1;                   /**< An opaque value that represents a CUDA texture object.
+// An opaque value that represents a CUDA texture object.
 type TexObject uint64
 
 // TexObjectV1 is the C type CUtexObject_v1, the same as TexObject.
@@ -117,7 +119,7 @@ type TexObjectV1 = TexObject
 
 // SurfObject is the C type CUsurfObject.
 //
-// typedef unsigned long long CUsurfObject_v1;                  /**< An opaque value that represents a CUDA surface object.
+// An opaque value that represents a CUDA surface object.
 type SurfObject uint64
 
 // SurfObjectV1 is the C type CUsurfObject_v1, the same as SurfObject.
@@ -125,68 +127,68 @@ type SurfObjectV1 = SurfObject
 
 // ExternalMemory is the C type CUexternalMemory.
 //
-// typedef CUsurfObject_v1 CUsurfObject;                        /**< An opaque value that represents a CUDA surface object.
+// CUDA external memory.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type ExternalMemory uintptr
 
 // ExternalSemaphore is the C type CUexternalSemaphore.
 //
-// typedef struct CUextMemory_st *CUexternalMemory;             /**< CUDA external memory.
+// CUDA external semaphore.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type ExternalSemaphore uintptr
 
 // Graph is the C type CUgraph.
 //
-// typedef struct CUextSemaphore_st *CUexternalSemaphore;       /**< CUDA external semaphore.
+// CUDA graph.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type Graph uintptr
 
 // GraphNode is the C type CUgraphNode.
 //
-// typedef struct CUgraph_st *CUgraph;                          /**< CUDA graph.
+// CUDA graph node.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type GraphNode uintptr
 
 // GraphExec is the C type CUgraphExec.
 //
-// typedef struct CUgraphNode_st *CUgraphNode;                  /**< CUDA graph node.
+// CUDA executable graph.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type GraphExec uintptr
 
 // MemoryPool is the C type CUmemoryPool.
 //
-// typedef struct CUgraphExec_st *CUgraphExec;                  /**< CUDA executable graph.
+// CUDA memory pool.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type MemoryPool uintptr
 
 // UserObject is the C type CUuserObject.
 //
-// typedef struct CUmemPoolHandle_st *CUmemoryPool;             /**< CUDA memory pool.
+// CUDA user object for graphs.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type UserObject uintptr
 
 // GraphConditionalHandle is the C type CUgraphConditionalHandle.
 //
-// typedef struct CUuserObject_st *CUuserObject;                /**< CUDA user object for graphs.
+// CUDA graph conditional handle.
 type GraphConditionalHandle uint64
 
 // GraphDeviceNode is the C type CUgraphDeviceNode.
 //
-// typedef cuuint64_t CUgraphConditionalHandle; /**< CUDA graph conditional handle.
+// CUDA graph device node handle.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type GraphDeviceNode uintptr
 
 // AsyncCallbackHandle is the C type CUasyncCallbackHandle.
 //
-// typedef struct CUgraphDeviceUpdatableNode_st *CUgraphDeviceNode; /**< CUDA graph device node handle.
+// CUDA async notification callback handle.
 //
 // It is a handle (an opaque C pointer); the zero value is NULL.
 type AsyncCallbackHandle uintptr
@@ -547,10 +549,7 @@ const (
 	CtxSchedBlockingSync CtxFlags = 4 // CU_CTX_SCHED_BLOCKING_SYNC
 	// CtxBlockingSync: Set blocking synchronization as default scheduling
 	CtxBlockingSync CtxFlags = 4 // CU_CTX_BLOCKING_SYNC
-	// CtxSchedMask: CU_CTX_BLOCKING_SYNC       = 0x04, /**< Set blocking synchronization as default scheduling
-	// Deprecated: This flag was deprecated as of CUDA 4.0
-	// and was replaced with CU_CTX_SCHED_BLOCKING_SYNC.
-	CtxSchedMask CtxFlags = 7 // CU_CTX_SCHED_MASK
+	CtxSchedMask    CtxFlags = 7 // CU_CTX_SCHED_MASK
 	// CtxMapHost: Deprecated: This flag was deprecated as of CUDA 11.0
 	CtxMapHost CtxFlags = 8 // CU_CTX_MAP_HOST
 	// CtxLmemResizeToMax: Keep local memory allocation after launch
@@ -561,8 +560,7 @@ const (
 	CtxUserCoredumpEnable CtxFlags = 64 // CU_CTX_USER_COREDUMP_ENABLE
 	// CtxSyncMemops: Ensure synchronous memory operations on this context will synchronize
 	CtxSyncMemops CtxFlags = 128 // CU_CTX_SYNC_MEMOPS
-	// CtxFlagsMask: CU_CTX_SYNC_MEMOPS         = 0x80, /**< Ensure synchronous memory operations on this context will synchronize.
-	CtxFlagsMask CtxFlags = 255 // CU_CTX_FLAGS_MASK
+	CtxFlagsMask  CtxFlags = 255 // CU_CTX_FLAGS_MASK
 )
 
 // String returns the C name of the value.
@@ -1079,9 +1077,8 @@ const (
 	// ADFORMATYUV44416bitSemiPlanar: 3 channel 16-bit YUV semi-planar format, with 4:4:4 sampling
 	ADFORMATYUV44416bitSemiPlanar ArrayFormat = 181 // CU_AD_FORMAT_YUV444_16bit_SemiPlanar
 	// AdFormatUnormInt1010102: 4 channel unorm R10G10B10A2 RGB format
-	AdFormatUnormInt1010102 ArrayFormat = 80 // CU_AD_FORMAT_UNORM_INT_101010_2
-	// AdFormatMax: CU_AD_FORMAT_UNORM_INT_101010_2       = 0x50, /**< 4 channel unorm R10G10B10A2 RGB format.
-	AdFormatMax ArrayFormat = 2147483647 // CU_AD_FORMAT_MAX
+	AdFormatUnormInt1010102 ArrayFormat = 80         // CU_AD_FORMAT_UNORM_INT_101010_2
+	AdFormatMax             ArrayFormat = 2147483647 // CU_AD_FORMAT_MAX
 )
 
 // String returns the C name of the value.
@@ -1561,8 +1558,7 @@ const (
 	DeviceAttributeHostAllocDmaBufSupported DeviceAttribute = 146 // CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED
 	// DeviceAttributeOnlyPartialHostNativeAtomicSupported: Link between the device and the host supports only some native atomic operations
 	DeviceAttributeOnlyPartialHostNativeAtomicSupported DeviceAttribute = 147 // CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED
-	// DeviceAttributeMax: CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED = 147,     /**< Link between the device and the host supports only some native atomic operations.
-	DeviceAttributeMax DeviceAttribute = 148 // CU_DEVICE_ATTRIBUTE_MAX
+	DeviceAttributeMax                                  DeviceAttribute = 148 // CU_DEVICE_ATTRIBUTE_MAX
 )
 
 // String returns the C name of the value.
@@ -3058,9 +3054,8 @@ const (
 	// LimitCigEnabled: A non-zero value indicates this CUDA context is a CIG-enabled context. Can only be queried, cannot be set
 	LimitCigEnabled Limit = 8 // CU_LIMIT_CIG_ENABLED
 	// LimitCigShmemFallbackEnabled: When set to zero, CUDA will fail to launch a kernel on a CIG context, instead of using the fallback path, if the kernel uses more shared memory than available
-	LimitCigShmemFallbackEnabled Limit = 9 // CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED
-	// LimitMax: CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED       = 0x09, /**< When set to zero, CUDA will fail to launch a kernel on a CIG context, instead of using the fallback path, if the kernel uses more shared memory than available.
-	LimitMax Limit = 10 // CU_LIMIT_MAX
+	LimitCigShmemFallbackEnabled Limit = 9  // CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED
+	LimitMax                     Limit = 10 // CU_LIMIT_MAX
 )
 
 // String returns the C name of the value.
@@ -3591,8 +3586,7 @@ type ExecAffinityType uint32
 const (
 	// ExecAffinityTypeSmCount: Create a context with limited SMs.
 	ExecAffinityTypeSmCount ExecAffinityType = 0 // CU_EXEC_AFFINITY_TYPE_SM_COUNT
-	// ExecAffinityTypeMax: CU_EXEC_AFFINITY_TYPE_SM_COUNT = 0,  /**< Create a context with limited SMs.
-	ExecAffinityTypeMax ExecAffinityType = 1 // CU_EXEC_AFFINITY_TYPE_MAX
+	ExecAffinityTypeMax     ExecAffinityType = 1 // CU_EXEC_AFFINITY_TYPE_MAX
 )
 
 // String returns the C name of the value.
@@ -3610,8 +3604,9 @@ func (v ExecAffinityType) String() string {
 type CigDataType uint32
 
 const (
+	// CigDataTypeD3D12CommandQueue: D3D12 Command Queue Handle
 	CigDataTypeD3D12CommandQueue CigDataType = 1 // CIG_DATA_TYPE_D3D12_COMMAND_QUEUE
-	// CigDataTypeNvBlob: CIG_DATA_TYPE_D3D12_COMMAND_QUEUE = 0x1,    /** D3D12 Command Queue Handle.
+	// CigDataTypeNvBlob: Nvidia specific data blob used for Vulkan and other NV clients
 	CigDataTypeNvBlob CigDataType = 2 // CIG_DATA_TYPE_NV_BLOB
 )
 
@@ -5105,9 +5100,8 @@ const (
 	// MemHandleTypeWin32Kmt: Allows a Win32 KMT handle to be used for exporting. (D3DKMT_HANDLE)
 	MemHandleTypeWin32Kmt MemAllocationHandleType = 4 // CU_MEM_HANDLE_TYPE_WIN32_KMT
 	// MemHandleTypeFabric: Allows a fabric handle to be used for exporting. (CUmemFabricHandle)
-	MemHandleTypeFabric MemAllocationHandleType = 8 // CU_MEM_HANDLE_TYPE_FABRIC
-	// MemHandleTypeMax: CU_MEM_HANDLE_TYPE_FABRIC                = 0x8,  /**< Allows a fabric handle to be used for exporting. (CUmemFabricHandle)
-	MemHandleTypeMax MemAllocationHandleType = 2147483647 // CU_MEM_HANDLE_TYPE_MAX
+	MemHandleTypeFabric MemAllocationHandleType = 8          // CU_MEM_HANDLE_TYPE_FABRIC
+	MemHandleTypeMax    MemAllocationHandleType = 2147483647 // CU_MEM_HANDLE_TYPE_MAX
 )
 
 // String returns the C name of the value.
@@ -5140,9 +5134,8 @@ const (
 	// MemAccessFlagsProtRead: Make the address range read accessible
 	MemAccessFlagsProtRead MemAccessFlags = 1 // CU_MEM_ACCESS_FLAGS_PROT_READ
 	// MemAccessFlagsProtReadwrite: Make the address range read-write accessible
-	MemAccessFlagsProtReadwrite MemAccessFlags = 3 // CU_MEM_ACCESS_FLAGS_PROT_READWRITE
-	// MemAccessFlagsProtMax: CU_MEM_ACCESS_FLAGS_PROT_READWRITE   = 0x3,  /**< Make the address range read-write accessible.
-	MemAccessFlagsProtMax MemAccessFlags = 2147483647 // CU_MEM_ACCESS_FLAGS_PROT_MAX
+	MemAccessFlagsProtReadwrite MemAccessFlags = 3          // CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+	MemAccessFlagsProtMax       MemAccessFlags = 2147483647 // CU_MEM_ACCESS_FLAGS_PROT_MAX
 )
 
 // String returns the C name of the value.
@@ -5176,9 +5169,8 @@ const (
 	// MemLocationTypeHostNuma: Location is a host NUMA node, thus id is a host NUMA node id
 	MemLocationTypeHostNuma MemLocationType = 3 // CU_MEM_LOCATION_TYPE_HOST_NUMA
 	// MemLocationTypeHostNumaCurrent: Location is a host NUMA node of the current thread, id is ignored
-	MemLocationTypeHostNumaCurrent MemLocationType = 4 // CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT
-	// MemLocationTypeMax: CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT = 0x4,  /**< Location is a host NUMA node of the current thread, id is ignored.
-	MemLocationTypeMax MemLocationType = 2147483647 // CU_MEM_LOCATION_TYPE_MAX
+	MemLocationTypeHostNumaCurrent MemLocationType = 4          // CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT
+	MemLocationTypeMax             MemLocationType = 2147483647 // CU_MEM_LOCATION_TYPE_MAX
 )
 
 // String returns the C name of the value.
@@ -5594,9 +5586,8 @@ const (
 	// MemcpyOperandTypePointer: Memcpy operand is a valid pointer.
 	MemcpyOperandTypePointer Memcpy3DOperandType = 1 // CU_MEMCPY_OPERAND_TYPE_POINTER
 	// MemcpyOperandTypeArray: Memcpy operand is a CUarray.
-	MemcpyOperandTypeArray Memcpy3DOperandType = 2 // CU_MEMCPY_OPERAND_TYPE_ARRAY
-	// MemcpyOperandTypeMax: CU_MEMCPY_OPERAND_TYPE_ARRAY = 0x2,       /**< Memcpy operand is a CUarray.
-	MemcpyOperandTypeMax Memcpy3DOperandType = 2147483647 // CU_MEMCPY_OPERAND_TYPE_MAX
+	MemcpyOperandTypeArray Memcpy3DOperandType = 2          // CU_MEMCPY_OPERAND_TYPE_ARRAY
+	MemcpyOperandTypeMax   Memcpy3DOperandType = 2147483647 // CU_MEMCPY_OPERAND_TYPE_MAX
 )
 
 // String returns the C name of the value.
@@ -6306,7 +6297,6 @@ func (v EglResourceLocationFlags) String() string {
 
 // Uuid is the C type CUuuid.
 type Uuid struct {
-	// typedef struct CUuuid_st {                                /**< CUDA definition of UUID.
 	Bytes [16]byte
 }
 
@@ -6389,7 +6379,6 @@ type StreamBatchMemOpParamsFlushRemoteWrites struct {
 
 // StreamBatchMemOpParamsMemoryBarrier is the type of StreamBatchMemOpParams.MemoryBarrier.
 type StreamBatchMemOpParamsMemoryBarrier struct {
-	// struct CUstreamMemOpMemoryBarrierParams_st { /**< Only supported in the _v2 API.
 	Operation StreamBatchMemOpType
 	// See CUstreamMemoryBarrier_flags
 	Flags uint32
@@ -6427,7 +6416,7 @@ func (u *StreamBatchMemOpParams) MemoryBarrier() *StreamBatchMemOpParamsMemoryBa
 	return (*StreamBatchMemOpParamsMemoryBarrier)(unsafe.Pointer(u))
 }
 
-// Pad returns the union member pad. } memoryBarrier;         /**< Params for CU_STREAM_MEM_OP_BARRIER operations.
+// Pad returns the union member pad.
 func (u *StreamBatchMemOpParams) Pad() *[6]uint64 { return (*[6]uint64)(unsafe.Pointer(u)) }
 
 // BatchMemOpNodeParams is the C type CUDA_BATCH_MEM_OP_NODE_PARAMS.
@@ -6773,7 +6762,7 @@ type LaunchAttributeValue struct {
 	raw [8]uint64
 }
 
-// Pad returns the union member pad.
+// Pad returns the union member pad. Pad to 64 bytes
 func (u *LaunchAttributeValue) Pad() *[64]byte { return (*[64]byte)(unsafe.Pointer(u)) }
 
 // AccessPolicyWindow returns the union member accessPolicyWindow. Value of launch attribute CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW.
@@ -6840,7 +6829,7 @@ func (u *LaunchAttributeValue) DeviceUpdatableKernelNode() *LaunchAttributeValue
 // SharedMemCarveout returns the union member sharedMemCarveout. Value of launch attribute CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT.
 func (u *LaunchAttributeValue) SharedMemCarveout() *uint32 { return (*uint32)(unsafe.Pointer(u)) }
 
-// NvlinkUtilCentricScheduling returns the union member nvlinkUtilCentricScheduling. unsigned int sharedMemCarveout; /**< Value of launch attribute CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT.
+// NvlinkUtilCentricScheduling returns the union member nvlinkUtilCentricScheduling.
 func (u *LaunchAttributeValue) NvlinkUtilCentricScheduling() *uint32 {
 	return (*uint32)(unsafe.Pointer(u))
 }
@@ -6850,8 +6839,7 @@ func (u *LaunchAttributeValue) NvlinkUtilCentricScheduling() *uint32 {
 // Launch attribute.
 type LaunchAttribute struct {
 	// Attribute to set
-	Id LaunchAttributeID
-	// CUlaunchAttributeID id; /**< Attribute to set.
+	Id  LaunchAttributeID
 	Pad [4]byte
 	// Value of the attribute
 	Value LaunchAttributeValue
@@ -6896,7 +6884,7 @@ type ExecAffinityParamParam struct {
 	raw [1]uint32
 }
 
-// SmCount returns the union member smCount.
+// SmCount returns the union member smCount. Value for CU_EXEC_AFFINITY_TYPE_SM_COUNT
 func (u *ExecAffinityParamParam) SmCount() *ExecAffinitySmCount {
 	return (*ExecAffinitySmCount)(unsafe.Pointer(u))
 }
@@ -6905,8 +6893,7 @@ func (u *ExecAffinityParamParam) SmCount() *ExecAffinitySmCount {
 //
 // Execution Affinity Parameters.
 type ExecAffinityParam struct {
-	Type ExecAffinityType
-	// CUexecAffinitySmCount smCount;    /** Value for CU_EXEC_AFFINITY_TYPE_SM_COUNT.
+	Type  ExecAffinityType
 	Param ExecAffinityParamParam
 }
 
@@ -7147,7 +7134,6 @@ type ArraySparsePropertiesTileExtent struct {
 //
 // CUDA array sparse properties.
 type ArraySparseProperties struct {
-	// unsigned int depth;     /**< Depth of sparse tile in elements.
 	TileExtent ArraySparsePropertiesTileExtent
 	// First mip level at which the mip tail begins.
 	MiptailFirstLevel uint32
@@ -7166,8 +7152,7 @@ type ArrayMemoryRequirements struct {
 	Size uint64
 	// alignment requirement
 	Alignment uint64
-	// size_t alignment;           /**< alignment requirement.
-	Reserved [4]uint32
+	Reserved  [4]uint32
 }
 
 // ResourceDescResArray is the type of ResourceDescRes.Array.
@@ -7220,22 +7205,22 @@ type ResourceDescRes struct {
 	raw [16]uint64
 }
 
-// Array returns the union member array. CUarray hArray;                   /**< CUDA array.
+// Array returns the union member array.
 func (u *ResourceDescRes) Array() *ResourceDescResArray {
 	return (*ResourceDescResArray)(unsafe.Pointer(u))
 }
 
-// Mipmap returns the union member mipmap. CUmipmappedArray hMipmappedArray; /**< CUDA mipmapped array.
+// Mipmap returns the union member mipmap.
 func (u *ResourceDescRes) Mipmap() *ResourceDescResMipmap {
 	return (*ResourceDescResMipmap)(unsafe.Pointer(u))
 }
 
-// Linear returns the union member linear. size_t sizeInBytes;               /**< Size in bytes.
+// Linear returns the union member linear.
 func (u *ResourceDescRes) Linear() *ResourceDescResLinear {
 	return (*ResourceDescResLinear)(unsafe.Pointer(u))
 }
 
-// Pitch2D returns the union member pitch2D. size_t pitchInBytes;              /**< Pitch between two rows in bytes.
+// Pitch2D returns the union member pitch2D.
 func (u *ResourceDescRes) Pitch2D() *ResourceDescResPitch2D {
 	return (*ResourceDescResPitch2D)(unsafe.Pointer(u))
 }
@@ -7278,8 +7263,7 @@ type TextureDesc struct {
 	MaxMipmapLevelClamp float32
 	// Border Color
 	BorderColor [4]float32
-	// float borderColor[4];           /**< Border Color.
-	Reserved [12]int32
+	Reserved    [12]int32
 }
 
 // ResourceViewDesc is the C type CUDA_RESOURCE_VIEW_DESC.
@@ -7302,8 +7286,7 @@ type ResourceViewDesc struct {
 	FirstLayer uint32
 	// Last layer index
 	LastLayer uint32
-	// unsigned int lastLayer;        /**< Last layer index.
-	Reserved [16]uint32
+	Reserved  [16]uint32
 }
 
 // TensorMap is the C type CUtensorMap.
@@ -7662,12 +7645,12 @@ type ArrayMapInfoSubresource struct {
 	raw [4]uint64
 }
 
-// SparseLevel returns the union member sparseLevel. unsigned int extentDepth;               /**< Depth in elements.
+// SparseLevel returns the union member sparseLevel.
 func (u *ArrayMapInfoSubresource) SparseLevel() *ArrayMapInfoSubresourceSparseLevel {
 	return (*ArrayMapInfoSubresourceSparseLevel)(unsafe.Pointer(u))
 }
 
-// Miptail returns the union member miptail. unsigned long long size;                /**< Extent in bytes.
+// Miptail returns the union member miptail.
 func (u *ArrayMapInfoSubresource) Miptail() *ArrayMapInfoSubresourceMiptail {
 	return (*ArrayMapInfoSubresourceMiptail)(unsafe.Pointer(u))
 }
@@ -7878,7 +7861,7 @@ type Memcpy3DOperandOp struct {
 	raw [4]uint64
 }
 
-// Ptr returns the union member ptr. CUmemLocation locHint;   /**< Hint location for the operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA.
+// Ptr returns the union member ptr.
 func (u *Memcpy3DOperandOp) Ptr() *Memcpy3DOperandOpPtr {
 	return (*Memcpy3DOperandOpPtr)(unsafe.Pointer(u))
 }
@@ -8168,7 +8151,7 @@ type DevResourceAnon2 struct {
 // Sm returns the union member sm. Resource corresponding to CU_DEV_RESOURCE_TYPE_SM type.
 func (u *DevResourceAnon2) Sm() *DevSmResource { return (*DevSmResource)(unsafe.Pointer(u)) }
 
-// Oversize returns the union member _oversize. CUdevSmResource sm; /**< Resource corresponding to CU_DEV_RESOURCE_TYPE_SM type.
+// Oversize returns the union member _oversize.
 func (u *DevResourceAnon2) Oversize() *[48]uint8 { return (*[48]uint8)(unsafe.Pointer(u)) }
 
 // DevResource is the C type CUdevResource.
@@ -8188,8 +8171,7 @@ func (u *DevResourceAnon2) Oversize() *[48]uint8 { return (*[48]uint8)(unsafe.Po
 // sm.smCount will reflect the amount of streaming multiprocessors available in this resource.
 type DevResource struct {
 	// Type of resource, dictates which union field was last set
-	Type DevResourceType
-	// CUdevResourceType type; /**< Type of resource, dictates which union field was last set.
+	Type            DevResourceType
 	InternalPadding [92]uint8
 	Anon2           DevResourceAnon2
 }
@@ -8209,7 +8191,6 @@ func (u *EglFrameFrame) PPitch() *[3]unsafe.Pointer { return (*[3]unsafe.Pointer
 //
 // CUDA EGLFrame structure descriptor: a frame of an EGLStream.
 type EglFrame struct {
-	// void*   pPitch[MAX_PLANES]; /**< Array of pointers corresponding to each plane.
 	Frame EglFrameFrame
 	// Width of first plane
 	Width uint32

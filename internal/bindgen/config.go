@@ -19,7 +19,10 @@ type libConfig struct {
 	// primary is the header the package is generated from; others only add
 	// symbol names (older versions) and functions missing from the primary.
 	primary header
-	others  []header
+	// also are further primary headers of the package (cusolverSp.h beside
+	// cusolverDn.h): their types, macros and functions are its own too.
+	also   []header
+	others []header
 	// includes are extra header folders (relative to the headers dir) for
 	// headers the primary includes but does not own (cuda.h for cufile).
 	includes []string
@@ -49,6 +52,23 @@ type libConfig struct {
 	// core lists the calls package core makes to this library through its
 	// own C layer (-core; see corecalls.go). Only the driver has it.
 	core *coreConfig
+	// localHeaders: the library's 12.4 headers are read from the local CUDA
+	// 12.4 install (.cuda/root/usr/include), and so are the headers that
+	// the 13.0 ones include but the shared 13.0 folder lacks (cuda_fp16.h,
+	// cuda_runtime.h, cudalibxt.h). See mathlibs.go.
+	localHeaders bool
+	// sharedFiles are owned files that several packages own (library_types.h):
+	// their names yield on a clash with the package's own, keeping the C
+	// prefix (CudaEmulationStrategy).
+	sharedFiles []string
+	// verMacro names the header's own version macros (CURAND_VER gives
+	// CURAND_VER_MAJOR, _MINOR, _PATCH): a function's Since is then the
+	// library's version, which is what pathfinder reads from the library.
+	verMacro string
+	// foreign maps C typedefs to Go types that the package declares as
+	// aliases: the same C type as another package's (cudaStream_t is the
+	// driver's CUstream), or a Go builtin (cuComplex is complex64).
+	foreign map[string]*foreignType
 }
 
 func libNames() string {

@@ -87,7 +87,20 @@ func comment(b *bytes.Buffer, text string) {
 func (m *model) emitTypes() []byte {
 	var b bytes.Buffer
 	b.WriteString(genLine)
-	fmt.Fprintf(&b, "package %s\n\nimport (\n\t\"strconv\"\n\t\"unsafe\"\n)\n\nvar _ unsafe.Pointer\n\n", m.cfg.name)
+	fmt.Fprintf(&b, "package %s\n\nimport (\n\t\"strconv\"\n\t\"unsafe\"\n", m.cfg.name)
+	foreign := m.foreignAliases()
+	imports := map[string]bool{}
+	for _, f := range foreign {
+		if f.importPath != "" && !imports[f.importPath] {
+			imports[f.importPath] = true
+			fmt.Fprintf(&b, "\n\t%q\n", f.importPath)
+		}
+	}
+	b.WriteString(")\n\nvar _ unsafe.Pointer\n\n")
+	for _, f := range foreign {
+		comment(&b, f.doc)
+		fmt.Fprintf(&b, "type %s = %s\n\n", f.goName, f.target)
+	}
 	for _, a := range m.aliases {
 		comment(&b, a.doc)
 		if a.concrete {
@@ -317,7 +330,11 @@ func (m *model) emitFuncs() []byte {
 	if m.cfg.procAddr {
 		resolver = "resolve"
 	}
-	fmt.Fprintf(&b, "// procs lists every entry point of the library: the name, the symbols to\n// try and the CUDA version whose header declared it first.\nvar procs = dl.NewTable(pathfinder.%s, %s, []dl.Proc{\n", m.cfg.pathLib, resolver)
+	since := "the CUDA version whose header declared it first"
+	if m.cfg.verMacro != "" {
+		since = "the library version whose header declared it first"
+	}
+	fmt.Fprintf(&b, "// procs lists every entry point of the library: the name, the symbols to\n// try and %s.\nvar procs = dl.NewTable(pathfinder.%s, %s, []dl.Proc{\n", since, m.cfg.pathLib, resolver)
 	for _, f := range m.funcs {
 		syms := make([]string, len(f.syms))
 		for i, s := range f.syms {
@@ -334,13 +351,22 @@ func (m *model) emitFuncs() []byte {
 	}
 	// The Go names, for coverage checks and tools.
 	b.WriteString("// Types maps each C type name of the library to its Go type.\nvar Types = map[string]string{\n")
+	types := map[string]string{}
+	for c, g := range m.goTypeOf {
+		types[c] = g
+	}
+	for c, f := range m.usedForeign {
+		if f.goName != "" {
+			types[c] = f.goName
+		}
+	}
 	var tnames []string
-	for c := range m.goTypeOf {
+	for c := range types {
 		tnames = append(tnames, c)
 	}
 	sort.Strings(tnames)
 	for _, c := range tnames {
-		fmt.Fprintf(&b, "\t%q: %q,\n", c, m.goTypeOf[c])
+		fmt.Fprintf(&b, "\t%q: %q,\n", c, types[c])
 	}
 	b.WriteString("}\n\n")
 	b.WriteString("// Functions maps each C function of the library to its Go function.\nvar Functions = map[string]string{\n")
@@ -375,7 +401,7 @@ func (m *model) emitFunc(b *bytes.Buffer, f *funcDef) {
 	switch {
 	case f.procVersion > 0:
 		doc += fmt.Sprintf(" It is resolved through cuGetProcAddress at CUDA %d.%d.", f.procVersion/1000, f.procVersion%1000/10)
-	case f.since != "" && f.since != m.oldest():
+	case f.since != "" && f.since != m.baseSince:
 		doc += fmt.Sprintf(" It needs version %s or newer of the library.", f.since)
 	}
 	if f.doc != "" {
@@ -418,6 +444,9 @@ func (m *model) emitFunc(b *bytes.Buffer, f *funcDef) {
 	case f.retIsStatus:
 		fmt.Fprintf(b, "\tr := %s\n", call)
 		st := m.goTypeOf[m.cfg.resultType]
+		if st == "" {
+			st = m.foreignGoType(m.cfg.resultType) // cublasLt returns cuBLAS's status
+		}
 		conv := fmt.Sprintf("%s(r)", st)
 		if strings.HasPrefix(f.retC, "struct") {
 			conv = fmt.Sprintf("*(*%s)(unsafe.Pointer(&r))", st)

@@ -118,6 +118,9 @@ func docAbove(u *unit, pos token.Position) string {
 	if i < 0 {
 		return ""
 	}
+	if j := strings.Index(lines[i], "/*"); strings.TrimSpace(lines[i][:j]) != "" {
+		return "" // the trailing comment of the declaration above
+	}
 	return cleanDoc(lines[i : end+1])
 }
 
@@ -163,6 +166,14 @@ func docOfLine(u *unit, pos token.Position) string {
 	}
 	if i := strings.Index(l, "//"); i >= 0 {
 		return cleanInline(strings.TrimLeft(l[i+2:], "/<!"))
+	}
+	if i := strings.Index(l, "/*"); i > 0 && strings.TrimSpace(l[:i]) != "" {
+		// A plain trailing comment: CUDA_R_16F = 2, /* real as a half */
+		c := strings.TrimLeft(l[i+2:], "*!<")
+		if j := strings.Index(c, "*/"); j >= 0 {
+			c = c[:j]
+		}
+		return cleanInline(c)
 	}
 	return docAbove(u, pos)
 }
@@ -221,6 +232,15 @@ func cleanDoc(block []string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// sentence ends a one-line doc with a period where it has no final
+// punctuation, so gofmt does not make it a heading.
+func sentence(s string) string {
+	if s != "" && !strings.ContainsAny(s[len(s)-1:], ".:;!?,)") {
+		s += "."
+	}
+	return s
 }
 
 // parseParamDocs maps parameter names to the text that documents them, from

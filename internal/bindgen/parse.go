@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,6 +21,9 @@ type unit struct {
 	ast  *cc.AST
 	// lines of every file read, for doc comments
 	files map[string][]string
+	// since is the version a function first declared here needs: the
+	// CUDA version of the header, or the library's own (verMacro).
+	since string
 }
 
 var ccConfig *cc.Config
@@ -47,19 +51,41 @@ func parseHeader(headersDir string, cfg *libConfig, h header) (*unit, error) {
 			return nil, fmt.Errorf("extra header %s: %v", h.file, err)
 		}
 	}
+	var predef string
+	if cfg.localHeaders {
+		local, err := localInclude()
+		if err != nil {
+			return nil, err
+		}
+		predef = localPredefined
+		if h.version == localVersion && !h.extra {
+			dir, path = local, filepath.Join(local, h.file)
+			incs = []string{local}
+		} else {
+			// Last: only what the shared folder lacks comes from 12.4.
+			incs = append(incs, local)
+		}
+	}
 	c := *ccConfig
 	c.IncludePaths = append(append([]string{}, ccConfig.IncludePaths...), incs...)
 	c.SysIncludePaths = append(append([]string{}, ccConfig.SysIncludePaths...), incs...)
 	srcs := []cc.Source{
 		{Name: "<predefined>", Value: c.Predefined},
 		{Name: "<builtin>", Value: cc.Builtin},
+		{Name: "<cudago>", Value: predef},
 		{Name: path},
 	}
 	ast, err := cc.Translate(&c, srcs)
 	if err != nil {
 		return nil, fmt.Errorf("parsing %s: %v", path, err)
 	}
-	return &unit{hdr: h, path: path, ast: ast, files: map[string][]string{}}, nil
+	u := &unit{hdr: h, path: path, ast: ast, files: map[string][]string{}, since: h.version}
+	if cfg.verMacro != "" && !h.extra {
+		if u.since = u.versionFromMacros(cfg.verMacro); u.since == "" {
+			return nil, fmt.Errorf("%s: no %s_MAJOR, _MINOR and _PATCH macros", path, cfg.verMacro)
+		}
+	}
+	return u, nil
 }
 
 func (u *unit) lines(file string) []string {
@@ -164,6 +190,8 @@ type model struct {
 	names       map[string]string // Go identifier -> what claimed it
 	goTypeOf    map[string]string // C typedef -> Go type name
 	typedefs    map[string]*cc.Declarator
+	baseSince   string                  // the oldest unit's since
+	usedForeign map[string]*foreignType // cfg.foreign entries the package uses, by C name
 }
 
 func (m *model) claim(goName, what string) string {
@@ -205,39 +233,60 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 	for _, r := range reserved {
 		m.names[r] = "hand-written"
 	}
+	for _, f := range cfg.foreign {
+		if f.goName != "" {
+			m.names[f.goName] = "foreign type " + f.goName // one claim for all its C names
+		}
+	}
 	prim, err := parseHeader(headersDir, cfg, cfg.primary)
 	if err != nil {
 		return nil, err
 	}
+	prims := []*unit{prim}
+	for _, h := range cfg.also {
+		u, err := parseHeader(headersDir, cfg, h)
+		if err != nil {
+			return nil, err
+		}
+		prims = append(prims, u)
+	}
 	var others []*unit
+	m.baseSince = prim.since
 	for _, h := range cfg.others {
 		u, err := parseHeader(headersDir, cfg, h)
 		if err != nil {
 			return nil, err
 		}
 		others = append(others, u)
+		if !h.extra && version.Less(u.since, m.baseSince) {
+			m.baseSince = u.since
+		}
 	}
 	// Functions get the plain names (cuMemcpy2D -> Memcpy2D); a type or
 	// constant that would clash is named differently.
-	declarations(prim, func(d *cc.Declaration, dr *cc.Declarator) {
-		if dr == nil || dr.IsTypename() || !m.owned(dr.Position().Filename) || dr.IsStatic() || dr.IsInline() {
-			return
-		}
-		if _, ok := dr.Type().(*cc.FunctionType); !ok {
-			return
-		}
-		api, _ := cfg.symbolCandidates(dr.Name())
-		if cur := currentDecl(prim, api); cur != "" && cur != dr.Name() {
-			return
-		}
-		name := exportName(stripPrefix(api, cfg.funcPrefix))
-		if r, ok := cfg.rename[api]; ok {
-			name = r
-		}
-		m.claim(name, "func "+api)
-	})
-	m.collectTypes(prim, "")
-	m.collectConsts(prim)
+	for _, prim := range prims {
+		declarations(prim, func(d *cc.Declaration, dr *cc.Declarator) {
+			if dr == nil || dr.IsTypename() || !m.owned(dr.Position().Filename) || dr.IsStatic() || dr.IsInline() {
+				return
+			}
+			if _, ok := dr.Type().(*cc.FunctionType); !ok {
+				return
+			}
+			api, _ := cfg.symbolCandidates(dr.Name())
+			if cur := currentDecl(prim, api); cur != "" && cur != dr.Name() {
+				return
+			}
+			name := exportName(stripPrefix(api, cfg.funcPrefix))
+			if r, ok := cfg.rename[api]; ok {
+				name = r
+			}
+			m.claim(name, "func "+api)
+		})
+	}
+	for _, prim := range prims {
+		m.collectTypes(prim, "")
+		m.collectConsts(prim)
+	}
 	for _, u := range others {
 		if u.hdr.extra {
 			m.collectTypes(u, u.path)
@@ -249,13 +298,13 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 	// explicit names. Revisions only older headers declare are added too.
 	byName := map[string]*funcDef{}
 	byDecl := map[string]*funcDef{}
-	all := append([]*unit{prim}, others...)
+	all := append(append([]*unit{}, prims...), others...)
 	for _, u := range all {
 		for _, f := range m.collectFuncs(u) {
 			if prev, ok := byDecl[f.decl]; ok {
 				// The same symbol under another API name in an older header.
-				if version.Less(u.hdr.version, prev.since) {
-					prev.since = u.hdr.version
+				if version.Less(u.since, prev.since) {
+					prev.since = u.since
 				}
 				continue
 			}
@@ -268,8 +317,8 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 							prev.syms = append(prev.syms, s)
 						}
 					}
-					if version.Less(u.hdr.version, prev.since) {
-						prev.since = u.hdr.version
+					if version.Less(u.since, prev.since) {
+						prev.since = u.since
 					}
 					continue
 				}
@@ -281,7 +330,7 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 				f.cname = f.decl
 				f.goName = exportName(stripPrefix(f.decl, m.cfg.funcPrefix))
 			}
-			if u != prim && !u.hdr.extra {
+			if !slices.Contains(prims, u) && !u.hdr.extra {
 				f.doc = fmt.Sprintf("Declared by the CUDA %s header; the %s header no longer declares it.\n\n%s", u.hdr.version, cfg.primary.version, f.doc)
 			}
 			byName[f.cname] = f
@@ -289,7 +338,9 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 			m.funcs = append(m.funcs, f)
 		}
 	}
-	m.aliasFuncs(prim, byName)
+	for _, prim := range prims {
+		m.aliasFuncs(prim, byName)
+	}
 	if cfg.procAddr {
 		if err := m.procVersions(headersDir); err != nil {
 			return nil, err
@@ -333,6 +384,24 @@ func declarations(u *unit, fn func(d *cc.Declaration, dr *cc.Declarator)) {
 	}
 }
 
+// plainDeclarator reports whether a typedef's declarator is its name
+// alone: no pointer, array or function derivation.
+func plainDeclarator(dr *cc.Declarator) bool {
+	return dr.Pointer == nil && dr.DirectDeclarator != nil && dr.DirectDeclarator.Case == cc.DirectDeclaratorIdent
+}
+
+// tagKey names the tagged struct, union or enum type t is ("" if none).
+func tagKey(t cc.Type) string {
+	type tagged interface{ Tag() cc.Token }
+	if tt, ok := t.(tagged); ok {
+		tok := tt.Tag()
+		if tag := tok.SrcStr(); tag != "" {
+			return t.Kind().String() + " " + tag
+		}
+	}
+	return ""
+}
+
 // typedefTarget returns the typedef name used in the declaration's
 // specifiers (typedef CUdevice_v1 CUdevice; -> CUdevice_v1), if any.
 func typedefTarget(d *cc.Declaration) string {
@@ -363,8 +432,9 @@ func (m *model) collectTypes(u *unit, onlyFile string) {
 	}
 	var tds []*td
 	byName := map[string]*td{}
+	byTag := map[string]string{} // "enum cudaDataType_t" -> its first typedef
 	declarations(u, func(d *cc.Declaration, dr *cc.Declarator) {
-		if dr == nil || !dr.IsTypename() || !m.owned(dr.Position().Filename) || plainTypedefs[dr.Name()] != "" {
+		if dr == nil || !dr.IsTypename() || !m.owned(dr.Position().Filename) || plainTypedefs[dr.Name()] != "" || m.cfg.foreign[dr.Name()] != nil {
 			return
 		}
 		if onlyFile != "" && dr.Position().Filename != onlyFile {
@@ -374,8 +444,31 @@ func (m *model) collectTypes(u *unit, onlyFile string) {
 			return
 		}
 		t := &td{dr: dr, target: typedefTarget(d), doc: docAbove(u, d.Position())}
-		if t.target == dr.Name() {
+		if t.doc == "" && dr.Position().Line == d.Position().Line {
+			// typedef struct CUstream_st *CUstream; /**< CUDA stream */
+			t.doc = sentence(docOfLine(u, d.Position()))
+		}
+		if t.target == dr.Name() || !plainDeclarator(dr) {
+			// typedef double X; typedef X *Y: Y is another type than X.
 			t.target = ""
+		}
+		if g := m.foreignGoType(t.target); g != "" {
+			// typedef cuComplex cufftComplex: another name of a foreign type.
+			an := m.claim(m.goTypeName(dr.Name()), "type "+dr.Name())
+			m.goTypeOf[dr.Name()] = an
+			m.aliases = append(m.aliases, &aliasDef{goName: an, target: g, cname: dr.Name(),
+				doc: fmt.Sprintf("%s is the C type %s, which is %s.", an, dr.Name(), t.target)})
+			return
+		}
+		if t.target == "" && plainDeclarator(dr) {
+			// typedef enum E {...} A; typedef enum E B;: B is A.
+			if key := tagKey(dr.Type()); key != "" {
+				if first, ok := byTag[key]; ok {
+					t.target = first
+				} else {
+					byTag[key] = dr.Name()
+				}
+			}
 		}
 		tds = append(tds, t)
 		byName[dr.Name()] = t
@@ -400,6 +493,13 @@ func (m *model) collectTypes(u *unit, onlyFile string) {
 		}
 		groups[r] = append(groups[r], t)
 	}
+	// The package's own types are named first: a shared header's type
+	// yields its short name on a clash (cudaEmulationStrategy is
+	// CudaEmulationStrategy where cublasEmulationStrategy_t is
+	// EmulationStrategy).
+	sort.SliceStable(order, func(i, j int) bool {
+		return !m.shared(order[i].dr.Position().Filename) && m.shared(order[j].dr.Position().Filename)
+	})
 	type named struct {
 		prim   *td
 		goName string
@@ -417,8 +517,12 @@ func (m *model) collectTypes(u *unit, onlyFile string) {
 		}
 		want := m.goTypeName(prim.dr.Name())
 		if _, taken := m.names[want]; taken {
-			// Clashes with a function: cuMemcpy2D takes a CUDA_MEMCPY2D.
-			want += "Params"
+			if m.shared(prim.dr.Position().Filename) {
+				want = fullTypeName(prim.dr.Name())
+			} else {
+				// Clashes with a function: cuMemcpy2D takes a CUDA_MEMCPY2D.
+				want += "Params"
+			}
 		}
 		n := &named{prim: prim, goName: m.claim(want, "type "+prim.dr.Name()), alias: map[*td]string{}}
 		for _, t := range g {
@@ -435,7 +539,7 @@ func (m *model) collectTypes(u *unit, onlyFile string) {
 			}
 		}
 		for _, t := range g {
-			if t == prim {
+			if t == prim || m.goTypeName(t.dr.Name()) == n.goName || fullTypeName(t.dr.Name()) == n.goName {
 				continue
 			}
 			an := m.claim(m.goTypeName(t.dr.Name()), "type "+t.dr.Name())
@@ -493,8 +597,12 @@ func (m *model) defineType(u *unit, dr *cc.Declarator, goName, doc string) {
 			c := &enumConst{cname: name, value: v, doc: docOfLine(u, en.Position())}
 			want := exportName(stripPrefix(name, m.cfg.constPref))
 			if _, taken := m.names[want]; taken {
-				// Clashes with a type or function: qualify it by its enum.
-				want = goName + "_" + strings.TrimPrefix(want, goName)
+				if m.shared(dr.Position().Filename) {
+					want = exportName(name) // CudaEmulationStrategyDefault
+				} else {
+					// Clashes with a type or function: qualify it by its enum.
+					want = goName + "_" + strings.TrimPrefix(want, goName)
+				}
 			}
 			c.goName = m.claim(want, "const "+name)
 			e.consts = append(e.consts, c)
@@ -519,7 +627,9 @@ func (m *model) defineType(u *unit, dr *cc.Declarator, goName, doc string) {
 		m.aliases = append(m.aliases, &aliasDef{goName: goName, target: base, concrete: true, cname: cname,
 			doc: doc + "\n\nIt is " + what + "; the zero value is NULL."})
 	case *cc.ArrayType:
-		m.aliases = append(m.aliases, &aliasDef{goName: goName, target: m.goType(t, true), concrete: true, cname: cname, doc: doc})
+		// The element type, not t: t's typedef is the type being defined.
+		target := fmt.Sprintf("[%d]%s", x.Len(), m.goType(x.Elem(), true))
+		m.aliases = append(m.aliases, &aliasDef{goName: goName, target: target, concrete: true, cname: cname, doc: doc})
 	case *cc.FunctionType:
 		// A function type (not a pointer): only used through pointers.
 		m.aliases = append(m.aliases, &aliasDef{goName: goName, target: "uintptr", concrete: true, cname: cname, doc: doc + "\n\nIt is a C function; pointers to it are C function pointers."})
@@ -629,6 +739,9 @@ func (m *model) goType(t cc.Type, inStruct bool) string {
 		if g, ok := m.goTypeOf[td.Name()]; ok {
 			return g
 		}
+		if g := m.foreignGoType(td.Name()); g != "" {
+			return g
+		}
 	}
 	switch x := t.(type) {
 	case *cc.PointerType:
@@ -643,7 +756,7 @@ func (m *model) goType(t cc.Type, inStruct bool) string {
 			}
 		}
 		if el.Kind() == cc.Struct || el.Kind() == cc.Union {
-			if el.Typedef() == nil || m.goTypeOf[el.Typedef().Name()] == "" {
+			if el.Typedef() == nil || m.goTypeOf[el.Typedef().Name()] == "" && m.foreignGoType(el.Typedef().Name()) == "" {
 				return "unsafe.Pointer"
 			}
 		}
@@ -829,6 +942,9 @@ func (m *model) collectFuncs(u *unit) []*funcDef {
 		if !ok || dr.IsStatic() || dr.IsInline() {
 			return
 		}
+		if u.hdr.extra && dr.Position().Filename != u.path {
+			return // what the extra header includes is not its own
+		}
 		decl := dr.Name()
 		if m.cfg.skip[decl] {
 			return
@@ -837,7 +953,7 @@ func (m *model) collectFuncs(u *unit) []*funcDef {
 		if cur := currentDecl(u, api); cur != "" && cur != decl {
 			api = decl // an explicit revision; the macros select another
 		}
-		f := &funcDef{cname: api, decl: decl, syms: syms, ret: ft.Result(), since: u.hdr.version, ft: ft}
+		f := &funcDef{cname: api, decl: decl, syms: syms, ret: ft.Result(), since: u.since, ft: ft}
 		f.goName = exportName(stripPrefix(api, m.cfg.funcPrefix))
 		if r, ok := m.cfg.rename[api]; ok {
 			f.goName = r

@@ -73,7 +73,16 @@ func Check(t *testing.T, header string, cases []Case) {
 		t.Fatal(err)
 	}
 	inc := filepath.Join(dir, filepath.Dir(header))
-	out, err := exec.Command(cc, "-std=gnu11", "-I", inc, "-I", filepath.Join(dir, "13.0"), "-o", exe, cfile).CombinedOutput()
+	args := []string{"-std=gnu11", "-I", inc, "-I", filepath.Join(dir, "13.0")}
+	if local := localInclude(); local != "" {
+		// Last: the headers the shared 13.0 folder lacks (cuda_fp16.h,
+		// cuda_runtime.h, cudalibxt.h) come from the local 12.4 install.
+		args = append(args, "-idirafter", local)
+		// cuda_fp16.h and cuda_bf16.h declare nothing for C but include
+		// <nv/target>, which Debian's 12.4 headers lack (as bindgen does).
+		args = append(args, "-D__CUDA_FP16_H__", "-D__CUDA_BF16_H__")
+	}
+	out, err := exec.Command(cc, append(args, "-o", exe, cfile)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("compiling the C layout program against %s: %v\n%s", header, err, out)
 	}
@@ -98,4 +107,25 @@ func Check(t *testing.T, header string, cases []Case) {
 		t.Fatalf("C printed %d values for %d cases", i, len(cases))
 	}
 	t.Logf("%d layout facts checked against %s, %d wrong", len(cases), header, bad)
+}
+
+// localInclude returns the include folder of the local CUDA 12.4 install
+// (scripts/setup-cuda.sh), or "" when there is none.
+func localInclude() string {
+	if r := os.Getenv("CUDAGO_LOCAL_CUDA"); r != "" {
+		return filepath.Join(r, "usr", "include")
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		c := filepath.Join(d, ".cuda", "root", "usr", "include")
+		if _, err := os.Stat(filepath.Join(c, "cuda_runtime_api.h")); err == nil {
+			return c
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
 }

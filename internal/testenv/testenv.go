@@ -84,10 +84,9 @@ var gpu struct {
 	err  error
 }
 
-// RequireGPU skips the test when there is no usable GPU, and fails it
-// instead when CUDAGO_REQUIRE_GPU=1 (the GPU bundle sets it).
-func RequireGPU(t testing.TB) {
-	t.Helper()
+// GPUError returns why there is no usable GPU, or nil when there is one:
+// for tests that check what a library does without a GPU.
+func GPUError() error {
 	gpu.once.Do(func() {
 		if err := driver.Init(0); err != nil {
 			gpu.err = err
@@ -99,7 +98,14 @@ func RequireGPU(t testing.TB) {
 		}
 		gpu.err = err
 	})
-	if gpu.err == nil {
+	return gpu.err
+}
+
+// RequireGPU skips the test when there is no usable GPU, and fails it
+// instead when CUDAGO_REQUIRE_GPU=1 (the GPU bundle sets it).
+func RequireGPU(t testing.TB) {
+	t.Helper()
+	if GPUError() == nil {
 		return
 	}
 	if OnGPUMachine() {

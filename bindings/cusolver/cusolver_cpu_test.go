@@ -1,0 +1,136 @@
+package cusolver
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cudago/cudago/internal/bindtest"
+	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/pathfinder"
+)
+
+// TestCount checks that every function of cusolverDn.h, cusolverSp.h and
+// cusolver_common.h is bound: 455 in the 13.0 and 12.4 headers together
+// (counted with gcc -E from both), 14 of them only in 12.4's.
+func TestCount(t *testing.T) {
+	if procs.Len() != 455 || len(Functions) != 455 {
+		t.Errorf("%d entry points and %d names, want 455", procs.Len(), len(Functions))
+	}
+	dn, sp := 0, 0
+	for i := range procs.Len() {
+		switch n := procs.Proc(i).Name; {
+		case strings.HasPrefix(n, "cusolverDn"):
+			dn++
+		case strings.HasPrefix(n, "cusolverSp"):
+			sp++
+		}
+	}
+	if dn < 300 || sp < 60 || dn+sp != 453 {
+		t.Errorf("%d cusolverDn and %d cusolverSp functions, want 453 together", dn, sp)
+	}
+	// cusolverStatus_t: 25 codes.
+	n := 0
+	for v := range 64 {
+		if !strings.HasPrefix(Status(v).String(), "cusolverStatus_t(") {
+			n++
+		}
+	}
+	if n != 25 {
+		t.Errorf("Status has %d codes, want 25", n)
+	}
+	for c, g := range map[string]string{"cublasFillMode_t": "FillMode", "cusparseMatDescr_t": "MatDescr", "cusolverDnHandle_t": "DnHandle", "cusolverSpHandle_t": "SpHandle"} {
+		if Types[c] != g {
+			t.Errorf("Types[%q] = %q, want %q", c, Types[c], g)
+		}
+	}
+}
+
+// TestEntryPoints resolves every function in the local cuSOLVER: a wrong
+// symbol name fails here. cusolverDn.h declares the logger functions, but
+// libcusolver 11.6.1 (CUDA 12.4) does not export them.
+func TestEntryPoints(t *testing.T) {
+	if n := bindtest.Resolves(t, pathfinder.CuSOLVER, procs, "cusolverDnLoggerForceDisable", "cusolverDnLoggerOpenFile",
+		"cusolverDnLoggerSetCallback", "cusolverDnLoggerSetFile", "cusolverDnLoggerSetLevel", "cusolverDnLoggerSetMask"); n < 440 {
+		t.Errorf("only %d of %d functions found", n, procs.Len())
+	}
+}
+
+// TestVersion checks that the library reports its version through the
+// bindings, the same as pathfinder reads it.
+func TestVersion(t *testing.T) {
+	_, want := bindtest.Load(t, pathfinder.CuSOLVER)
+	var v int32
+	if err := GetVersion(&v); err != nil {
+		t.Fatal(err)
+	}
+	var parts [3]int32
+	for i, p := range []LibraryPropertyType{MajorVersion, MinorVersion, PatchLevel} {
+		if err := GetProperty(p, &parts[i]); err != nil {
+			t.Fatalf("GetProperty(%v): %v", p, err)
+		}
+	}
+	got := fmt.Sprintf("%d.%d.%d", parts[0], parts[1], parts[2])
+	if got != want || v != parts[0]*1000+parts[1]*100+parts[2] || parts[0] < 11 {
+		t.Fatalf("GetVersion %d, GetProperty %s; pathfinder says %s", v, got, want)
+	}
+	t.Logf("cuSOLVER %s (%d)", got, v)
+}
+
+// TestCreateWithoutGPU: without a GPU, cusolverDnCreate and
+// cusolverSpCreate fail with CUSOLVER_STATUS_NOT_INITIALIZED ("the CUDA
+// Runtime initialization failed"), not a crash.
+func TestCreateWithoutGPU(t *testing.T) {
+	bindtest.Load(t, pathfinder.CuSOLVER)
+	var dn DnHandle
+	errDn := DnCreate(&dn)
+	var sp SpHandle
+	errSp := SpCreate(&sp)
+	if testenv.GPUError() == nil {
+		if errDn != nil || errSp != nil {
+			t.Fatalf("with a GPU: DnCreate %v, SpCreate %v", errDn, errSp)
+		}
+		if err := DnDestroy(dn); err != nil {
+			t.Fatal(err)
+		}
+		if err := SpDestroy(sp); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	for fn, err := range map[string]error{"cusolverDnCreate": errDn, "cusolverSpCreate": errSp} {
+		var e *Error
+		if !errors.Is(err, StatusNotInitialized) || !errors.As(err, &e) || e.Func != fn {
+			t.Fatalf("%s without a GPU = %v (%T), want CUSOLVER_STATUS_NOT_INITIALIZED", fn, err, err)
+		}
+		t.Logf("without a GPU: %v", err)
+	}
+}
+
+// TestIRSParams needs no GPU: the iterative-refinement parameters keep
+// what is set on them.
+func TestIRSParams(t *testing.T) {
+	bindtest.Load(t, pathfinder.CuSOLVER)
+	var p DnIRSParams
+	if err := DnIRSParamsCreate(&p); err != nil {
+		t.Fatal(err)
+	}
+	defer DnIRSParamsDestroy(p)
+	if err := DnIRSParamsSetMaxIters(p, 17); err != nil {
+		t.Fatal(err)
+	}
+	var n Int
+	if err := DnIRSParamsGetMaxIters(p, &n); err != nil || n != 17 {
+		t.Fatalf("GetMaxIters = %d, %v; want 17", n, err)
+	}
+	if err := DnIRSParamsSetMaxIters(p, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := DnIRSParamsGetMaxIters(p, &n); err != nil || n != 3 {
+		t.Fatalf("GetMaxIters = %d, %v; want 3", n, err)
+	}
+	if err := DnIRSParamsGetMaxIters(0, &n); !errors.Is(err, StatusIrsParamsNotInitialized) {
+		t.Fatalf("GetMaxIters(NULL) = %v, want CUSOLVER_STATUS_IRS_PARAMS_NOT_INITIALIZED", err)
+	}
+}

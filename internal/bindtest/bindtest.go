@@ -1,0 +1,86 @@
+// Package bindtest holds the checks that the tests of the generated
+// bindings packages of the math libraries and the runtime share.
+package bindtest
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"unsafe"
+
+	"github.com/cudago/cudago/internal/dl"
+	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/version"
+	"github.com/cudago/cudago/pathfinder"
+)
+
+// Table is a generated package's table of entry points (its procs).
+type Table interface {
+	Len() int
+	Proc(i int) *dl.Proc
+	Get(i int) (unsafe.Pointer, error)
+}
+
+// Load loads lib and returns it with its version. Without the library the
+// test fails (CI installs every library), except on the GPU machine,
+// whose CUDA may lack it: there it is skipped.
+func Load(t testing.TB, lib pathfinder.Lib) (*pathfinder.Library, string) {
+	t.Helper()
+	l, err := pathfinder.Load(lib)
+	if err != nil {
+		if testenv.OnGPUMachine() {
+			t.Skipf("%s is not installed on this machine: %v", lib, err)
+		}
+		t.Fatalf("loading %s: %v (run scripts/setup-cuda.sh)", lib, err)
+	}
+	v, err := l.Version()
+	if err != nil {
+		t.Fatalf("%s (%s): no version: %v", lib, l.Path, err)
+	}
+	if _, err := version.Parse(v); err != nil {
+		t.Fatalf("%s (%s): version %q: %v", lib, l.Path, v, err)
+	}
+	return l, v
+}
+
+// Resolves checks every entry point of tab against the loaded lib: each
+// one that a header of the loaded version (or older) declares must be
+// found, which proves its symbol name right; a newer one is either found
+// or reported as a *MissingFunctionError that names the version needing
+// it. absent lists functions that headers declare but the library does not
+// export (curandGenerateBinomial): those may be missing at any version.
+// It returns how many entry points were found.
+func Resolves(t *testing.T, lib pathfinder.Lib, tab Table, absent ...string) int {
+	t.Helper()
+	l, have := Load(t, lib)
+	found := 0
+	for i := 0; i < tab.Len(); i++ {
+		p := tab.Proc(i)
+		ptr, err := tab.Get(i)
+		if err == nil {
+			if ptr == nil {
+				t.Errorf("%s: resolved to NULL", p.Name)
+			}
+			found++
+			continue
+		}
+		var missing *dl.MissingFunctionError
+		if !errors.As(err, &missing) {
+			t.Errorf("%s: %v (%T), want a *MissingFunctionError", p.Name, err, err)
+			continue
+		}
+		if slices.Contains(absent, p.Name) {
+			t.Logf("%s: declared but not exported, as known: %v", p.Name, err)
+			continue
+		}
+		if !version.Less(have, p.Since) {
+			t.Errorf("%s: declared since %s, but %s (version %s) lacks %v", p.Name, p.Since, l.Path, have, p.Symbols)
+			continue
+		}
+		if missing.Func != p.Name || missing.Need != p.Since || missing.Have != have {
+			t.Errorf("%s: %+v, want Func %s, Need %s, Have %s", p.Name, *missing, p.Name, p.Since, have)
+		}
+	}
+	t.Logf("%s %s (%s): %d of %d entry points found", lib, have, l.Path, found, tab.Len())
+	return found
+}
