@@ -227,15 +227,16 @@ func (b *Buffer) opStream() *Stream {
 	return b.mr.Device().primary.DefaultStream()
 }
 
-// use acquires b and the stream s (b's own when nil) for a driver call.
-func (b *Buffer) use(s *Stream) (driver.Context, *Stream, error) {
+// acquireWith acquires b and the stream s (b's own when nil) for a driver
+// call; every successful acquireWith needs a releaseWith.
+func (b *Buffer) acquireWith(s *Stream) (driver.Context, *Stream, error) {
 	if !b.acquire() {
 		return 0, nil, ErrClosed
 	}
 	if s == nil {
 		s = b.opStream()
 	}
-	h, err := s.enter()
+	h, err := s.acquire()
 	if err != nil {
 		b.release()
 		return 0, nil, err
@@ -243,8 +244,8 @@ func (b *Buffer) use(s *Stream) (driver.Context, *Stream, error) {
 	return h, s, nil
 }
 
-func (b *Buffer) done(s *Stream) {
-	s.exit()
+func (b *Buffer) releaseWith(s *Stream) {
+	s.release()
 	b.release()
 }
 
@@ -323,11 +324,11 @@ func CopyToDevice[T any](dst *Buffer, src []T) error {
 	if n > dst.size {
 		return boundsErr("CopyToDevice", n, dst.size)
 	}
-	h, s, err := dst.use(nil)
+	h, s, err := dst.acquireWith(nil)
 	if err != nil {
 		return err
 	}
-	defer dst.done(s)
+	defer dst.releaseWith(s)
 	if n == 0 {
 		return nil
 	}
@@ -348,11 +349,11 @@ func CopyFromDevice[T any](dst []T, src *Buffer) error {
 	if n > src.size {
 		return boundsErr("CopyFromDevice", n, src.size)
 	}
-	h, s, err := src.use(nil)
+	h, s, err := src.acquireWith(nil)
 	if err != nil {
 		return err
 	}
-	defer src.done(s)
+	defer src.releaseWith(s)
 	if n == 0 {
 		return nil
 	}
@@ -374,11 +375,11 @@ func CopyToDeviceAsync[T any](stream *Stream, dst *Buffer, src []T) error {
 	if n > dst.size {
 		return boundsErr("CopyToDeviceAsync", n, dst.size)
 	}
-	h, s, err := dst.use(stream)
+	h, s, err := dst.acquireWith(stream)
 	if err != nil {
 		return err
 	}
-	defer dst.done(s)
+	defer dst.releaseWith(s)
 	if n == 0 {
 		return nil
 	}
@@ -407,11 +408,11 @@ func CopyFromDeviceAsync[T any](stream *Stream, dst []T, src *Buffer) error {
 	if n > src.size {
 		return boundsErr("CopyFromDeviceAsync", n, src.size)
 	}
-	h, s, err := src.use(stream)
+	h, s, err := src.acquireWith(stream)
 	if err != nil {
 		return err
 	}
-	defer src.done(s)
+	defer src.releaseWith(s)
 	if n == 0 {
 		return nil
 	}
@@ -451,11 +452,11 @@ func (b *Buffer) copyFrom(stream *Stream, src *Buffer, sync bool) error {
 		// cuMemcpyDtoD of overlapping ranges is undefined.
 		return fmt.Errorf("core: Buffer.CopyFrom: source and destination overlap (%d bytes at %#x and %#x)", src.size, src.ptr, b.ptr)
 	}
-	h, s, err := b.use(stream)
+	h, s, err := b.acquireWith(stream)
 	if err != nil {
 		return err
 	}
-	defer b.done(s)
+	defer b.releaseWith(s)
 	if !src.acquire() {
 		return ErrClosed
 	}
@@ -465,19 +466,33 @@ func (b *Buffer) copyFrom(stream *Stream, src *Buffer, sync bool) error {
 	}
 	sd, dd := src.mr.Device(), b.mr.Device()
 	if sd == dd {
-		return cMemcpyDtoD(h, b.ptr, src.ptr, uint64(src.size), s.handle, sync)
+		if err := cuMemcpyDtoDAsync(h, b.ptr, src.ptr, uint64(src.size), s.handle); err != nil {
+			return err
+		}
+		return syncIf(sync, h, s)
 	}
-	dh, err := dd.primary.enter()
+	dh, err := dd.primary.acquire()
 	if err != nil {
 		return err
 	}
-	defer dd.primary.exit()
-	sh, err := sd.primary.enter()
+	defer dd.primary.release()
+	sh, err := sd.primary.acquire()
 	if err != nil {
 		return err
 	}
-	defer sd.primary.exit()
-	return cMemcpyPeer(h, b.ptr, dh, src.ptr, sh, uint64(src.size), s.handle, sync)
+	defer sd.primary.release()
+	if err := cuMemcpyPeerAsync(h, b.ptr, dh, src.ptr, sh, uint64(src.size), s.handle); err != nil {
+		return err
+	}
+	return syncIf(sync, h, s)
+}
+
+// syncIf waits for s when sync is set: the end of a synchronous copy or set.
+func syncIf(sync bool, h driver.Context, s *Stream) error {
+	if !sync {
+		return nil
+	}
+	return cuStreamSynchronize(h, s.handle)
 }
 
 // ---- memset ----
@@ -509,13 +524,21 @@ func (b *Buffer) memset(stream *Stream, v uint32, elem int, sync bool) error {
 	if b.size%elem != 0 {
 		return fmt.Errorf("core: Buffer.Memset32: size %d is not a multiple of 4", b.size)
 	}
-	h, s, err := b.use(stream)
+	h, s, err := b.acquireWith(stream)
 	if err != nil {
 		return err
 	}
-	defer b.done(s)
+	defer b.releaseWith(s)
 	if b.size == 0 {
 		return nil
 	}
-	return cMemset(h, b.ptr, v, elem, uint64(b.size/elem), s.handle, sync)
+	if elem == 1 {
+		err = cuMemsetD8Async(h, b.ptr, uint8(v), uint64(b.size), s.handle)
+	} else {
+		err = cuMemsetD32Async(h, b.ptr, v, uint64(b.size/elem), s.handle)
+	}
+	if err != nil {
+		return err
+	}
+	return syncIf(sync, h, s)
 }

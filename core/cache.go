@@ -21,10 +21,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/bindings/nvjitlink"
 	"github.com/cudago/cudago/bindings/nvrtc"
 	"github.com/cudago/cudago/bindings/nvvm"
+	"github.com/cudago/cudago/internal/fsutil"
 )
 
 // The compile cache.
@@ -243,22 +243,8 @@ func (c *diskCache) put(e *cacheEntry) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
+	if err := fsutil.WriteAtomic(p, b, 0o600); err != nil {
 		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(b)
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, p)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return werr
 	}
 	c.maybeTrim(int64(len(b)))
 	return nil
@@ -310,7 +296,7 @@ func (c *diskCache) trim() error {
 			return nil
 		}
 		name := d.Name()
-		if strings.HasPrefix(name, ".tmp-") {
+		if strings.HasPrefix(name, fsutil.TempPrefix) { // left by a crashed write
 			if time.Since(fi.ModTime()) > time.Hour {
 				os.Remove(p)
 			}
@@ -418,7 +404,7 @@ var (
 		if ensureInit() != nil {
 			return ""
 		}
-		v, err := driver.DriverGetVersion()
+		v, err := cuDriverGetVersion()
 		if err != nil {
 			return ""
 		}

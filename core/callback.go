@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/cudago/cudago/bindings/driver"
 )
@@ -63,7 +62,7 @@ type doneCallback chan error
 
 func (c doneCallback) run(status driver.Result) bool {
 	if status != driver.Success {
-		msg, _ := driver.GetErrorString(status)
+		msg, _ := cuGetErrorString(status)
 		c <- &driver.Error{Lib: "driver", Func: "cuStreamAddCallback", Code: status, Message: msg}
 	} else {
 		c <- nil
@@ -134,45 +133,4 @@ func (g *graphHandles) unref() {
 		}
 		g.hs = nil
 	}
-}
-
-// life guards a resource against use during and after Close: users
-// acquire and release around each driver call, Close marks it closed and
-// waits for the users in flight. Two atomic adds per use.
-type life struct{ n atomic.Int64 }
-
-const lifeClosed = int64(1) << 62
-
-func (l *life) acquire() bool {
-	if l.n.Add(1)&lifeClosed != 0 {
-		l.n.Add(-1)
-		return false
-	}
-	return true
-}
-
-func (l *life) release() { l.n.Add(-1) }
-
-func (l *life) closed() bool { return l.n.Load()&lifeClosed != 0 }
-
-// close marks l closed and waits until no user is in flight. It reports
-// whether this call closed it (false: it was closed before).
-func (l *life) close() bool {
-	for {
-		v := l.n.Load()
-		if v&lifeClosed != 0 {
-			return false
-		}
-		if l.n.CompareAndSwap(v, v|lifeClosed) {
-			break
-		}
-	}
-	for i := 0; l.n.Load() != lifeClosed; i++ {
-		if i < 100 {
-			runtime.Gosched()
-		} else {
-			time.Sleep(50 * time.Microsecond)
-		}
-	}
-	return true
 }

@@ -49,7 +49,7 @@ func newCreatedContext(d *Device, h driver.Context) *Context {
 	c.initStreams()
 	// The error of destroying a forgotten context has nowhere to go: the
 	// context is what Sync would report it on.
-	c.cleanup = runtime.AddCleanup(c, func(h driver.Context) { cCtxDestroy(h) }, h)
+	c.cleanup = runtime.AddCleanup(c, func(h driver.Context) { cuCtxDestroy(h) }, h)
 	return c
 }
 
@@ -65,9 +65,9 @@ func (c *Context) initStreams() {
 	c.ptStream = &Stream{handle: streamPerThread, ctx: c}
 }
 
-// enter returns the context's handle for a driver call, retaining a
-// primary context on first use; every successful enter needs an exit.
-func (c *Context) enter() (driver.Context, error) {
+// acquire returns the context's handle for a driver call, retaining a
+// primary context on first use; every successful acquire needs a release.
+func (c *Context) acquire() (driver.Context, error) {
 	if c.primary {
 		if h := c.h.Load(); h != 0 {
 			return driver.Context(h), nil
@@ -80,7 +80,7 @@ func (c *Context) enter() (driver.Context, error) {
 	return driver.Context(c.h.Load()), nil
 }
 
-func (c *Context) exit() {
+func (c *Context) release() {
 	if !c.primary {
 		c.life.release()
 	}
@@ -95,7 +95,7 @@ func (c *Context) retain() (driver.Context, error) {
 	if err := initDriver(); err != nil {
 		return 0, err
 	}
-	h, err := driver.DevicePrimaryCtxRetain(c.dev.handle)
+	h, err := cuDevicePrimaryCtxRetain(c.dev.handle)
 	if err != nil {
 		return 0, err
 	}
@@ -105,9 +105,9 @@ func (c *Context) retain() (driver.Context, error) {
 
 // Handle returns the driver's CUcontext, retaining a primary context.
 func (c *Context) Handle() (driver.Context, error) {
-	h, err := c.enter()
+	h, err := c.acquire()
 	if err == nil {
-		c.exit()
+		c.release()
 	}
 	return h, err
 }
@@ -126,15 +126,15 @@ func (c *Context) Close() error {
 		return nil
 	}
 	var ferr error
-	if h, err := c.enter(); err == nil {
+	if h, err := c.acquire(); err == nil {
 		ferr = c.flushReuse(h, nil) // blocks kept for reuse go back while their streams live
-		c.exit()
+		c.release()
 	}
 	if !c.life.close() {
 		return nil
 	}
 	c.cleanup.Stop()
-	err := cCtxDestroy(driver.Context(c.h.Load()))
+	err := cuCtxDestroy(driver.Context(c.h.Load()))
 	c.pool.takeAll(nil) // kept meanwhile: gone with the context
 	if err == nil {
 		err = ferr
@@ -145,12 +145,12 @@ func (c *Context) Close() error {
 // SetCurrent makes c current on the calling OS thread; see
 // Device.SetCurrent: core never needs it.
 func (c *Context) SetCurrent() error {
-	h, err := c.enter()
+	h, err := c.acquire()
 	if err != nil {
 		return err
 	}
-	defer c.exit()
-	return cCtxSet(h)
+	defer c.release()
+	return cuCtxSetCurrent(h)
 }
 
 // Sync waits until all work in the context is done. Pool blocks kept for
@@ -158,26 +158,26 @@ func (c *Context) SetCurrent() error {
 // returns, and forgets, the errors recorded on the context since the last
 // Sync (see Context): a nil error means none was.
 func (c *Context) Sync() error {
-	h, err := c.enter()
+	h, err := c.acquire()
 	if err != nil {
 		return err
 	}
-	defer c.exit()
+	defer c.release()
 	err = c.flushReuse(h, nil)
 	if err == nil {
-		err = cCtxSync(h)
+		err = cuCtxSynchronize(h)
 	}
 	return c.withRecorded(err)
 }
 
 // MemoryInfo returns the free and total memory of the context's device.
 func (c *Context) MemoryInfo() (free, total uint64, err error) {
-	h, err := c.enter()
+	h, err := c.acquire()
 	if err != nil {
 		return 0, 0, err
 	}
-	defer c.exit()
-	return cMemGetInfo(h)
+	defer c.release()
+	return cuMemGetInfo(h)
 }
 
 // DefaultStream returns the context's legacy default (NULL) stream.

@@ -9,15 +9,12 @@ import (
 	"github.com/cudago/cudago/bindings/driver"
 )
 
-// initDriver runs cuInit once and resolves the C layer's entry points.
+// initDriver resolves the C layer's entry points and runs cuInit, once.
 // Its error (no driver, no device) is remembered.
 func initDriver() error {
 	initState.once.Do(func() {
-		if err := driver.Init(0); err != nil {
-			initState.err = err
-			return
-		}
 		loadProcs()
+		initState.err = cuInit(0)
 	})
 	return initState.err
 }
@@ -65,7 +62,7 @@ func DeviceCount() (int, error) {
 	if err := initDriver(); err != nil {
 		return 0, err
 	}
-	n, err := driver.DeviceGetCount()
+	n, err := cuDeviceGetCount()
 	return int(n), err
 }
 
@@ -115,25 +112,25 @@ func GetDevice(i int) (*Device, error) {
 }
 
 func newDevice(i int) (*Device, error) {
-	h, err := driver.DeviceGet(int32(i))
+	h, err := cuDeviceGet(int32(i))
 	if err != nil {
 		return nil, err
 	}
 	d := &Device{ordinal: i, handle: h}
 	var buf [256]byte
-	if err := driver.DeviceGetName(&buf[0], int32(len(buf)), h); err != nil {
+	if err := cuDeviceGetName(&buf[0], int32(len(buf)), h); err != nil {
 		return nil, err
 	}
 	d.name = cstr(buf[:])
-	if d.uuid, err = driver.DeviceGetUuid(h); err != nil {
+	if d.uuid, err = cuDeviceGetUuid(h); err != nil {
 		return nil, err
 	}
 	buf = [256]byte{}
-	if err := driver.DeviceGetPCIBusId(&buf[0], 64, h); err != nil {
+	if err := cuDeviceGetPCIBusId(&buf[0], 64, h); err != nil {
 		return nil, err
 	}
 	d.pciBusID = cstr(buf[:])
-	if d.totalMem, err = driver.DeviceTotalMem(h); err != nil {
+	if d.totalMem, err = cuDeviceTotalMem(h); err != nil {
 		return nil, err
 	}
 	for _, a := range []struct {
@@ -154,7 +151,7 @@ func newDevice(i int) (*Device, error) {
 		{driver.DeviceAttributeMaxBlockDimY, &d.maxBlock[1]},
 		{driver.DeviceAttributeMaxBlockDimZ, &d.maxBlock[2]},
 	} {
-		v, err := driver.DeviceGetAttribute(a.attr, h)
+		v, err := cuDeviceGetAttribute(a.attr, h)
 		if err != nil {
 			return nil, err
 		}
@@ -203,7 +200,7 @@ func (d *Device) PCIBusID() string { return d.pciBusID }
 
 // Attribute queries any device attribute.
 func (d *Device) Attribute(attr driver.DeviceAttribute) (int, error) {
-	v, err := driver.DeviceGetAttribute(attr, d.handle)
+	v, err := cuDeviceGetAttribute(attr, d.handle)
 	return int(v), err
 }
 
@@ -288,34 +285,35 @@ func (d *Device) NewEvent(opts EventOptions) (*Event, error) { return d.primary.
 // StreamPriorityRange returns the least and greatest stream priorities
 // (greatest is the numerically lowest, such as 0 and -5).
 func (d *Device) StreamPriorityRange() (least, greatest int, err error) {
-	h, err := d.primary.enter()
+	h, err := d.primary.acquire()
 	if err != nil {
 		return 0, 0, err
 	}
-	defer d.primary.exit()
-	return cStreamPriorityRange(h)
+	defer d.primary.release()
+	l, g, err := cuCtxGetStreamPriorityRange(h)
+	return int(l), int(g), err
 }
 
 // CanAccessPeer reports whether d can access peer's memory directly.
 func (d *Device) CanAccessPeer(peer *Device) (bool, error) {
-	v, err := driver.DeviceCanAccessPeer(d.handle, peer.handle)
+	v, err := cuDeviceCanAccessPeer(d.handle, peer.handle)
 	return v != 0, err
 }
 
 // EnablePeerAccess lets d's primary context access peer's memory (it is
 // not an error if access is already enabled).
 func (d *Device) EnablePeerAccess(peer *Device) error {
-	h, err := d.primary.enter()
+	h, err := d.primary.acquire()
 	if err != nil {
 		return err
 	}
-	defer d.primary.exit()
-	ph, err := peer.primary.enter()
+	defer d.primary.release()
+	ph, err := peer.primary.acquire()
 	if err != nil {
 		return err
 	}
-	defer peer.primary.exit()
-	err = cEnablePeerAccess(h, ph)
+	defer peer.primary.release()
+	err = cuCtxEnablePeerAccess(h, ph, 0)
 	if errors.Is(err, driver.ErrorPeerAccessAlreadyEnabled) {
 		err = nil
 	}

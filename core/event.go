@@ -53,12 +53,12 @@ func (c *Context) NewEvent(opts EventOptions) (*Event, error) {
 	if opts.Interprocess {
 		flags |= eventInterprocess
 	}
-	h, err := c.enter()
+	h, err := c.acquire()
 	if err != nil {
 		return nil, err
 	}
-	defer c.exit()
-	eh, err := cEventCreate(h, flags)
+	defer c.release()
+	eh, err := cuEventCreate(h, flags)
 	if err != nil {
 		return nil, err
 	}
@@ -79,27 +79,27 @@ type eventRef struct {
 // destroyEvent is the finalizer of a forgotten Event. Its error is
 // recorded for the next Sync of the context.
 func destroyEvent(r eventRef) {
-	h, err := r.ctx.enter()
+	h, err := r.ctx.acquire()
 	if err != nil {
 		return // the context is gone, and its events with it
 	}
-	r.ctx.record(fmt.Sprintf("destroying a forgotten event %#x", uintptr(r.e)), cEventDestroy(h, r.e))
-	r.ctx.exit()
+	r.ctx.record(fmt.Sprintf("destroying a forgotten event %#x", uintptr(r.e)), cuEventDestroy(h, r.e))
+	r.ctx.release()
 }
 
-func (e *Event) enter() (driver.Context, error) {
+func (e *Event) acquire() (driver.Context, error) {
 	if !e.life.acquire() {
 		return 0, ErrClosed
 	}
-	h, err := e.ctx.enter()
+	h, err := e.ctx.acquire()
 	if err != nil {
 		e.life.release()
 	}
 	return h, err
 }
 
-func (e *Event) exit() {
-	e.ctx.exit()
+func (e *Event) release() {
+	e.ctx.release()
 	e.life.release()
 }
 
@@ -116,47 +116,47 @@ func (e *Event) Close() error {
 		return nil
 	}
 	e.cleanup.Stop()
-	h, err := e.ctx.enter()
+	h, err := e.ctx.acquire()
 	if err != nil {
 		return nil
 	}
-	defer e.ctx.exit()
-	return cEventDestroy(h, e.handle)
+	defer e.ctx.release()
+	return cuEventDestroy(h, e.handle)
 }
 
 // Record captures the work queued on s so far: the event completes when
 // that work does. Recording again moves it.
 func (e *Event) Record(s *Stream) error {
-	h, err := e.enter()
+	h, err := e.acquire()
 	if err != nil {
 		return err
 	}
-	defer e.exit()
+	defer e.release()
 	if !s.life.acquire() {
 		return ErrClosed
 	}
 	defer s.life.release()
-	return cEventRecord(h, e.handle, s.handle)
+	return cuEventRecord(h, e.handle, s.handle)
 }
 
 // Sync waits until the event's work is done.
 func (e *Event) Sync() error {
-	h, err := e.enter()
+	h, err := e.acquire()
 	if err != nil {
 		return err
 	}
-	defer e.exit()
-	return cEventSync(h, e.handle)
+	defer e.release()
+	return cuEventSynchronize(h, e.handle)
 }
 
 // Query reports whether the event's work is done.
 func (e *Event) Query() (done bool, err error) {
-	h, err := e.enter()
+	h, err := e.acquire()
 	if err != nil {
 		return false, err
 	}
-	defer e.exit()
-	err = cEventQuery(h, e.handle)
+	defer e.release()
+	err = cuEventQuery(h, e.handle)
 	if err == nil {
 		return true, nil
 	}
@@ -172,16 +172,16 @@ func Elapsed(start, end *Event) (time.Duration, error) {
 	if !start.timing || !end.timing {
 		return 0, errors.New("core: Elapsed: both events need EventOptions.Timing")
 	}
-	h, err := end.enter()
+	h, err := end.acquire()
 	if err != nil {
 		return 0, err
 	}
-	defer end.exit()
+	defer end.release()
 	if !start.life.acquire() {
 		return 0, ErrClosed
 	}
 	defer start.life.release()
-	ms, err := cEventElapsed(h, start.handle, end.handle)
+	ms, err := cuEventElapsedTime(h, start.handle, end.handle)
 	if err != nil {
 		return 0, err
 	}
@@ -191,22 +191,22 @@ func Elapsed(start, end *Event) (time.Duration, error) {
 // IPCHandle returns a handle another process can open with OpenIPCEvent;
 // the event must have been made with Interprocess.
 func (e *Event) IPCHandle() (driver.IpcEventHandle, error) {
-	h, err := e.enter()
+	h, err := e.acquire()
 	if err != nil {
 		return driver.IpcEventHandle{}, err
 	}
-	defer e.exit()
-	return cIpcGetEventHandle(h, e.handle)
+	defer e.release()
+	return cuIpcGetEventHandle(h, e.handle)
 }
 
 // OpenIPCEvent opens an event of another process in dev's primary context.
 func OpenIPCEvent(dev *Device, handle driver.IpcEventHandle) (*Event, error) {
-	h, err := dev.primary.enter()
+	h, err := dev.primary.acquire()
 	if err != nil {
 		return nil, err
 	}
-	defer dev.primary.exit()
-	eh, err := cIpcOpenEventHandle(h, &handle)
+	defer dev.primary.release()
+	eh, err := cuIpcOpenEventHandle(h, handle)
 	if err != nil {
 		return nil, err
 	}

@@ -15,56 +15,6 @@ import (
 	"github.com/cudago/cudago/bindings/nvfatbin"
 )
 
-// FatbinOptions are the options of a FatbinBuilder (nvFatbinCreate's). A
-// nil *FatbinOptions uses nvFatbin's defaults.
-type FatbinOptions struct {
-	// Name names the fatbin ObjectCode that Build returns.
-	Name string
-	// Compress, when not nil, enables or disables compression of the
-	// entries (-compress=true|false).
-	Compress *bool
-	// CompressAll compresses every entry, even where it does not make it
-	// smaller (-compress-all).
-	CompressAll bool
-	// Host names the host the fatbin is for (-host=linux|windows).
-	Host string
-	// Debug marks the fatbin as holding debug information (-g), as
-	// nvcc -G makes it.
-	Debug bool
-	// Extra options are appended verbatim.
-	Extra []string
-}
-
-// NVFatbinOptions validates o and renders it as nvFatbin's option list.
-func (o *FatbinOptions) NVFatbinOptions() ([]string, error) {
-	out := []string{"-64"}
-	if o == nil {
-		return out, nil
-	}
-	if o.Compress != nil {
-		out = append(out, "-compress="+boolStr(*o.Compress))
-	}
-	if o.CompressAll {
-		out = append(out, "-compress-all")
-	}
-	if o.Debug {
-		out = append(out, "-g")
-	}
-	switch o.Host {
-	case "":
-	case "linux", "windows":
-		out = append(out, "-host="+o.Host)
-	default:
-		return nil, badOption("FatbinOptions.Host", "unknown host %q (want linux or windows)", o.Host)
-	}
-	for _, e := range o.Extra {
-		if e == "" {
-			return nil, badOption("FatbinOptions.Extra", "empty option")
-		}
-	}
-	return append(out, o.Extra...), nil
-}
-
 // FatbinBuilder builds a fat binary at run time with nvFatbin: add CUBINs,
 // PTX, LTO-IR and relocatable objects for several architectures, then
 // Build. It is safe for concurrent use.

@@ -307,7 +307,8 @@ func TestGPUFaultOutOfMemory(t *testing.T) {
 // every place tried.
 func TestReliabilityMissingLibrary(t *testing.T) {
 	out, err := runChild(t, "missing-lib",
-		"CUDAGO_LOCAL_CUDA=/nonexistent/cudago-test", "CUDA_HOME=", "CUDA_PATH=", "LD_LIBRARY_PATH=", "CUDAGO_NVVM_PATH=")
+		"CUDAGO_LOCAL_CUDA=/nonexistent/cudago-test", "CUDA_HOME=", "CUDA_PATH=", "LD_LIBRARY_PATH=", "CUDAGO_NVVM_PATH=",
+		"CUDAGO_PYTHON_SITE=off", "CONDA_PREFIX=", "VIRTUAL_ENV=") // no wheel or conda copy either
 	if err != nil {
 		t.Fatalf("child failed: %v", err)
 	}

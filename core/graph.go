@@ -25,14 +25,14 @@ const (
 	CaptureGlobal                         // CU_STREAM_CAPTURE_MODE_GLOBAL
 )
 
-func (m CaptureMode) driver() (int, error) {
+func (m CaptureMode) driver() (driver.StreamCaptureMode, error) {
 	switch m {
 	case CaptureRelaxed:
-		return int(driver.StreamCaptureModeRelaxed), nil
+		return driver.StreamCaptureModeRelaxed, nil
 	case CaptureThreadLocal:
-		return int(driver.StreamCaptureModeThreadLocal), nil
+		return driver.StreamCaptureModeThreadLocal, nil
 	case CaptureGlobal:
-		return int(driver.StreamCaptureModeGlobal), nil
+		return driver.StreamCaptureModeGlobal, nil
 	}
 	return 0, fmt.Errorf("core: unknown CaptureMode %d", int(m))
 }
@@ -44,16 +44,16 @@ func (s *Stream) BeginCapture(mode CaptureMode) error {
 	if err != nil {
 		return err
 	}
-	h, err := s.enter()
+	h, err := s.acquire()
 	if err != nil {
 		return err
 	}
-	defer s.exit()
+	defer s.release()
 	g := &graphHandles{}
 	if !s.capture.CompareAndSwap(nil, g) {
 		return fmt.Errorf("core: BeginCapture: %v is capturing already", s)
 	}
-	if err := cBeginCapture(h, s.handle, m); err != nil {
+	if err := cuStreamBeginCapture(h, s.handle, m); err != nil {
 		s.capture.Store(nil)
 		return err
 	}
@@ -62,13 +62,13 @@ func (s *Stream) BeginCapture(mode CaptureMode) error {
 
 // EndCapture ends the capture BeginCapture started and returns the graph.
 func (s *Stream) EndCapture() (*Graph, error) {
-	h, err := s.enter()
+	h, err := s.acquire()
 	if err != nil {
 		return nil, err
 	}
-	defer s.exit()
+	defer s.release()
 	gh := s.capture.Swap(nil).ref()
-	g, err := cEndCapture(h, s.handle)
+	g, err := cuStreamEndCapture(h, s.handle)
 	if err != nil {
 		gh.unref()
 		return nil, err
@@ -94,9 +94,9 @@ type graphRef struct {
 func newGraph(h driver.Graph, ctx *Context, hs *graphHandles) *Graph {
 	g := &Graph{handle: h, ctx: ctx, hs: hs}
 	g.cleanup = runtime.AddCleanup(g, func(r graphRef) {
-		if h, err := r.ctx.enter(); err == nil { // else the graph went with its context
-			r.ctx.record(fmt.Sprintf("destroying a forgotten graph %#x", uintptr(r.g)), cGraphDestroy(h, r.g))
-			r.ctx.exit()
+		if h, err := r.ctx.acquire(); err == nil { // else the graph went with its context
+			r.ctx.record(fmt.Sprintf("destroying a forgotten graph %#x", uintptr(r.g)), cuGraphDestroy(h, r.g))
+			r.ctx.release()
 		}
 		r.hs.unref()
 	}, graphRef{ctx, h, hs})
@@ -114,12 +114,12 @@ func (g *Graph) Close() error {
 	}
 	g.cleanup.Stop()
 	defer g.hs.unref()
-	h, err := g.ctx.enter()
+	h, err := g.ctx.acquire()
 	if err != nil {
 		return nil
 	}
-	defer g.ctx.exit()
-	return cGraphDestroy(h, g.handle)
+	defer g.ctx.release()
+	return cuGraphDestroy(h, g.handle)
 }
 
 // Instantiate makes an executable graph of g.
@@ -128,20 +128,20 @@ func (g *Graph) Instantiate() (*GraphExec, error) {
 		return nil, ErrClosed
 	}
 	defer g.life.release()
-	h, err := g.ctx.enter()
+	h, err := g.ctx.acquire()
 	if err != nil {
 		return nil, err
 	}
-	defer g.ctx.exit()
-	eh, err := cGraphInstantiate(h, g.handle)
+	defer g.ctx.release()
+	eh, err := cuGraphInstantiateWithFlags(h, g.handle, 0)
 	if err != nil {
 		return nil, err
 	}
 	e := &GraphExec{handle: eh, ctx: g.ctx, hs: &handleSet{hs: []*graphHandles{g.hs.ref()}}}
 	e.cleanup = runtime.AddCleanup(e, func(r graphExecRef) {
-		if h, err := r.ctx.enter(); err == nil {
-			r.ctx.record(fmt.Sprintf("destroying a forgotten executable graph %#x", uintptr(r.e)), cGraphExecDestroy(h, r.e))
-			r.ctx.exit()
+		if h, err := r.ctx.acquire(); err == nil {
+			r.ctx.record(fmt.Sprintf("destroying a forgotten executable graph %#x", uintptr(r.e)), cuGraphExecDestroy(h, r.e))
+			r.ctx.release()
 		}
 		r.hs.unref()
 	}, graphExecRef{g.ctx, eh, e.hs})
@@ -193,38 +193,43 @@ type graphExecRef struct {
 // Handle returns the driver's CUgraphExec.
 func (e *GraphExec) Handle() driver.GraphExec { return e.handle }
 
-func (e *GraphExec) enterWith(s *Stream) (driver.Context, error) {
+// acquireWith acquires e and the stream s for a driver call; every
+// successful acquireWith needs a releaseWith.
+func (e *GraphExec) acquireWith(s *Stream) (driver.Context, error) {
 	if !e.life.acquire() {
 		return 0, ErrClosed
 	}
-	h, err := s.enter()
+	h, err := s.acquire()
 	if err != nil {
 		e.life.release()
 	}
 	return h, err
 }
 
+func (e *GraphExec) releaseWith(s *Stream) {
+	s.release()
+	e.life.release()
+}
+
 // Launch queues the whole graph on stream.
 func (e *GraphExec) Launch(stream *Stream) error {
-	h, err := e.enterWith(stream)
+	h, err := e.acquireWith(stream)
 	if err != nil {
 		return err
 	}
-	defer e.life.release()
-	defer stream.exit()
-	return cGraphLaunch(h, e.handle, stream.handle)
+	defer e.releaseWith(stream)
+	return cuGraphLaunch(h, e.handle, stream.handle)
 }
 
 // Upload prepares the graph's resources on stream ahead of its first
 // Launch.
 func (e *GraphExec) Upload(stream *Stream) error {
-	h, err := e.enterWith(stream)
+	h, err := e.acquireWith(stream)
 	if err != nil {
 		return err
 	}
-	defer e.life.release()
-	defer stream.exit()
-	return cGraphUpload(h, e.handle, stream.handle)
+	defer e.releaseWith(stream)
+	return cuGraphUpload(h, e.handle, stream.handle)
 }
 
 // Update replaces the parameters of e's nodes with those of g, which must
@@ -238,14 +243,14 @@ func (e *GraphExec) Update(g *Graph) error {
 		return ErrClosed
 	}
 	defer g.life.release()
-	h, err := e.ctx.enter()
+	h, err := e.ctx.acquire()
 	if err != nil {
 		return err
 	}
-	defer e.ctx.exit()
-	res, err := cGraphExecUpdate(h, e.handle, g.handle)
+	defer e.ctx.release()
+	info, err := cuGraphExecUpdate(h, e.handle, g.handle)
 	if err != nil {
-		return fmt.Errorf("core: GraphExec.Update: %w (update result %d)", err, res)
+		return fmt.Errorf("core: GraphExec.Update: %w (update result %d)", err, info.Result)
 	}
 	// e now runs g's host functions too: keep them for e's life.
 	e.hs.add(g.hs)
@@ -260,10 +265,10 @@ func (e *GraphExec) Close() error {
 	}
 	e.cleanup.Stop()
 	defer e.hs.unref()
-	h, err := e.ctx.enter()
+	h, err := e.ctx.acquire()
 	if err != nil {
 		return nil
 	}
-	defer e.ctx.exit()
-	return cGraphExecDestroy(h, e.handle)
+	defer e.ctx.release()
+	return cuGraphExecDestroy(h, e.handle)
 }

@@ -68,11 +68,11 @@ func (k *Kernel) Arguments() ([]ArgumentInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		h, err := c.enter()
+		h, err := c.acquire()
 		if err != nil {
 			return nil, err
 		}
-		defer c.exit()
+		defer c.release()
 		if lay, err = k.loadParams(h); err != nil {
 			return nil, err
 		}
@@ -93,14 +93,14 @@ func (k *Kernel) Attribute(dev *Device, attr driver.FunctionAttribute) (int, err
 		return 0, ErrClosed
 	}
 	defer k.release()
-	h, err := dev.primary.enter()
+	h, err := dev.primary.acquire()
 	if err != nil {
 		return 0, err
 	}
-	defer dev.primary.exit()
-	v, err := cKernelGetAttribute(h, attr, k.handle, dev.handle)
+	defer dev.primary.release()
+	v, err := cuKernelGetAttribute(h, attr, k.handle, dev.handle)
 	runtime.KeepAlive(k)
-	return v, err
+	return int(v), err
 }
 
 // SetAttribute sets a kernel attribute on dev (cuKernelSetAttribute).
@@ -109,12 +109,12 @@ func (k *Kernel) SetAttribute(dev *Device, attr driver.FunctionAttribute, value 
 		return ErrClosed
 	}
 	defer k.release()
-	h, err := dev.primary.enter()
+	h, err := dev.primary.acquire()
 	if err != nil {
 		return err
 	}
-	defer dev.primary.exit()
-	err = cKernelSetAttribute(h, attr, value, k.handle, dev.handle)
+	defer dev.primary.release()
+	err = cuKernelSetAttribute(h, attr, int32(value), k.handle, dev.handle)
 	runtime.KeepAlive(k)
 	return err
 }
@@ -181,14 +181,18 @@ func (k *Kernel) MaxActiveBlocksPerMultiprocessor(dev *Device, blockSize, dynSme
 		return 0, ErrClosed
 	}
 	defer k.release()
-	h, err := dev.primary.enter()
+	h, err := dev.primary.acquire()
 	if err != nil {
 		return 0, err
 	}
-	defer dev.primary.exit()
-	v, err := cOccupancyMaxActiveBlocks(h, k.handle, blockSize, uint64(dynSmem))
+	defer dev.primary.release()
+	f, err := cuKernelGetFunction(h, k.handle)
+	if err != nil {
+		return 0, err
+	}
+	v, err := cuOccupancyMaxActiveBlocksPerMultiprocessor(h, f, int32(blockSize), uint64(dynSmem))
 	runtime.KeepAlive(k)
-	return v, err
+	return int(v), err
 }
 
 // SuggestedBlockSize returns the block size that maximizes occupancy on
@@ -202,12 +206,16 @@ func (k *Kernel) SuggestedBlockSize(dev *Device, dynSmem int) (minGrid, blockSiz
 		return 0, 0, ErrClosed
 	}
 	defer k.release()
-	h, err := dev.primary.enter()
+	h, err := dev.primary.acquire()
 	if err != nil {
 		return 0, 0, err
 	}
-	defer dev.primary.exit()
-	g, b, err := cOccupancyMaxPotentialBlockSize(h, k.handle, uint64(dynSmem), 0)
+	defer dev.primary.release()
+	f, err := cuKernelGetFunction(h, k.handle)
+	if err != nil {
+		return 0, 0, err
+	}
+	g, b, err := cuOccupancyMaxPotentialBlockSize(h, f, 0, uint64(dynSmem), 0)
 	runtime.KeepAlive(k)
-	return g, b, err
+	return int(g), int(b), err
 }

@@ -105,7 +105,7 @@ func Launch(stream *Stream, cfg LaunchConfig, k *Kernel, args ...any) error {
 	if !k.acquire() {
 		return fmt.Errorf("core: Launch %s: its ObjectCode is closed: %w", k.name, ErrClosed)
 	}
-	h, err := stream.enter()
+	h, err := stream.acquire()
 	if err != nil {
 		k.release()
 		return err
@@ -117,7 +117,7 @@ func Launch(stream *Stream, cfg LaunchConfig, k *Kernel, args ...any) error {
 }
 
 func launchExit(stream *Stream, k *Kernel) {
-	stream.exit()
+	stream.release()
 	k.release()
 }
 
@@ -184,7 +184,7 @@ func (k *Kernel) loadParams(h driver.Context) (*paramLayout, error) {
 	}
 	lay := &paramLayout{}
 	for i := 0; ; i++ {
-		off, size, err := cKernelParamInfo(h, k.handle, i)
+		off64, size64, err := cuKernelGetParamInfo(h, k.handle, uint64(i))
 		if err != nil {
 			if errors.Is(err, driver.ErrorInvalidValue) && i > 0 {
 				break
@@ -194,6 +194,7 @@ func (k *Kernel) loadParams(h driver.Context) (*paramLayout, error) {
 			}
 			return nil, fmt.Errorf("core: kernel %s: parameter %d: %w", k.name, i, err)
 		}
+		off, size := int(off64), int(size64)
 		lay.params = append(lay.params, ArgumentInfo{Offset: off, Size: size})
 		if end := off + size; end > lay.size {
 			lay.size = end

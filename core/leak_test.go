@@ -268,12 +268,17 @@ func TestGPULeakFinalizers(t *testing.T) {
 		}
 		free0 = f
 	}
+	// The buffers stay reachable until mid is read: a GC during the loop
+	// below would otherwise free them before they are counted.
+	var forgotten []*Buffer
 	func() {
 		legacy := NewLegacyMemoryResource(dev)
 		for range 16 {
-			if _, err := legacy.Allocate(64<<20, nil); err != nil {
+			b, err := legacy.Allocate(64<<20, nil)
+			if err != nil {
 				t.Fatal(err)
 			}
+			forgotten = append(forgotten, b)
 		}
 		for range 100 {
 			o, err := FromCubin(testKernels.cubin)
@@ -293,8 +298,9 @@ func TestGPULeakFinalizers(t *testing.T) {
 	}()
 	mid, _, _ := dev.MemoryInfo()
 	if free0-mid < 1<<30 {
-		t.Fatalf("allocating 1 GiB took only %d MiB", (free0-mid)>>20)
+		t.Fatalf("allocating 1 GiB took only %d MiB (free %d -> %d MiB)", (free0-mid)>>20, free0>>20, mid>>20)
 	}
+	runtime.KeepAlive(forgotten) // from here on they are garbage
 	var free1 uint64
 	for i := 0; i < 100; i++ {
 		runtime.GC()

@@ -68,8 +68,8 @@ func errSummary(err error) string {
 // Linker links device code (PTX, CUBIN, fatbins, LTO-IR, host objects and
 // libraries, as ObjectCodes) into one CUBIN, or into PTX with LTO. It uses
 // nvJitLink; when nvJitLink cannot be loaded it falls back to the
-// driver's cuLink* API, which needs a GPU (it links in the current
-// context, or device 0's primary context) and takes no LTO-IR.
+// driver's cuLink* API, which needs a GPU (it links in device 0's primary
+// context) and takes no LTO-IR.
 //
 // A Linker is safe for concurrent use; Link may be called more than once.
 type Linker struct {
@@ -345,9 +345,9 @@ func jitTarget(arch string) (uintptr, bool) {
 }
 
 // linkDriver links with cuLinkCreate/AddData/Complete/Destroy, the
-// fallback when nvJitLink is missing. It needs a current context: it uses
-// the calling thread's, or retains device 0's primary context for the
-// call.
+// fallback when nvJitLink is missing. They need a context: each call makes
+// device 0's primary context current (the cubin it makes is not tied to
+// it).
 func (l *Linker) linkDriver(target string) ([]byte, error) {
 	if target != CodeCubin {
 		return nil, fmt.Errorf("core: Link(%q) needs nvJitLink (the driver links only to cubin)", target)
@@ -356,30 +356,18 @@ func (l *Linker) linkDriver(target string) ([]byte, error) {
 		l.errorLog, l.infoLog = errLog, infoLog
 		return &LinkError{Backend: "cuLink", Target: target, Inputs: l.inputNames(), ErrorLog: errLog, InfoLog: infoLog, Err: err}
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	if err := ensureInit(); err != nil {
 		return nil, fail(err, "", "")
 	}
-	cur, err := driver.CtxGetCurrent()
+	dev, err := GetDevice(0)
 	if err != nil {
 		return nil, fail(err, "", "")
 	}
-	if cur == 0 {
-		dev, err := driver.DeviceGet(0)
-		if err != nil {
-			return nil, fail(err, "", "")
-		}
-		ctx, err := driver.DevicePrimaryCtxRetain(dev)
-		if err != nil {
-			return nil, fail(err, "", "")
-		}
-		defer driver.DevicePrimaryCtxRelease(dev)
-		if err := driver.CtxSetCurrent(ctx); err != nil {
-			return nil, fail(err, "", "")
-		}
-		defer driver.CtxSetCurrent(0)
+	ctx, err := dev.primary.acquire()
+	if err != nil {
+		return nil, fail(err, "", "")
 	}
+	defer dev.primary.release()
 
 	const logSize = 1 << 16
 	infoBuf := C.calloc(logSize, 1)
@@ -440,28 +428,27 @@ func (l *Linker) linkDriver(target string) ([]byte, error) {
 		return C.GoString((*C.char)(errBuf)), C.GoString((*C.char)(infoBuf))
 	}
 
-	var state driver.LinkState
-	if err := driver.LinkCreate(uint32(len(keys)), &keys[0], (*unsafe.Pointer)(cvals), &state); err != nil {
+	state, err := cuLinkCreate(ctx, uint32(len(keys)), &keys[0], (*unsafe.Pointer)(cvals))
+	if err != nil {
 		e, i := logs()
 		return nil, fail(err, e, i)
 	}
-	defer driver.LinkDestroy(state)
+	defer cuLinkDestroy(ctx, state)
 	for i, c := range l.inputs {
 		p := cBytes(c.code)
 		size := uint64(len(c.code))
 		if c.codeType == CodePTX {
 			size++
 		}
-		err := driver.LinkAddData(state, cuLinkInput[c.codeType], p, size, l.inputName(i, c), 0, nil, nil)
+		err := cuLinkAddData(ctx, state, cuLinkInput[c.codeType], p, size, l.inputName(i, c), 0, nil, nil)
 		C.free(p)
 		if err != nil {
 			e, i := logs()
 			return nil, fail(err, e, i)
 		}
 	}
-	var cubin unsafe.Pointer
-	var size uint64
-	if err := driver.LinkComplete(state, &cubin, &size); err != nil {
+	cubin, size, err := cuLinkComplete(ctx, state)
+	if err != nil {
 		e, i := logs()
 		return nil, fail(err, e, i)
 	}

@@ -64,214 +64,43 @@ func syncBeforeFree(stream *Stream) error {
 	return err
 }
 
-// DeviceMemoryResource allocates device memory from the device's current
-// memory pool, ordered on a stream (cuMemAllocAsync); a Buffer from it is
-// freed on its stream (cuMemFreeAsync), so it may be closed while kernels
-// that use it are still queued there.
-//
-// A Buffer closed on a stream keeps its block for the next Allocate of
-// the same size on that stream, which then needs no allocation from the
-// driver (stream-ordered reuse, as the pool itself does); Stream.Sync,
-// Context.Sync, Device.Sync and Stream.Close give such blocks back to the
-// pool. At most 16 blocks and 1 GiB are kept per context. NoReuse, or
-// CUDAGO_POOL_REUSE=off in the environment, turns this off.
-type DeviceMemoryResource struct {
-	dev *Device
-	// NoReuse makes every Close free with cuMemFreeAsync and every
-	// Allocate call cuMemAllocAsync. Set it before the first Allocate.
-	NoReuse bool
-}
-
-// NewDeviceMemoryResource returns dev's stream-ordered resource.
-func NewDeviceMemoryResource(dev *Device) *DeviceMemoryResource {
-	return &DeviceMemoryResource{dev: dev}
-}
-
-// Allocate allocates size bytes ordered on stream (nil: the legacy
-// default stream). The memory may be used by work queued on stream after
-// this call, or on other streams once they wait for stream.
-func (r *DeviceMemoryResource) Allocate(size int, stream *Stream) (*Buffer, error) {
-	s, err := checkAlloc("DeviceMemoryResource", r.dev, size, stream)
-	if err != nil {
-		return nil, err
-	}
-	if size == 0 {
-		return NewBuffer(0, 0, r, s), nil
-	}
-	h, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer s.exit()
-	return r.allocate(h, s, size)
-}
-
-// Deallocate frees ptr ordered on stream (nil or closed: the legacy
-// default stream) with cuMemFreeAsync. Buffer.Close may keep the block
-// for reuse instead; Deallocate never does.
-func (r *DeviceMemoryResource) Deallocate(ptr driver.Deviceptr, size int, stream *Stream) error {
-	return r.release(ptr, size, stream, true)
-}
-
-func (r *DeviceMemoryResource) Device() *Device        { return r.dev }
-func (r *DeviceMemoryResource) DeviceAccessible() bool { return true }
-func (r *DeviceMemoryResource) HostAccessible() bool   { return false }
-
-// PinnedMemoryResource allocates page-locked host memory, mapped for the
-// device (cuMemHostAlloc, portable and device-mapped): Buffer.Bytes views
-// it, kernels use its address, and copies from it are truly asynchronous.
-type PinnedMemoryResource struct{ dev *Device }
-
-// NewPinnedMemoryResource returns a pinned-memory resource allocating
-// through dev's primary context.
-func NewPinnedMemoryResource(dev *Device) *PinnedMemoryResource {
-	return &PinnedMemoryResource{dev: dev}
-}
-
-// The CU_MEMHOSTALLOC_* flags.
-const (
-	memHostAllocPortable  = 1
-	memHostAllocDeviceMap = 2
-)
-
-// Allocate allocates size bytes of pinned host memory; stream is only
-// remembered, as the stream Close waits for before freeing.
-func (r *PinnedMemoryResource) Allocate(size int, stream *Stream) (*Buffer, error) {
+// allocPrimary is the Allocate of the resources that are not
+// stream-ordered: alloc gets size bytes in the device's primary context,
+// and stream is only remembered, as the stream Close waits for before
+// freeing.
+func allocPrimary(what string, r MemoryResource, size int, stream *Stream, alloc func(h driver.Context) (driver.Deviceptr, error)) (*Buffer, error) {
 	if size < 0 {
-		return nil, fmt.Errorf("core: PinnedMemoryResource.Allocate: negative size %d", size)
+		return nil, fmt.Errorf("core: %s.Allocate: negative size %d", what, size)
 	}
 	if size == 0 {
 		return NewBuffer(0, 0, r, stream), nil
 	}
-	h, err := r.dev.primary.enter()
+	c := r.Device().primary
+	h, err := c.acquire()
 	if err != nil {
 		return nil, err
 	}
-	defer r.dev.primary.exit()
-	p, err := cMemHostAlloc(h, uint64(size), memHostAllocPortable|memHostAllocDeviceMap)
-	if err != nil {
-		return nil, err
-	}
-	return NewBuffer(driver.Deviceptr(uintptr(p)), size, r, stream), nil
-}
-
-// Deallocate waits for stream (if any), then frees the memory.
-func (r *PinnedMemoryResource) Deallocate(ptr driver.Deviceptr, size int, stream *Stream) error {
-	if ptr == 0 {
-		return nil
-	}
-	if err := syncBeforeFree(stream); err != nil {
-		return err
-	}
-	h, err := r.dev.primary.enter()
-	if err != nil {
-		return err
-	}
-	defer r.dev.primary.exit()
-	return cMemFreeHost(h, hostPtr(ptr))
-}
-
-func (r *PinnedMemoryResource) Device() *Device        { return r.dev }
-func (r *PinnedMemoryResource) DeviceAccessible() bool { return true }
-func (r *PinnedMemoryResource) HostAccessible() bool   { return true }
-
-// ManagedMemoryResource allocates unified memory (cuMemAllocManaged,
-// attached globally), which migrates between host and device on demand.
-// Touch it from the host only when no kernel that uses it is running.
-type ManagedMemoryResource struct{ dev *Device }
-
-// NewManagedMemoryResource returns a managed-memory resource of dev.
-func NewManagedMemoryResource(dev *Device) *ManagedMemoryResource {
-	return &ManagedMemoryResource{dev: dev}
-}
-
-// Allocate allocates size bytes of managed memory; stream is only
-// remembered, as the stream Close waits for before freeing.
-func (r *ManagedMemoryResource) Allocate(size int, stream *Stream) (*Buffer, error) {
-	if size < 0 {
-		return nil, fmt.Errorf("core: ManagedMemoryResource.Allocate: negative size %d", size)
-	}
-	if size == 0 {
-		return NewBuffer(0, 0, r, stream), nil
-	}
-	h, err := r.dev.primary.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer r.dev.primary.exit()
-	p, err := cMemAllocManaged(h, uint64(size), uint32(driver.MemAttachGlobal))
+	defer c.release()
+	p, err := alloc(h)
 	if err != nil {
 		return nil, err
 	}
 	return NewBuffer(p, size, r, stream), nil
 }
 
-// Deallocate waits for stream (if any), then frees the memory.
-func (r *ManagedMemoryResource) Deallocate(ptr driver.Deviceptr, size int, stream *Stream) error {
+// freePrimary is their Deallocate: it waits for stream (if any), then
+// frees in the device's primary context.
+func freePrimary(dev *Device, ptr driver.Deviceptr, stream *Stream, free func(h driver.Context) error) error {
 	if ptr == 0 {
 		return nil
 	}
 	if err := syncBeforeFree(stream); err != nil {
 		return err
 	}
-	h, err := r.dev.primary.enter()
+	h, err := dev.primary.acquire()
 	if err != nil {
 		return err
 	}
-	defer r.dev.primary.exit()
-	return cMemFree(h, ptr)
+	defer dev.primary.release()
+	return free(h)
 }
-
-func (r *ManagedMemoryResource) Device() *Device        { return r.dev }
-func (r *ManagedMemoryResource) DeviceAccessible() bool { return true }
-func (r *ManagedMemoryResource) HostAccessible() bool   { return true }
-
-// LegacyMemoryResource allocates device memory with cuMemAlloc and frees
-// it with cuMemFree, which are not stream-ordered.
-type LegacyMemoryResource struct{ dev *Device }
-
-// NewLegacyMemoryResource returns a cuMemAlloc resource of dev.
-func NewLegacyMemoryResource(dev *Device) *LegacyMemoryResource {
-	return &LegacyMemoryResource{dev: dev}
-}
-
-// Allocate allocates size bytes; stream is only remembered, as the stream
-// Close waits for before freeing.
-func (r *LegacyMemoryResource) Allocate(size int, stream *Stream) (*Buffer, error) {
-	if size < 0 {
-		return nil, fmt.Errorf("core: LegacyMemoryResource.Allocate: negative size %d", size)
-	}
-	if size == 0 {
-		return NewBuffer(0, 0, r, stream), nil
-	}
-	h, err := r.dev.primary.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer r.dev.primary.exit()
-	p, err := cMemAlloc(h, uint64(size))
-	if err != nil {
-		return nil, err
-	}
-	return NewBuffer(p, size, r, stream), nil
-}
-
-// Deallocate waits for stream (if any), then frees the memory.
-func (r *LegacyMemoryResource) Deallocate(ptr driver.Deviceptr, size int, stream *Stream) error {
-	if ptr == 0 {
-		return nil
-	}
-	if err := syncBeforeFree(stream); err != nil {
-		return err
-	}
-	h, err := r.dev.primary.enter()
-	if err != nil {
-		return err
-	}
-	defer r.dev.primary.exit()
-	return cMemFree(h, ptr)
-}
-
-func (r *LegacyMemoryResource) Device() *Device        { return r.dev }
-func (r *LegacyMemoryResource) DeviceAccessible() bool { return true }
-func (r *LegacyMemoryResource) HostAccessible() bool   { return false }

@@ -78,7 +78,7 @@ type loadedLibrary struct {
 func (l *loadedLibrary) unload() error {
 	var err error
 	if l.handle != 0 {
-		err = driver.LibraryUnload(l.handle)
+		err = cuLibraryUnload(l.handle)
 		l.handle = 0
 	}
 	if l.image != nil {
@@ -375,7 +375,7 @@ func (o *ObjectCode) handleLocked() (driver.Library, error) {
 	buf := unsafe.Slice((*byte)(img), len(o.code)+1)
 	copy(buf, o.code)
 	buf[len(o.code)] = 0 // PTX must be NUL-terminated
-	h, err := driver.LibraryLoadData(img, nil, nil, 0, nil, nil, 0)
+	h, err := cuLibraryLoadData(img, nil, nil, 0, nil, nil, 0)
 	if err != nil {
 		C.free(img)
 		return 0, fmt.Errorf("core: loading %v: %w", o, err)
@@ -400,7 +400,7 @@ func (o *ObjectCode) Kernel(name string) (*Kernel, error) {
 	if m, ok := o.symbols[name]; ok {
 		sym = m
 	}
-	k, err := driver.LibraryGetKernel(lib, sym)
+	k, err := cuLibraryGetKernel(lib, sym)
 	if err != nil {
 		what := fmt.Sprintf("%q", name)
 		if sym != name {

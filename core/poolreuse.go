@@ -120,7 +120,7 @@ func (p *poolReuse) len() int { return int(p.n.Load()) }
 // freeBlocks gives blocks back to the driver, each on its stream, in
 // context h, and returns the first error. Stream live is being closed by
 // the caller and its handle is still valid; any other stream is held
-// (enter) for the call, so that its Close waits. A block whose stream is
+// (acquire) for the call, so that its Close waits. A block whose stream is
 // closed already is freed on the legacy default stream once the context
 // is idle: that stream does not wait for non-blocking ones.
 func freeBlocks(h driver.Context, blocks []reuseBlock, live *Stream) error {
@@ -133,22 +133,22 @@ func freeBlocks(h driver.Context, blocks []reuseBlock, live *Stream) error {
 	synced := false
 	for _, b := range blocks {
 		if b.stream == live {
-			note(cMemFreeAsync(h, b.ptr, b.stream.handle))
+			note(cuMemFreeAsync(h, b.ptr, b.stream.handle))
 			continue
 		}
-		if _, err := b.stream.enter(); err == nil {
-			note(cMemFreeAsync(h, b.ptr, b.stream.handle))
-			b.stream.exit()
+		if _, err := b.stream.acquire(); err == nil {
+			note(cuMemFreeAsync(h, b.ptr, b.stream.handle))
+			b.stream.release()
 			continue
 		}
 		if !synced {
-			if err := cCtxSync(h); err != nil {
+			if err := cuCtxSynchronize(h); err != nil {
 				note(err)
 				continue // the context is broken: the memory goes with it
 			}
 			synced = true
 		}
-		note(cMemFreeAsync(h, b.ptr, streamLegacy))
+		note(cuMemFreeAsync(h, b.ptr, streamLegacy))
 	}
 	return first
 }
@@ -170,7 +170,7 @@ func (r *DeviceMemoryResource) reusable(s *Stream, size int) bool {
 // allocate is Allocate after the checks, in context h on stream s.
 func (r *DeviceMemoryResource) allocate(h driver.Context, s *Stream, size int) (*Buffer, error) {
 	if !r.reusable(s, size) { // no capture check: it is never kept
-		p, err := cMemAllocAsync(h, uint64(size), s.handle)
+		p, err := cuMemAllocAsync(h, uint64(size), s.handle)
 		if err != nil {
 			return nil, err
 		}
@@ -190,7 +190,7 @@ func (r *DeviceMemoryResource) allocate(h driver.Context, s *Stream, size int) (
 		if err := s.ctx.flushReuse(h, nil); err != nil {
 			return nil, err
 		}
-		if err := cCtxSync(h); err != nil {
+		if err := cuCtxSynchronize(h); err != nil {
 			return nil, err
 		}
 		p, capturing, err = cPoolAlloc(h, s.handle, uint64(size), 0)
@@ -221,17 +221,17 @@ func (r *DeviceMemoryResource) release(ptr driver.Deviceptr, size int, stream *S
 	if stream == nil {
 		stream = r.dev.DefaultStream()
 	}
-	h, err := stream.enter()
+	h, err := stream.acquire()
 	if err == ErrClosed {
 		stream = stream.ctx.DefaultStream()
-		h, err = stream.enter()
+		h, err = stream.acquire()
 	}
 	if err != nil {
 		return err
 	}
-	defer stream.exit()
+	defer stream.release()
 	if noReuse || !r.reusable(stream, size) {
-		return cMemFreeAsync(h, ptr, stream.handle)
+		return cuMemFreeAsync(h, ptr, stream.handle)
 	}
 	kept, err := cPoolFree(h, stream.handle, ptr)
 	if err == nil && kept {

@@ -248,12 +248,12 @@ func defaultArch() string {
 	if ensureInit() != nil {
 		return ""
 	}
-	dev, err := driver.DeviceGet(0)
+	dev, err := cuDeviceGet(0)
 	if err != nil {
 		return ""
 	}
-	major, err1 := driver.DeviceGetAttribute(driver.DeviceAttributeComputeCapabilityMajor, dev)
-	minor, err2 := driver.DeviceGetAttribute(driver.DeviceAttributeComputeCapabilityMinor, dev)
+	major, err1 := cuDeviceGetAttribute(driver.DeviceAttributeComputeCapabilityMajor, dev)
+	minor, err2 := cuDeviceGetAttribute(driver.DeviceAttributeComputeCapabilityMinor, dev)
 	if err1 != nil || err2 != nil {
 		return ""
 	}

@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"runtime"
 
 	"github.com/cudago/cudago/bindings/driver"
 )
@@ -35,26 +34,25 @@ func (d *Device) ResetPrimaryContext() error {
 	c := d.primary
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	// This thread no longer uses the old context.
-	driver.CtxSetCurrent(0)
+	// None of these calls needs a current context, so no thread is held.
+	// Threads that had the old context current keep its handle, as they
+	// always did; every core call makes its context current itself.
 	if h := c.h.Swap(0); h != 0 {
 		stagingContextGone(driver.Context(h)) // the reset frees its pinned staging buffers
 		c.pool.takeAll(nil)                   // and the pool blocks kept for reuse
 		c.recorded.take()                     // what failed in the old context is over
 		// Its error, if any, is the sticky one: the reset is the cure.
-		driver.DevicePrimaryCtxRelease(d.handle)
+		cuDevicePrimaryCtxRelease(d.handle)
 	}
-	if err := driver.DevicePrimaryCtxReset(d.handle); err != nil {
+	if err := cuDevicePrimaryCtxReset(d.handle); err != nil {
 		return fmt.Errorf("core: ResetPrimaryContext %v: %w", d, err)
 	}
 	// Check that a fresh context can be had, and keep it retained.
-	h, err := driver.DevicePrimaryCtxRetain(d.handle)
+	h, err := cuDevicePrimaryCtxRetain(d.handle)
 	if err != nil {
 		// A second reset, now that nothing holds the old context.
-		if err2 := driver.DevicePrimaryCtxReset(d.handle); err2 == nil {
-			h, err = driver.DevicePrimaryCtxRetain(d.handle)
+		if err2 := cuDevicePrimaryCtxReset(d.handle); err2 == nil {
+			h, err = cuDevicePrimaryCtxRetain(d.handle)
 		}
 	}
 	if err != nil && IsSticky(err) {

@@ -1,26 +1,7 @@
 package core
 
 /*
-#include "ccall.h"
-
-typedef int st_CUresult;
-
-#define ST_RET(idx, r) (((cg_ret)(unsigned)(idx) << 32) | (cg_ret)(unsigned)(r))
-
-static void *st_pointer_get_attribute;
-
-static void st_set_pointer_get_attribute(void *f) { st_pointer_get_attribute = f; }
-
-// st_is_registered reports whether host address p is memory the driver
-// knows (page-locked, registered or managed): 1, or 0 for pageable memory.
-static int st_is_registered(uintptr_t ctx, uintptr_t p) {
-	if (!st_pointer_get_attribute || cg_ctx_set(ctx)) return 0;
-	unsigned int type = 0;
-	// CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2
-	st_CUresult r = ((st_CUresult (*)(void *, int, unsigned long long))st_pointer_get_attribute)(&type, 2, (unsigned long long)p);
-	return r == 0 && type != 0;
-}
-
+#include <stdint.h>
 #include <string.h>
 
 #if defined(__x86_64__)
@@ -56,34 +37,6 @@ static void st_copy(void *d, const void *s, size_t n) {
 	if (avx2) { st_copy_nt(d, s, n); return; }
 #endif
 	memcpy(d, s, n);
-}
-
-// st_htod queues a copy from pinned memory and records ev after it.
-static cg_ret st_htod(uintptr_t ctx, cg_devptr dst, uintptr_t src, size_t n, uintptr_t s, uintptr_t ev) {
-	cg_ret e = cg_ctx_set(ctx);
-	if (e) return e;
-	void *f = cg_fn[CG_MEMCPY_HTOD_ASYNC], *g = cg_fn[CG_EVENT_RECORD];
-	if (!f) return ST_RET(CG_MEMCPY_HTOD_ASYNC, CG_MISSING);
-	if (!g) return ST_RET(CG_EVENT_RECORD, CG_MISSING);
-	st_CUresult r = ((st_CUresult (*)(cg_devptr, const void *, size_t, uintptr_t))f)(dst, (const void *)src, n, s);
-	if (r) return ST_RET(CG_MEMCPY_HTOD_ASYNC, r);
-	r = ((st_CUresult (*)(uintptr_t, uintptr_t))g)(ev, s);
-	if (r) return ST_RET(CG_EVENT_RECORD, r);
-	return 0;
-}
-
-// st_dtoh queues a copy into pinned memory and records ev after it.
-static cg_ret st_dtoh(uintptr_t ctx, uintptr_t dst, cg_devptr src, size_t n, uintptr_t s, uintptr_t ev) {
-	cg_ret e = cg_ctx_set(ctx);
-	if (e) return e;
-	void *f = cg_fn[CG_MEMCPY_DTOH_ASYNC], *g = cg_fn[CG_EVENT_RECORD];
-	if (!f) return ST_RET(CG_MEMCPY_DTOH_ASYNC, CG_MISSING);
-	if (!g) return ST_RET(CG_EVENT_RECORD, CG_MISSING);
-	st_CUresult r = ((st_CUresult (*)(void *, cg_devptr, size_t, uintptr_t))f)((void *)dst, src, n, s);
-	if (r) return ST_RET(CG_MEMCPY_DTOH_ASYNC, r);
-	r = ((st_CUresult (*)(uintptr_t, uintptr_t))g)(ev, s);
-	if (r) return ST_RET(CG_EVENT_RECORD, r);
-	return 0;
 }
 
 // Go memory passed to st_copy is only used during the call.
@@ -140,12 +93,6 @@ var staging struct {
 	gens      map[driver.Context]int // bumped when a context's reset frees its buffers
 }
 
-var stagingInit = sync.OnceFunc(func() {
-	if p, err := driver.Proc("cuPointerGetAttribute"); err == nil {
-		C.st_set_pointer_get_attribute(p)
-	}
-})
-
 // takeSlots returns up to want free staging buffers, allocating new ones
 // while fewer than stagingMaxSlots exist; none when none can be had. New
 // buffers live in dev's primary context, which only ResetPrimaryContext
@@ -161,13 +108,13 @@ func takeSlots(dev *Device, want int) []*stagingSlot {
 		staging.free = staging.free[:n]
 	}
 	if len(out) < want && staging.allocated < stagingMaxSlots && !staging.noAlloc {
-		h, err := dev.primary.enter()
+		h, err := dev.primary.acquire()
 		if err != nil {
 			return out
 		}
-		defer dev.primary.exit()
+		defer dev.primary.release()
 		for len(out) < want && staging.allocated < stagingMaxSlots {
-			p, err := cMemHostAlloc(h, stagingChunk, memHostAllocPortable)
+			p, err := cuMemHostAlloc(h, stagingChunk, memHostAllocPortable)
 			if err != nil {
 				staging.noAlloc = true
 				break
@@ -216,10 +163,13 @@ func stagingContextGone(h driver.Context) {
 	staging.gens[h]++
 }
 
-// isPageable reports whether host memory p is ordinary pageable memory.
+// isPageable reports whether host memory p is ordinary pageable memory,
+// not memory the driver knows (page-locked, registered or managed): the
+// driver does not know it, or cannot say.
 func isPageable(h driver.Context, p unsafe.Pointer) bool {
-	stagingInit()
-	return C.st_is_registered(cu(uintptr(h)), C.uintptr_t(uintptr(p))) == 0
+	var typ driver.Memorytype
+	err := cuPointerGetAttribute(h, unsafe.Pointer(&typ), driver.PointerAttributeMemoryType, driver.Deviceptr(uintptr(p)))
+	return err != nil || typ == 0
 }
 
 // stagedPlan is the shape of one staged copy: workers, each with two
@@ -254,7 +204,7 @@ func newStagedPlan(dev *Device, h driver.Context, s driver.Stream, host unsafe.P
 	slots = slots[:2*workers]
 	pl := &stagedPlan{h: h, s: s, n: n, chunks: chunks, workers: workers, slots: slots}
 	for range slots {
-		e, err := cEventCreate(h, uint32(driver.EventDisableTiming))
+		e, err := cuEventCreate(h, uint32(driver.EventDisableTiming))
 		if err != nil {
 			pl.release()
 			return nil
@@ -268,7 +218,7 @@ func newStagedPlan(dev *Device, h driver.Context, s driver.Stream, host unsafe.P
 // have no pending copy of the plan.
 func (pl *stagedPlan) release() {
 	for _, e := range pl.events {
-		cEventDestroy(pl.h, e)
+		cuEventDestroy(pl.h, e)
 	}
 	putSlots(pl.slots)
 }
@@ -293,7 +243,7 @@ func (pl *stagedPlan) run(f func(w int) error) error {
 	}
 	errs[0] = f(0)
 	wg.Wait()
-	serr := cStreamSync(pl.h, pl.s)
+	serr := cuStreamSynchronize(pl.h, pl.s)
 	pl.release()
 	for _, e := range errs {
 		if e != nil {
@@ -316,14 +266,13 @@ func copyHtoD(dev *Device, h driver.Context, dst driver.Deviceptr, src unsafe.Po
 			k := 2*w + i%2
 			slot, ev := pl.slots[k], pl.events[k]
 			if i >= 2 { // the buffer's previous chunk must be on the device
-				if err := cEventSync(h, ev); err != nil {
+				if err := cuEventSynchronize(h, ev); err != nil {
 					return err
 				}
 			}
 			off, m := pl.chunk(j)
 			stageCopy(slot.buf[:m], host[off:off+m])
-			r := C.st_htod(cu(uintptr(h)), C.cg_devptr(uint64(dst)+uint64(off)), C.uintptr_t(uintptr(slot.p)), C.size_t(m), cu(uintptr(s)), cu(uintptr(ev)))
-			if err := cerr(r); err != nil {
+			if err := cStagedHtoD(h, dst+driver.Deviceptr(off), slot.p, uint64(m), s, ev); err != nil {
 				return err
 			}
 		}
@@ -349,8 +298,7 @@ func copyDtoH(dev *Device, h driver.Context, dst unsafe.Pointer, src driver.Devi
 		queue := func(i int) error {
 			k := 2*w + i%2
 			off, m := pl.chunk(mine[i])
-			r := C.st_dtoh(cu(uintptr(h)), C.uintptr_t(uintptr(pl.slots[k].p)), C.cg_devptr(uint64(src)+uint64(off)), C.size_t(m), cu(uintptr(s)), cu(uintptr(pl.events[k])))
-			return cerr(r)
+			return cStagedDtoH(h, pl.slots[k].p, src+driver.Deviceptr(off), uint64(m), s, pl.events[k])
 		}
 		for i := 0; i < len(mine) && i < 2; i++ {
 			if err := queue(i); err != nil {
@@ -359,7 +307,7 @@ func copyDtoH(dev *Device, h driver.Context, dst unsafe.Pointer, src driver.Devi
 		}
 		for i := range mine {
 			k := 2*w + i%2
-			if err := cEventSync(h, pl.events[k]); err != nil {
+			if err := cuEventSynchronize(h, pl.events[k]); err != nil {
 				return err
 			}
 			off, m := pl.chunk(mine[i])

@@ -37,16 +37,16 @@ type Stream struct {
 
 // NewStream creates a stream in context c.
 func (c *Context) NewStream(opts StreamOptions) (*Stream, error) {
-	h, err := c.enter()
+	h, err := c.acquire()
 	if err != nil {
 		return nil, err
 	}
-	defer c.exit()
+	defer c.release()
 	var flags uint32
 	if opts.NonBlocking {
 		flags |= uint32(driver.StreamNonBlocking)
 	}
-	sh, err := cStreamCreate(h, flags, opts.Priority)
+	sh, err := cuStreamCreateWithPriority(h, flags, int32(opts.Priority))
 	if err != nil {
 		return nil, err
 	}
@@ -63,28 +63,28 @@ type streamRef struct {
 // destroyStream is the finalizer of a forgotten Stream. Its error is
 // recorded for the next Sync of the context.
 func destroyStream(r streamRef) {
-	h, err := r.ctx.enter()
+	h, err := r.ctx.acquire()
 	if err != nil {
 		return // the context is gone, and its streams with it
 	}
-	r.ctx.record(fmt.Sprintf("destroying a forgotten stream %#x", uintptr(r.s)), cStreamDestroy(h, r.s))
-	r.ctx.exit()
+	r.ctx.record(fmt.Sprintf("destroying a forgotten stream %#x", uintptr(r.s)), cuStreamDestroy(h, r.s))
+	r.ctx.release()
 }
 
-// enter acquires the stream and its context for a driver call.
-func (s *Stream) enter() (driver.Context, error) {
+// acquire acquires the stream and its context for a driver call.
+func (s *Stream) acquire() (driver.Context, error) {
 	if !s.life.acquire() {
 		return 0, ErrClosed
 	}
-	h, err := s.ctx.enter()
+	h, err := s.ctx.acquire()
 	if err != nil {
 		s.life.release()
 	}
 	return h, err
 }
 
-func (s *Stream) exit() {
-	s.ctx.exit()
+func (s *Stream) release() {
+	s.ctx.release()
 	s.life.release()
 }
 
@@ -116,13 +116,13 @@ func (s *Stream) Close() error {
 		return nil
 	}
 	s.cleanup.Stop()
-	h, err := s.ctx.enter()
+	h, err := s.ctx.acquire()
 	if err != nil {
 		return nil // the context was destroyed, and the stream with it
 	}
-	defer s.ctx.exit()
+	defer s.ctx.release()
 	ferr := s.ctx.flushReuse(h, s) // blocks kept for reuse on s
-	if err := cStreamDestroy(h, s.handle); err != nil {
+	if err := cuStreamDestroy(h, s.handle); err != nil {
 		return err
 	}
 	return ferr
@@ -132,25 +132,25 @@ func (s *Stream) Close() error {
 // for reuse on the stream (see DeviceMemoryResource) go back to the pool
 // first.
 func (s *Stream) Sync() error {
-	h, err := s.enter()
+	h, err := s.acquire()
 	if err != nil {
 		return err
 	}
-	defer s.exit()
+	defer s.release()
 	if err := s.ctx.flushReuse(h, s); err != nil {
 		return err
 	}
-	return cStreamSync(h, s.handle)
+	return cuStreamSynchronize(h, s.handle)
 }
 
 // Query reports whether all work queued on the stream is done.
 func (s *Stream) Query() (done bool, err error) {
-	h, err := s.enter()
+	h, err := s.acquire()
 	if err != nil {
 		return false, err
 	}
-	defer s.exit()
-	err = cStreamQuery(h, s.handle)
+	defer s.release()
+	err = cuStreamQuery(h, s.handle)
 	if err == nil {
 		return true, nil
 	}
@@ -163,16 +163,16 @@ func (s *Stream) Query() (done bool, err error) {
 // Wait makes later work on s wait until e's recorded work is done; the
 // host does not wait.
 func (s *Stream) Wait(e *Event) error {
-	h, err := s.enter()
+	h, err := s.acquire()
 	if err != nil {
 		return err
 	}
-	defer s.exit()
+	defer s.release()
 	if !e.life.acquire() {
 		return ErrClosed
 	}
 	defer e.life.release()
-	return cStreamWaitEvent(h, s.handle, e.handle)
+	return cuStreamWaitEvent(h, s.handle, e.handle, 0)
 }
 
 // Record records a new event (timing disabled) on the stream: it
@@ -197,13 +197,13 @@ func (s *Stream) Record() (*Event, error) {
 // graph: the channel then delivers the error.
 func (s *Stream) Done() <-chan error {
 	ch := make(doneCallback, 1)
-	h, err := s.enter()
+	h, err := s.acquire()
 	if err != nil {
 		ch <- err
 		close(ch)
 		return ch
 	}
-	defer s.exit()
+	defer s.release()
 	hd := registerCallback(hostCallback(ch))
 	if err := cStreamAddCallback(h, s.handle, hd); err != nil {
 		deleteCallback(hd)
@@ -241,11 +241,11 @@ func (s *Stream) LaunchHostFunc(f func()) error {
 	if f == nil {
 		return fmt.Errorf("core: LaunchHostFunc: nil function")
 	}
-	h, err := s.enter()
+	h, err := s.acquire()
 	if err != nil {
 		return err
 	}
-	defer s.exit()
+	defer s.release()
 	if g := s.capture.Load(); g != nil {
 		hd := registerCallback(hostCallback(graphFunc(f)))
 		if err := cLaunchHostFunc(h, s.handle, hd); err != nil {

@@ -240,13 +240,10 @@ e_t cuFileGetVersion(int *v) { e_t e = {0, 0}; *v = 1090; return e; }`, "1.9.0",
 		{CuFile, "old/libcufile.so.1.6.1", fakeGeneric, "1.6.1", ""},
 	}
 	for _, c := range cases {
-		p := buildLib(t, filepath.Join(dir, c.file), "", c.src)
-		lib, err := find(c.lib, envOf(map[string]string{c.lib.EnvVar(): p}), "/")
-		if err != nil {
-			t.Errorf("%s: %v", c.file, err)
+		lib, v, err := fakeVersion(t, dir, c.lib, c.file, c.src)
+		if lib == nil {
 			continue
 		}
-		v, err := lib.Version()
 		switch {
 		case c.err != "":
 			if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "CUDA_ERROR_NO_DEVICE") {
@@ -558,4 +555,18 @@ func TestUnknownLib(t *testing.T) {
 	if _, err := find("cudnn", os.Getenv, "/"); err == nil {
 		t.Error("find(cudnn) succeeded")
 	}
+}
+
+// fakeVersion builds src as dir/file, finds it as lib through its override
+// variable and asks its Version; l is nil (and the test failed) when it
+// could not be found.
+func fakeVersion(t *testing.T, dir string, lib Lib, file, src string) (l *Library, v string, err error) {
+	t.Helper()
+	p := buildLib(t, filepath.Join(dir, file), "", src)
+	if l, err = find(lib, envOf(map[string]string{lib.EnvVar(): p}), "/"); err != nil {
+		t.Errorf("%s: %v", file, err)
+		return nil, "", nil
+	}
+	v, err = l.Version()
+	return l, v, err
 }

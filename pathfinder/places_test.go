@@ -378,13 +378,17 @@ func (f *depFakes) buildPrim(t *testing.T, dir string, extra ...string) string {
 	return buildLib(t, filepath.Join(dir, f.primName), "", src, args...)
 }
 
-func version(t *testing.T, lib *Library) string {
+// wantMarker checks the version the fake reports, which tells which copy of
+// its dependency the loader bound; why says which copy that is.
+func wantMarker(t *testing.T, lib *Library, want, why string) {
 	t.Helper()
 	v, err := lib.Version()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return v
+	if v != want {
+		t.Errorf("marker %s, want %s %s", v, want, why)
+	}
 }
 
 // TestDepsFromSamePlace loads a library whose dependency is in the same
@@ -418,9 +422,7 @@ func TestDepsFromSamePlace(t *testing.T) {
 	if !reflect.DeepEqual(lib.Companions, []string{siteLt}) || len(lib.Warnings) != 0 {
 		t.Errorf("Companions %q, Warnings %q; want only %s", lib.Companions, lib.Warnings, siteLt)
 	}
-	if v := version(t, lib); v != "12.4" {
-		t.Errorf("the library uses the dependency with marker %s, want 12.4 (the one beside it; CUDA_HOME's %s is 11.8)", v, homeLt)
-	}
+	wantMarker(t, lib, "12.4", "(the one beside it; CUDA_HOME's "+homeLt+" is 11.8)")
 	if dlnoload(f.lt13) != nil {
 		t.Errorf("%s was loaded, though the library needs only %s", f.lt13, f.lt12)
 	}
@@ -453,9 +455,7 @@ func TestDepMissingFromPlace(t *testing.T) {
 	if lib.Path != condaPrim || lib.Found != "CONDA_PREFIX" || !reflect.DeepEqual(lib.Companions, []string{condaLt}) {
 		t.Errorf("got %s (%s) with %q, want %s (CONDA_PREFIX) with %s", lib.Path, lib.Found, lib.Companions, condaPrim, condaLt)
 	}
-	if v := version(t, lib); v != "12.3" {
-		t.Errorf("marker %s, want 12.3", v)
-	}
+	wantMarker(t, lib, "12.3", "")
 }
 
 // TestDepAlreadyLoadedElsewhere: a dependency already in the process is the
@@ -480,9 +480,7 @@ func TestDepAlreadyLoadedElsewhere(t *testing.T) {
 	if len(lib.Warnings) != 1 || !strings.Contains(lib.Warnings[0], "already loaded from "+homeLt) || !strings.Contains(lib.Warnings[0], siteLt) {
 		t.Errorf("Warnings %q; want one naming %s and %s", lib.Warnings, homeLt, siteLt)
 	}
-	if v := version(t, lib); v != "11.8" {
-		t.Errorf("marker %s, want 11.8 (the copy already loaded)", v)
-	}
+	wantMarker(t, lib, "11.8", "(the copy already loaded)")
 }
 
 // TestDepOverride: the dependency's own override variable wins over the
@@ -499,9 +497,7 @@ func TestDepOverride(t *testing.T) {
 	if !reflect.DeepEqual(lib.Companions, []string{ovr}) {
 		t.Errorf("Companions %q, want %s", lib.Companions, ovr)
 	}
-	if v := version(t, lib); v != "12.6" {
-		t.Errorf("marker %s, want 12.6", v)
-	}
+	wantMarker(t, lib, "12.6", "")
 }
 
 // TestDepLoaderSupplied: a dependency missing from the place but found by
@@ -521,9 +517,7 @@ func TestDepLoaderSupplied(t *testing.T) {
 		!strings.Contains(lib.Warnings[0], "the system loader supplied "+lt) {
 		t.Errorf("Warnings %q", lib.Warnings)
 	}
-	if v := version(t, lib); v != "12.1" {
-		t.Errorf("marker %s, want 12.1", v)
-	}
+	wantMarker(t, lib, "12.1", "")
 }
 
 // TestDepChain loads a → b → c from one directory (CUDA 13's wheel layout):
@@ -550,9 +544,7 @@ func TestDepChain(t *testing.T) {
 	if lib.Path != a || !reflect.DeepEqual(lib.Companions, []string{c, b}) || len(lib.Warnings) != 0 {
 		t.Errorf("got %s with %q (warnings %q), want %s with [%s %s]", lib.Path, lib.Companions, lib.Warnings, a, c, b)
 	}
-	if v := version(t, lib); v != "4.0" {
-		t.Errorf("Version() = %s, want 4.0", v)
-	}
+	wantMarker(t, lib, "4.0", "")
 }
 
 // TestMathVersions checks the version queries of the runtime and the math
@@ -590,13 +582,10 @@ const char *cudaGetErrorName(int e) { return e == 35 ? "cudaErrorInsufficientDri
 		{CuFFT, "nofunc/libcufft.so.11", fakeGeneric, "", []string{"cufftGetProperty", "nofunc/libcufft.so.11"}},
 	}
 	for _, c := range cases {
-		p := buildLib(t, filepath.Join(dir, c.file), "", c.src)
-		lib, err := find(c.lib, envOf(map[string]string{c.lib.EnvVar(): p}), "/")
-		if err != nil {
-			t.Errorf("%s: %v", c.file, err)
+		lib, v, err := fakeVersion(t, dir, c.lib, c.file, c.src)
+		if lib == nil {
 			continue
 		}
-		v, err := lib.Version()
 		if c.errs == nil {
 			if err != nil || v != c.want {
 				t.Errorf("%s: Version() = %q, %v; want %s", c.file, v, err, c.want)

@@ -2,39 +2,22 @@ package nvrtc_test
 
 import (
 	"errors"
-	"github.com/cudago/cudago/internal/testenv"
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvrtc"
+	"github.com/cudago/cudago/internal/testenv"
 )
-
-// wantCountError requires err to be a *nvrtc.CountError for the given
-// count and counted parameter.
-func wantCountError(t *testing.T, err error, fn, count, counted string, value int64, n int) {
-	t.Helper()
-	var ce *nvrtc.CountError
-	if !errors.As(err, &ce) {
-		t.Fatalf("%s: got %v (%T), want a *CountError", fn, err, err)
-	}
-	want := nvrtc.CountError{Func: fn, Count: count, Value: value, Counted: counted, Len: n}
-	if *ce != want {
-		t.Fatalf("%s: got %+v, want %+v", fn, *ce, want)
-	}
-	if ce.Error() == "" {
-		t.Fatal("empty error text")
-	}
-}
 
 // TestCountLargerThanSlice passes counts larger than their slices (and
 // negative ones): the call must fail with a *CountError instead of letting
 // NVRTC read past the end of the slice.
 func TestCountLargerThanSlice(t *testing.T) {
 	_, err := nvrtc.CreateProgram(testenv.SeedSaxpy, "a.cu", 2, []string{"// h"}, []string{"h.h", "i.h"})
-	wantCountError(t, err, "nvrtcCreateProgram", "numHeaders", "headers", 2, 1)
+	testenv.WantCountError(t, err, "nvrtc", "nvrtcCreateProgram", "numHeaders", "headers", 2, 1)
 	_, err = nvrtc.CreateProgram(testenv.SeedSaxpy, "a.cu", 1, []string{"// h"}, nil)
-	wantCountError(t, err, "nvrtcCreateProgram", "numHeaders", "includeNames", 1, 0)
+	testenv.WantCountError(t, err, "nvrtc", "nvrtcCreateProgram", "numHeaders", "includeNames", 1, 0)
 	_, err = nvrtc.CreateProgram(testenv.SeedSaxpy, "a.cu", -1, nil, nil)
-	wantCountError(t, err, "nvrtcCreateProgram", "numHeaders", "headers", -1, 0)
+	testenv.WantCountError(t, err, "nvrtc", "nvrtcCreateProgram", "numHeaders", "headers", -1, 0)
 
 	// A count below the lengths is valid C: NVRTC reads the prefix only.
 	p, err := nvrtc.CreateProgram(`#include "h.h"`+"\n"+testenv.SeedSaxpy, "a.cu", 1,
@@ -45,9 +28,9 @@ func TestCountLargerThanSlice(t *testing.T) {
 	defer nvrtc.DestroyProgram(&p)
 
 	err = nvrtc.CompileProgram(p, 2, []string{"-arch=compute_80"})
-	wantCountError(t, err, "nvrtcCompileProgram", "numOptions", "options", 2, 1)
+	testenv.WantCountError(t, err, "nvrtc", "nvrtcCompileProgram", "numOptions", "options", 2, 1)
 	err = nvrtc.CompileProgram(p, 1, nil)
-	wantCountError(t, err, "nvrtcCompileProgram", "numOptions", "options", 1, 0)
+	testenv.WantCountError(t, err, "nvrtc", "nvrtcCompileProgram", "numOptions", "options", 1, 0)
 	// The second option is invalid; a count of 1 must not pass it.
 	if err := nvrtc.CompileProgram(p, 1, []string{"-arch=compute_80", "--no-such-option"}); err != nil {
 		t.Fatalf("CompileProgram with a prefix of the options: %v", err)

@@ -3,13 +3,12 @@ package main
 // Writing and naming the commands' outputs.
 
 import (
-	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/fsutil"
 )
 
 // writeOutput writes b to path, creating its directory. It writes a
@@ -22,23 +21,8 @@ func writeOutput(path string, b []byte) error {
 			return err
 		}
 	}
-	// O_EXCL with 0666, as os.WriteFile would create it (umask applies).
-	tmp := filepath.Join(dir, fmt.Sprintf(".%s.tmp%d-%d", filepath.Base(path), os.Getpid(), rand.Uint64()))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err2 := f.Close(); err == nil {
-		err = err2
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	// 0666, as os.WriteFile would create it (umask applies).
+	return fsutil.WriteAtomic(path, b, 0o666)
 }
 
 // stem is the last element of path without its last extension, as

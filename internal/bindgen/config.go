@@ -49,6 +49,9 @@ type libConfig struct {
 	// it as leaving the context unusable (every later call fails with it);
 	// when set, the status type gets a Sticky method true for those values.
 	sticky []string
+	// core lists the calls package core makes to this library through its
+	// own C layer (-core; see corecalls.go). Only the driver has it.
+	core *coreConfig
 	// localHeaders: the library's 12.4 headers are read from the local CUDA
 	// 12.4 install (.cuda/root/usr/include), and so are the headers that
 	// the 13.0 ones include but the shared 13.0 folder lacks (cuda_fp16.h,
@@ -122,6 +125,7 @@ var configs = map[string]*libConfig{
 		// cuGetProcAddress is how every other entry point is found; the
 		// package resolves it itself and exposes the versioned call.
 		rename: map[string]string{"CUmem_advise": "MemAdvice", "CUmem_advise_enum": "MemAdvice"},
+		core:   &driverCore,
 	},
 	"nvrtc": {
 		name: "nvrtc", pathLib: "NVRTC",
@@ -213,4 +217,127 @@ var configs = map[string]*libConfig{
 		},
 		rename: map[string]string{"CUfileError_t": "Status", "CUfileError": "Status"},
 	},
+}
+
+// driverCore is what package core calls in the driver (go generate in core
+// runs bindgen -lib driver -core .). Every other driver call of core's
+// non-test code is refused by core's TestNoDirectDriverCalls.
+//
+// Each call is generated as a C shim (cgx_<name>) that makes the context
+// current first when it has inCtx, and an unexported Go function of the
+// same name as the C API (cuStreamSynchronize(ctx, hStream)); cOnly entries
+// are only table entries for core's hand-written C (fastpath.h).
+var driverCore = coreConfig{
+	calls: []coreCall{
+		// Making a context current (CGX_ENTER, Context.SetCurrent).
+		{name: "cuCtxGetCurrent", flags: cOnly},
+		{name: "cuCtxSetCurrent", flags: noCallback},
+
+		// Contexts. cuCtxCreate_v2 is cg_ctx_create's fallback for drivers
+		// before 12.5.
+		{name: "cuCtxCreate", flags: cOnly},
+		{name: "cuCtxCreate_v2", flags: cOnly},
+		{name: "cuCtxPopCurrent", flags: cOnly},
+		{name: "cuCtxDestroy"},
+		{name: "cuCtxSynchronize", flags: inCtx},
+		{name: "cuCtxGetStreamPriorityRange", flags: inCtx | noEscape | noCallback, outs: []string{"leastPriority", "greatestPriority"}},
+		{name: "cuCtxEnablePeerAccess", flags: inCtx},
+		{name: "cuMemGetInfo", flags: inCtx | noEscape | noCallback},
+
+		// The driver and devices: no context.
+		{name: "cuInit"},
+		{name: "cuDriverGetVersion", flags: noEscape | noCallback},
+		{name: "cuGetErrorString", flags: noEscape | noCallback},
+		{name: "cuDeviceGetCount", flags: noEscape | noCallback},
+		{name: "cuDeviceGet", flags: noEscape | noCallback},
+		{name: "cuDeviceGetName", flags: noEscape | noCallback},
+		{name: "cuDeviceGetUuid", flags: noEscape | noCallback},
+		{name: "cuDeviceGetPCIBusId", flags: noEscape | noCallback},
+		{name: "cuDeviceTotalMem", flags: noEscape | noCallback},
+		{name: "cuDeviceGetAttribute", flags: noEscape | noCallback},
+		{name: "cuDeviceCanAccessPeer", flags: noEscape | noCallback},
+		{name: "cuDevicePrimaryCtxRetain", flags: noEscape | noCallback},
+		{name: "cuDevicePrimaryCtxRelease"},
+		{name: "cuDevicePrimaryCtxReset"},
+
+		// Streams.
+		{name: "cuStreamCreateWithPriority", flags: inCtx | noEscape | noCallback},
+		{name: "cuStreamDestroy", flags: inCtx},
+		{name: "cuStreamSynchronize", flags: inCtx | noCallback},
+		{name: "cuStreamQuery", flags: inCtx | noCallback},
+		{name: "cuStreamWaitEvent", flags: inCtx | noCallback},
+		{name: "cuStreamAddCallback", flags: cOnly},
+		{name: "cuLaunchHostFunc", flags: cOnly},
+		{name: "cuStreamIsCapturing", flags: cOnly},
+		{name: "cuStreamBeginCapture", flags: inCtx},
+		{name: "cuStreamEndCapture", flags: inCtx | noEscape | noCallback, outs: []string{"phGraph"}},
+
+		// Events. cuEventElapsedTime is _v2 (12.8) in the headers; older
+		// drivers have the first revision, with the same C signature.
+		{name: "cuEventCreate", flags: inCtx | noEscape | noCallback},
+		{name: "cuEventDestroy", flags: inCtx},
+		{name: "cuEventRecord", flags: inCtx | noCallback},
+		{name: "cuEventSynchronize", flags: inCtx | noCallback},
+		{name: "cuEventQuery", flags: inCtx | noCallback},
+		{name: "cuEventElapsedTime", flags: inCtx | noEscape | noCallback, outs: []string{"pMilliseconds"}, fallback: 2000},
+		{name: "cuIpcGetEventHandle", flags: inCtx | noEscape | noCallback, outs: []string{"pHandle"}},
+		{name: "cuIpcOpenEventHandle", flags: inCtx | noEscape | noCallback},
+
+		// Memory.
+		{name: "cuMemAlloc", flags: inCtx | noEscape | noCallback},
+		{name: "cuMemFree", flags: inCtx},
+		{name: "cuMemAllocAsync", flags: inCtx | noEscape | noCallback},
+		{name: "cuMemFreeAsync", flags: inCtx | noCallback},
+		{name: "cuMemHostAlloc", flags: inCtx | noEscape | noCallback},
+		{name: "cuMemFreeHost", flags: inCtx},
+		{name: "cuMemAllocManaged", flags: inCtx | noEscape | noCallback},
+		{name: "cuPointerGetAttribute", flags: inCtx | noEscape | noCallback},
+
+		// Copies and sets.
+		{name: "cuMemcpyHtoDAsync", flags: cOnly},
+		{name: "cuMemcpyDtoHAsync", flags: cOnly},
+		{name: "cuMemcpyDtoDAsync", flags: inCtx | noCallback},
+		{name: "cuMemcpyPeerAsync", flags: inCtx},
+		{name: "cuMemsetD8Async", flags: inCtx | noCallback},
+		{name: "cuMemsetD32Async", flags: inCtx | noCallback},
+
+		// Kernels.
+		{name: "cuLaunchKernel", flags: cOnly},
+		{name: "cuLaunchKernelEx", flags: cOnly},
+		{name: "cuKernelGetFunction", flags: inCtx | noEscape | noCallback},
+		{name: "cuKernelGetParamInfo", flags: inCtx | noEscape | noCallback, outs: []string{"paramSize"}},
+		{name: "cuKernelGetAttribute", flags: inCtx | noEscape | noCallback},
+		{name: "cuKernelSetAttribute", flags: inCtx},
+		{name: "cuOccupancyMaxActiveBlocksPerMultiprocessor", flags: inCtx | noEscape | noCallback},
+		{name: "cuOccupancyMaxPotentialBlockSize", flags: inCtx | noEscape | noCallback},
+
+		// Graphs.
+		{name: "cuGraphInstantiateWithFlags", flags: inCtx | noEscape | noCallback},
+		{name: "cuGraphLaunch", flags: inCtx | noCallback},
+		{name: "cuGraphUpload", flags: inCtx},
+		{name: "cuGraphExecUpdate", flags: inCtx | noEscape | noCallback, outs: []string{"resultInfo"}},
+		{name: "cuGraphDestroy", flags: inCtx},
+		{name: "cuGraphExecDestroy", flags: inCtx},
+
+		// Libraries: context-independent.
+		{name: "cuLibraryLoadData", flags: noEscape | noCallback},
+		{name: "cuLibraryGetKernel", flags: noEscape | noCallback},
+		{name: "cuLibraryUnload"},
+
+		// The driver's JIT linker (Linker's fallback), in a context.
+		{name: "cuLinkCreate", flags: inCtx, outs: []string{"stateOut"}},
+		{name: "cuLinkAddData", flags: inCtx},
+		{name: "cuLinkComplete", flags: inCtx | noEscape | noCallback, outs: []string{"cubinOut", "sizeOut"}},
+		{name: "cuLinkDestroy", flags: inCtx},
+	},
+	// What fastpath.c takes from the header instead of spelling it.
+	consts: []string{
+		"CU_LAUNCH_ATTRIBUTE_COOPERATIVE",
+		"CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION",
+		"CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT",
+		"CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT",
+		"CU_LAUNCH_PARAM_END_AS_INT",
+		"CU_STREAM_CAPTURE_STATUS_NONE",
+	},
+	structs: []string{"CUlaunchConfig", "CUlaunchAttribute"},
 }

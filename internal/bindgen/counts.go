@@ -113,8 +113,8 @@ func (m *model) emitChecks(b *bytes.Buffer, f *funcDef) {
 				limit += "+1"
 			}
 			fmt.Fprintf(b, "\tif n := int64(%s); n < 0 || n > int64(%s) {\n", c.count.goName, limit)
-			fmt.Fprintf(b, "\t\terr = &CountError{Func: %q, Count: %q, Value: n, Counted: %q, Len: %s}\n\t\treturn\n\t}\n",
-				f.cname, c.count.cname, s.cname, limit)
+			fmt.Fprintf(b, "\t\terr = &CountError{Lib: %q, Func: %q, Count: %q, Value: n, Counted: %q, Len: %s}\n\t\treturn\n\t}\n",
+				m.cfg.name, f.cname, c.count.cname, s.cname, limit)
 		}
 	}
 }
@@ -132,17 +132,6 @@ func (m *model) hasChecks() bool {
 const countErrorSource = `// CountError is returned, without calling the library, when a count
 // argument is negative or larger than the slice (or string) whose elements
 // it counts: the library would read past the end of that slice.
-type CountError struct {
-	Func    string // the C function
-	Count   string // the C name of the count parameter
-	Value   int64  // the count passed
-	Counted string // the C name of the parameter it counts
-	Len     int    // its elements (a string: its bytes and the NUL the C copy adds)
-}
-
-func (e *CountError) Error() string {
-	return "%s: " + e.Func + ": " + e.Count + " = " + strconv.FormatInt(e.Value, 10) +
-		" is out of range: " + e.Counted + " holds " + strconv.Itoa(e.Len)
-}
+type CountError = dl.CountError
 
 `

@@ -2,21 +2,32 @@
 // headers. It parses the headers with a real C front end (modernc.org/cc/v4),
 // never with regular expressions, and writes for one library:
 //
-//   - types.go: enums (typed constants with String), structs and unions with
+//   - types_gen.go: enums (typed constants with String), structs and unions with
 //     the C layout, handles, aliases and the header's integer macros;
-//   - funcs.go: one Go function per C function, output parameters turned into
+//   - funcs_gen.go: one Go function per C function, output parameters turned into
 //     results and the error last; a count parameter that its name pairs with
 //     slice parameters (numOptions and options) is checked against their
 //     lengths, and a *CountError is returned instead of calling C with a
 //     count larger than a slice;
-//   - shims.h / shims.c: the C declarations and call shims cgo needs, so no
+//   - shims_gen.h / shims_gen.c: the C declarations and call shims cgo needs, so no
 //     CUDA header is needed to build;
 //   - layout_gen_test.go: sizes and field offsets that a test checks against
-//     the C compiler.
+//     the C compiler (only for libraries with structs).
+//
+// Status types get String, Error and Explanation (the header's doc of each
+// value); the driver's Result also gets Sticky. Every file opens with the
+// standard "Code generated ... DO NOT EDIT." line naming this command and the
+// headers it read.
+//
+// With -core DIR it writes instead package core's own C layer over the
+// driver, from the list of calls in the driver's config (driverCore in
+// config.go; see corecalls.go): drivercalls_gen.h/.c/.go in DIR. core's
+// go:generate line runs it.
 //
 // Usage (from a bindings package directory, through go generate):
 //
 //	go run ../../internal/bindgen -lib driver -headers ../../../shared/cuda-headers
+//	go run ../internal/bindgen -lib driver -core .   (from core)
 package main
 
 import (
@@ -30,6 +41,7 @@ func main() {
 	lib := flag.String("lib", "", "library to generate: "+libNames())
 	headers := flag.String("headers", "", "folder holding the 12.4/ and 13.0/ header folders (default: ../shared/cuda-headers beside the repository)")
 	out := flag.String("out", ".", "output folder (the bindings package)")
+	core := flag.String("core", "", "write package core's driver calls (the config's core list) into this folder instead of the bindings")
 	flag.Parse()
 	cfg, ok := configs[*lib]
 	if !ok {
@@ -44,7 +56,11 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	if err := generate(cfg, dir, *out); err != nil {
+	gen := generate
+	if *core != "" {
+		gen, *out = generateCore, *core
+	}
+	if err := gen(cfg, dir, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bindgen:", err)
 		os.Exit(1)
 	}

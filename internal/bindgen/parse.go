@@ -228,6 +228,7 @@ func (m *model) owned(file string) bool {
 var reserved = []string{"Error", "MissingFunctionError", "CountError"}
 
 func buildModel(cfg *libConfig, headersDir string) (*model, error) {
+	setGenLines(cfg, false)
 	m := &model{cfg: cfg, names: map[string]string{}, goTypeOf: map[string]string{},
 		typedefs: map[string]*cc.Declarator{}, cstructs: map[string]string{}}
 	for _, r := range reserved {

@@ -226,6 +226,24 @@ func firstSentence(s string) string {
 	return s
 }
 
+// CountError is returned by a generated function, without calling the
+// library, when a count argument is negative or larger than the slice (or
+// string) whose elements it counts: the library would read past the end of
+// that slice.
+type CountError struct {
+	Lib     string // the bindings package: "nvrtc"
+	Func    string // the C function
+	Count   string // the C name of the count parameter
+	Value   int64  // the count passed
+	Counted string // the C name of the parameter it counts
+	Len     int    // its elements (a string: its bytes and the NUL the C copy adds)
+}
+
+func (e *CountError) Error() string {
+	return e.Lib + ": " + e.Func + ": " + e.Count + " = " + strconv.FormatInt(e.Value, 10) +
+		" is out of range: " + e.Counted + " holds " + strconv.Itoa(e.Len)
+}
+
 // CString returns s as a NUL-terminated byte slice for a C call.
 func CString(s string) []byte {
 	b := make([]byte, len(s)+1)

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""The math-library cases of packages blas, fft and rng, through CuPy (and
+PyTorch for bfloat16, which CuPy's matmul lacks), for comparison.
+
+Run on the GPU machine:  python3 bench/bench_cupy_math.py [--reps 5]
+Prints one Markdown table: GPU time by CUDA events (median over the reps),
+as the Go benchmarks of blas, fft and rng measure theirs.
+"""
+import argparse
+import statistics
+import sys
+import time
+
+N_GEMM = 8192
+N_FFT = 1 << 24
+N_RAND = 64 << 20  # float32 values: 256 MiB
+
+
+def events_time(cp, fn, iters, reps):
+    """Median seconds per call of fn, timed with CUDA events around iters calls."""
+    fn()
+    cp.cuda.Device().synchronize()
+    ts = []
+    for _ in range(reps):
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        for _ in range(iters):
+            fn()
+        end.record()
+        end.synchronize()
+        ts.append(cp.cuda.get_elapsed_time(start, end) / 1e3 / iters)
+    return statistics.median(ts)
+
+
+def cupy_cases(reps):
+    import cupy as cp
+
+    res = {}
+    for name, dt in (("float32", cp.float32), ("float64", cp.float64), ("float16", cp.float16)):
+        a = cp.random.random((N_GEMM, N_GEMM)).astype(dt)
+        b = cp.random.random((N_GEMM, N_GEMM)).astype(dt)
+        c = cp.empty((N_GEMM, N_GEMM), dtype=dt)
+        t = events_time(cp, lambda: cp.matmul(a, b, out=c), 5 if name != "float64" else 3, reps)
+        res[f"Gemm8192_{name}"] = f"{2 * N_GEMM**3 / t / 1e12:.1f} TFLOP/s"
+        del a, b, c
+    x = (cp.random.random(N_FFT) + 1j * cp.random.random(N_FFT)).astype(cp.complex64)
+    t = events_time(cp, lambda: cp.fft.fft(x), 20, reps)
+    res["FFT_C2C_2^24_complex64"] = f"{t * 1e3:.3f} ms"
+    rs = cp.random.RandomState(1234)
+    t = events_time(cp, lambda: rs.random_sample(N_RAND, dtype=cp.float32), 20, reps)
+    res["UniformFloat32_256MiB"] = f"{N_RAND * 4 / t / 1e9:.1f} GB/s"
+
+    # The CPU cost of one small GEMM call, timed as cudagobench times
+    # launches: chunks of 500 calls with untimed syncs between them.
+    a = cp.random.random((64, 64)).astype(cp.float32)
+    b = cp.random.random((64, 64)).astype(cp.float32)
+    c = cp.empty((64, 64), dtype=cp.float32)
+    per = []
+    for _ in range(reps):
+        el, n = 0.0, 0
+        for _ in range(20):
+            cp.cuda.Device().synchronize()
+            t0 = time.perf_counter()
+            for _ in range(500):
+                cp.matmul(a, b, out=c)
+            el += time.perf_counter() - t0
+            n += 500
+        per.append(el / n)
+    cp.cuda.Device().synchronize()
+    res["GemmSmall64_float32 (CPU per call)"] = f"{statistics.median(per) * 1e6:.2f} µs"
+    return res
+
+
+def torch_bf16(reps):
+    import torch
+
+    a = torch.rand((N_GEMM, N_GEMM), device="cuda", dtype=torch.bfloat16)
+    b = torch.rand((N_GEMM, N_GEMM), device="cuda", dtype=torch.bfloat16)
+    c = torch.empty((N_GEMM, N_GEMM), device="cuda", dtype=torch.bfloat16)
+    torch.matmul(a, b, out=c)
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(5):
+            torch.matmul(a, b, out=c)
+        e.record()
+        e.synchronize()
+        ts.append(s.elapsed_time(e) / 1e3 / 5)
+    return {"Gemm8192_bfloat16": f"{2 * N_GEMM**3 / statistics.median(ts) / 1e12:.1f} TFLOP/s (PyTorch {torch.__version__})"}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=5)
+    args = ap.parse_args()
+    res = {}
+    for f in (cupy_cases, torch_bf16):
+        try:
+            res.update(f(args.reps))
+        except Exception as e:  # noqa: BLE001
+            res[f.__name__] = f"n/a ({type(e).__name__}: {str(e)[:80]})"
+    try:
+        import cupy
+
+        ver = f"CuPy {cupy.__version__}"
+    except Exception:  # noqa: BLE001
+        ver = "no CuPy"
+    print(f"bench_cupy_math {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: Python {sys.version.split()[0]}, {ver}, "
+          f"{args.reps} reps (median)\n")
+    print("| case | CuPy |")
+    print("| --- | ---: |")
+    for k, v in res.items():
+        print(f"| {k} | {v} |")
+
+
+if __name__ == "__main__":
+    main()

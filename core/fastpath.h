@@ -1,0 +1,65 @@
+// The hand-written C of package core: only what must be one C call, for
+// speed or because the CUDA context and context stack are per OS thread.
+// Every other driver call is generated from internal/bindgen/config.go's
+// driverCore (drivercalls_gen.h), and so are the entry point table, the
+// structs and the constants used here: nothing of cuda.h is spelled by hand.
+//
+// The hand-written functions, and why each is one C call:
+//
+//   cg_launch             context check and cuLaunchKernel with the packed
+//                         arguments (CU_LAUNCH_PARAM_BUFFER_POINTER): the
+//                         launch hot path, one cgo call per launch.
+//   cg_launch_ex          the same through cuLaunchKernelEx, with the cluster
+//                         and cooperative attributes built on the C stack.
+//   cg_pool_alloc,        the capture check (cuStreamIsCapturing) and the
+//   cg_pool_free          reuse of a kept block, else cuMemAllocAsync or
+//                         cuMemFreeAsync: the pool hot path, one cgo call.
+//   cg_memcpy_htod_sync,  copy and cuStreamSynchronize: the Go memory is
+//   cg_memcpy_dtoh_sync   only used within the call, so it needs no pinning.
+//   cg_memcpy_htod_async, copy and registration of the C callback that
+//   cg_memcpy_dtoh_async  unpins the host memory when the copy is done (or,
+//                         if that fails, a wait): the memory is never left
+//                         pinned, nor used unpinned.
+//   cg_staged_htod,       one chunk of a staged copy (staging.go): copy and
+//   cg_staged_dtoh        cuEventRecord of the event that guards the staging
+//                         buffer, one cgo call per chunk.
+//   cg_stream_add_callback, cuStreamAddCallback and cuLaunchHostFunc with the
+//   cg_launch_host_func   C trampolines that call back into Go.
+//   cg_ctx_create         cuCtxCreate and cuCtxPopCurrent: the new context
+//                         must come off the stack of the thread that pushed it.
+//   cg_host_ptr           no driver call: a device address of host memory as
+//                         a pointer, which Go may not make from a uintptr.
+//
+// Each returns a cg_ret (drivercalls_gen.h): 0, or the failing entry point
+// and its CUresult.
+#ifndef CUDAGO_CORE_FASTPATH_H
+#define CUDAGO_CORE_FASTPATH_H
+
+#include "drivercalls_gen.h"
+
+cg_ret cg_ctx_create(int dev, unsigned flags, uintptr_t *out);
+
+cg_ret cg_stream_add_callback(uintptr_t ctx, uintptr_t s, uintptr_t handle);
+cg_ret cg_launch_host_func(uintptr_t ctx, uintptr_t s, uintptr_t handle);
+
+cg_ret cg_pool_alloc(uintptr_t ctx, uintptr_t s, size_t n, cg_devptr reuse, cg_devptr *p, int *capturing);
+cg_ret cg_pool_free(uintptr_t ctx, uintptr_t s, cg_devptr p, int *kept);
+void *cg_host_ptr(cg_devptr p);
+
+// The _sync forms enqueue on s and wait for s within the call (the host
+// memory is not kept); the _async forms keep src/dst until the copy
+// completes, so Go memory passed to them must be pinned.
+cg_ret cg_memcpy_htod_sync(uintptr_t ctx, cg_devptr dst, const void *src, size_t n, uintptr_t s);
+cg_ret cg_memcpy_dtoh_sync(uintptr_t ctx, void *dst, cg_devptr src, size_t n, uintptr_t s);
+cg_ret cg_memcpy_htod_async(uintptr_t ctx, cg_devptr dst, const void *src, size_t n, uintptr_t s, uintptr_t handle);
+cg_ret cg_memcpy_dtoh_async(uintptr_t ctx, void *dst, cg_devptr src, size_t n, uintptr_t s, uintptr_t handle);
+cg_ret cg_staged_htod(uintptr_t ctx, cg_devptr dst, uintptr_t src, size_t n, uintptr_t s, uintptr_t ev);
+cg_ret cg_staged_dtoh(uintptr_t ctx, uintptr_t dst, cg_devptr src, size_t n, uintptr_t s, uintptr_t ev);
+
+cg_ret cg_launch(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
+	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, uintptr_t args, size_t size);
+cg_ret cg_launch_ex(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
+	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, uintptr_t args, size_t size,
+	unsigned cx, unsigned cy, unsigned cz, int cooperative);
+
+#endif

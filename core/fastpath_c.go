@@ -1,0 +1,120 @@
+package core
+
+/*
+#include "fastpath.h"
+
+// Pointers passed to these are only used during the call.
+#cgo noescape cg_ctx_create
+#cgo noescape cg_pool_alloc
+#cgo noescape cg_pool_free
+#cgo noescape cg_memcpy_htod_sync
+#cgo noescape cg_memcpy_dtoh_sync
+
+// These never call back into Go on the calling thread.
+#cgo nocallback cg_memcpy_htod_sync
+#cgo nocallback cg_memcpy_dtoh_sync
+#cgo nocallback cg_pool_alloc
+#cgo nocallback cg_pool_free
+#cgo nocallback cg_launch
+#cgo nocallback cg_launch_ex
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/cudago/cudago/bindings/driver"
+)
+
+// Go wrappers of the hand-written C calls (fastpath.h says why each is one
+// C call); every other driver call is generated (drivercalls_gen.go).
+
+func cCtxCreate(dev driver.Device, flags uint32) (driver.Context, error) {
+	var out C.uintptr_t
+	err := cerr(C.cg_ctx_create(C.int(dev), C.uint(flags), &out))
+	return driver.Context(out), err
+}
+
+func cStreamAddCallback(ctx driver.Context, s driver.Stream, h uintptr) error {
+	return cerr(C.cg_stream_add_callback(cu(uintptr(ctx)), cu(uintptr(s)), cu(h)))
+}
+
+func cLaunchHostFunc(ctx driver.Context, s driver.Stream, h uintptr) error {
+	return cerr(C.cg_launch_host_func(cu(uintptr(ctx)), cu(uintptr(s)), cu(h)))
+}
+
+// cPoolAlloc allocates n bytes on s, or returns reuse (a block of n bytes
+// freed on s) when s is not capturing; see cg_pool_alloc.
+func cPoolAlloc(ctx driver.Context, s driver.Stream, n uint64, reuse driver.Deviceptr) (p driver.Deviceptr, capturing bool, err error) {
+	var out C.cg_devptr
+	var capt C.int
+	err = cerr(C.cg_pool_alloc(cu(uintptr(ctx)), cu(uintptr(s)), C.size_t(n), C.cg_devptr(reuse), &out, &capt))
+	return driver.Deviceptr(out), capt != 0, err
+}
+
+// cPoolFree frees p on s, or reports kept when s is not capturing and p
+// is left to the caller to reuse on s; see cg_pool_free.
+func cPoolFree(ctx driver.Context, s driver.Stream, p driver.Deviceptr) (kept bool, err error) {
+	var k C.int
+	err = cerr(C.cg_pool_free(cu(uintptr(ctx)), cu(uintptr(s)), C.cg_devptr(p), &k))
+	return k != 0, err
+}
+
+// hostPtr turns a device address of host-accessible memory (pinned or
+// managed: C memory) into a pointer.
+func hostPtr(p driver.Deviceptr) unsafe.Pointer { return C.cg_host_ptr(C.cg_devptr(p)) }
+
+func cMemcpyHtoDSync(ctx driver.Context, dst driver.Deviceptr, src unsafe.Pointer, n uint64, s driver.Stream) error {
+	return cerr(C.cg_memcpy_htod_sync(cu(uintptr(ctx)), C.cg_devptr(dst), src, C.size_t(n), cu(uintptr(s))))
+}
+
+func cMemcpyDtoHSync(ctx driver.Context, dst unsafe.Pointer, src driver.Deviceptr, n uint64, s driver.Stream) error {
+	return cerr(C.cg_memcpy_dtoh_sync(cu(uintptr(ctx)), dst, C.cg_devptr(src), C.size_t(n), cu(uintptr(s))))
+}
+
+// The async forms keep the host pointer after the call: it must be pinned
+// (runtime.Pinner) or C memory; h is released by the completion callback.
+func cMemcpyHtoDAsync(ctx driver.Context, dst driver.Deviceptr, src unsafe.Pointer, n uint64, s driver.Stream, h uintptr) error {
+	return cerr(C.cg_memcpy_htod_async(cu(uintptr(ctx)), C.cg_devptr(dst), src, C.size_t(n), cu(uintptr(s)), cu(h)))
+}
+
+func cMemcpyDtoHAsync(ctx driver.Context, dst unsafe.Pointer, src driver.Deviceptr, n uint64, s driver.Stream, h uintptr) error {
+	return cerr(C.cg_memcpy_dtoh_async(cu(uintptr(ctx)), dst, C.cg_devptr(src), C.size_t(n), cu(uintptr(s)), cu(h)))
+}
+
+// cStagedHtoD and cStagedDtoH queue one chunk of a staged copy between
+// pinned staging memory (C memory, passed as an address) and the device,
+// and record ev after it.
+func cStagedHtoD(ctx driver.Context, dst driver.Deviceptr, src unsafe.Pointer, n uint64, s driver.Stream, ev driver.Event) error {
+	return cerr(C.cg_staged_htod(cu(uintptr(ctx)), C.cg_devptr(dst), C.uintptr_t(uintptr(src)), C.size_t(n), cu(uintptr(s)), cu(uintptr(ev))))
+}
+
+func cStagedDtoH(ctx driver.Context, dst unsafe.Pointer, src driver.Deviceptr, n uint64, s driver.Stream, ev driver.Event) error {
+	return cerr(C.cg_staged_dtoh(cu(uintptr(ctx)), C.uintptr_t(uintptr(dst)), C.cg_devptr(src), C.size_t(n), cu(uintptr(s)), cu(uintptr(ev))))
+}
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// cLaunch and cLaunchEx take the packed arguments' address as a uintptr:
+// cgo then skips its pointer check (about 50 ns a launch). The memory is
+// the caller's stack frame or a buffer it keeps alive; a goroutine's stack
+// does not move while it is in a C call.
+func cLaunch(ctx driver.Context, k driver.Kernel, cfg *LaunchConfig, s driver.Stream, args uintptr, size int) error {
+	return cerr(C.cg_launch(cu(uintptr(ctx)), cu(uintptr(k)),
+		C.uint(cfg.Grid.X), C.uint(cfg.Grid.Y), C.uint(cfg.Grid.Z),
+		C.uint(cfg.Block.X), C.uint(cfg.Block.Y), C.uint(cfg.Block.Z),
+		C.uint(cfg.SharedMemory), cu(uintptr(s)), cu(args), C.size_t(size)))
+}
+
+func cLaunchEx(ctx driver.Context, k driver.Kernel, cfg *LaunchConfig, s driver.Stream, args uintptr, size int) error {
+	return cerr(C.cg_launch_ex(cu(uintptr(ctx)), cu(uintptr(k)),
+		C.uint(cfg.Grid.X), C.uint(cfg.Grid.Y), C.uint(cfg.Grid.Z),
+		C.uint(cfg.Block.X), C.uint(cfg.Block.Y), C.uint(cfg.Block.Z),
+		C.uint(cfg.SharedMemory), cu(uintptr(s)), cu(args), C.size_t(size),
+		C.uint(cfg.Cluster.X), C.uint(cfg.Cluster.Y), C.uint(cfg.Cluster.Z), cbool(cfg.Cooperative)))
+}

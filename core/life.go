@@ -1,0 +1,48 @@
+package core
+
+import (
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// life guards a resource against use during and after Close: users
+// acquire and release around each driver call, Close marks it closed and
+// waits for the users in flight. Two atomic adds per use.
+type life struct{ n atomic.Int64 }
+
+const lifeClosed = int64(1) << 62
+
+func (l *life) acquire() bool {
+	if l.n.Add(1)&lifeClosed != 0 {
+		l.n.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (l *life) release() { l.n.Add(-1) }
+
+func (l *life) closed() bool { return l.n.Load()&lifeClosed != 0 }
+
+// close marks l closed and waits until no user is in flight. It reports
+// whether this call closed it (false: it was closed before).
+func (l *life) close() bool {
+	for {
+		v := l.n.Load()
+		if v&lifeClosed != 0 {
+			return false
+		}
+		if l.n.CompareAndSwap(v, v|lifeClosed) {
+			break
+		}
+	}
+	for i := 0; l.n.Load() != lifeClosed; i++ {
+		if i < 100 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	return true
+}

@@ -1,0 +1,32 @@
+package core
+
+import (
+	"github.com/cudago/cudago/bindings/driver"
+)
+
+// ManagedMemoryResource allocates unified memory (cuMemAllocManaged,
+// attached globally), which migrates between host and device on demand.
+// Touch it from the host only when no kernel that uses it is running.
+type ManagedMemoryResource struct{ dev *Device }
+
+// NewManagedMemoryResource returns a managed-memory resource of dev.
+func NewManagedMemoryResource(dev *Device) *ManagedMemoryResource {
+	return &ManagedMemoryResource{dev: dev}
+}
+
+// Allocate allocates size bytes of managed memory; stream is only
+// remembered, as the stream Close waits for before freeing.
+func (r *ManagedMemoryResource) Allocate(size int, stream *Stream) (*Buffer, error) {
+	return allocPrimary("ManagedMemoryResource", r, size, stream, func(h driver.Context) (driver.Deviceptr, error) {
+		return cuMemAllocManaged(h, uint64(size), uint32(driver.MemAttachGlobal))
+	})
+}
+
+// Deallocate waits for stream (if any), then frees the memory.
+func (r *ManagedMemoryResource) Deallocate(ptr driver.Deviceptr, size int, stream *Stream) error {
+	return freePrimary(r.dev, ptr, stream, func(h driver.Context) error { return cuMemFree(h, ptr) })
+}
+
+func (r *ManagedMemoryResource) Device() *Device        { return r.dev }
+func (r *ManagedMemoryResource) DeviceAccessible() bool { return true }
+func (r *ManagedMemoryResource) HostAccessible() bool   { return true }

@@ -1,0 +1,37 @@
+// Package fsutil holds file helpers shared by the cudago command and core.
+package fsutil
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+)
+
+// TempPrefix starts the names of WriteAtomic's temporary files, so that
+// whoever owns a directory can recognise (and remove) those a crash left.
+const TempPrefix = ".tmp-"
+
+// WriteAtomic writes b to path through a temporary file in the same
+// directory, renamed over path once complete, so that a failed write never
+// leaves a truncated file (or a damaged previous one) behind and readers see
+// the old file or the new one, never a mix. The new file is created with
+// perm (the umask applies); the directory must exist.
+func WriteAtomic(path string, b []byte, perm os.FileMode) error {
+	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("%s%s-%d-%d", TempPrefix, filepath.Base(path), os.Getpid(), rand.Uint64()))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err2 := f.Close(); err == nil {
+		err = err2
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
