@@ -173,14 +173,14 @@ func fakeHostBuffer(addr driver.Deviceptr, size int) *core.Buffer {
 }
 
 // fakePlan is a Plan with no cuFFT plan, stream or device behind it.
-func fakePlan(t *testing.T, d Desc) *Plan {
+func fakePlan(t testing.TB, d Desc) *Plan {
 	t.Helper()
 	l, err := d.check()
 	must(t, err)
 	return &Plan{l: l}
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
