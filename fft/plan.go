@@ -57,14 +57,20 @@ func newPlan(s *core.Stream, l layout, cached bool) (*Plan, error) {
 		return nil, err
 	}
 	defer s.Release()
-	p := &Plan{l: l, stream: s, dev: s.Device(), cached: cached}
-	if err := cufftCreate(ctx, &p.h); err != nil {
+	var h cufft.Handle
+	if err := cufftCreate(ctx, &h); err != nil {
 		return nil, err
 	}
+	p := &Plan{l: l, stream: s, dev: s.Device(), h: h, cached: cached}
 	if err := p.setup(ctx, sh); err != nil {
-		err = errors.Join(err, cufftDestroy(ctx, p.h))
+		// err stays the library's own error unless cleaning up fails too.
+		if derr := cufftDestroy(ctx, h); derr != nil {
+			err = errors.Join(err, derr)
+		}
 		if p.work != nil {
-			err = errors.Join(err, p.work.Close())
+			if cerr := p.work.Close(); cerr != nil {
+				err = errors.Join(err, cerr)
+			}
 		}
 		return nil, err
 	}
