@@ -36,8 +36,8 @@
 //
 // Each function first reads (atomically) the table entry NVTX would call
 // and returns at once when it is empty: without a tool no call enters C,
-// copies a string or allocates; only the first call of each function, which
-// runs NVTX's initialization, does. With a tool, a call is one cgo call; the
+// copies a string or allocates, except the first NVTX call in the process,
+// which runs NVTX's initialization (and so empties every entry). With a tool, a call is one cgo call; the
 // name is copied into a NUL-terminated buffer on the C stack (on the C heap
 // from 256 bytes). A name ends at its first NUL byte. Enabled reports
 // whether a tool is attached, to skip building names that cost something
