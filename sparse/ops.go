@@ -62,6 +62,8 @@ func SpMV[T Scalar](h *Handle, op Op, alpha T, a *Matrix[T], x *core.Buffer, bet
 	if err := checkSpMV(h, op, a, x, y); err != nil {
 		return err
 	}
+	// a's own buffers are closed only by its Close, which the read lock
+	// holds off: they need no Acquire.
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	if a.closed {
