@@ -1,0 +1,216 @@
+package solver
+
+import (
+	"errors"
+	"unsafe"
+
+	"github.com/cudago/cudago/bindings/cublas"
+	"github.com/cudago/cudago/bindings/driver"
+	"github.com/cudago/cudago/core"
+)
+
+// LU is the factorization P·A = L·U of an n×n matrix, with partial
+// pivoting, made by FactorLU (cuSOLVER's getrf). L and U are in the
+// caller's buffer, in place of A, which must stay unchanged while the LU
+// is used; the LU owns the pivots. Close frees them.
+type LU[T Float] struct {
+	h      *Handle
+	a      *core.Buffer
+	n      int
+	layout Layout
+	ipiv   *core.Buffer // n int32, 1-based as LAPACK's
+}
+
+// FactorLU factors the n×n matrix in a, in place, on h's stream, and
+// waits for the result: a singular matrix gives a *SingularError
+// (errors.Is(err, ErrSingular)) naming the step whose pivot is zero.
+//
+// With ColMajor, a holds A column by column, as cuSOLVER wants. With
+// RowMajor, a holds A row by row, which cuSOLVER reads as Aᵀ: FactorLU
+// factors Aᵀ as it stands, without a copy, and Solve then solves with the
+// transpose of that factorization, which is A·X = B again. The pivots and
+// factors are then those of Aᵀ; a row-major singular A still gives
+// ErrSingular.
+func FactorLU[T Float](h *Handle, a *core.Buffer, n int, layout Layout) (*LU[T], error) {
+	if err := checkLU[T]("FactorLU", h, a, n, layout); err != nil {
+		return nil, err
+	}
+	ctx, err := h.st.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer h.st.end()
+	ipiv, err := h.st.stream.Device().Allocate(n*4, h.st.stream)
+	if err != nil {
+		return nil, err
+	}
+	if err := getrf[T](ctx, h.st, a, n, ipiv); err != nil {
+		_ = ipiv.Close()
+		return nil, err
+	}
+	return &LU[T]{h: h, a: a, n: n, layout: layout, ipiv: ipiv}, nil
+}
+
+func checkLU[T Float](fn string, h *Handle, a *core.Buffer, n int, layout Layout) error {
+	if err := checkHandle(fn, h, n); err != nil {
+		return err
+	}
+	if layout != ColMajor && layout != RowMajor {
+		return errors.New("solver: " + fn + ": unknown " + layout.String())
+	}
+	return checkBuf[T](fn, h, "A", a, n, n)
+}
+
+// getrf queries the workspace, factors and reads devInfo.
+func getrf[T Float](ctx driver.Context, st *handleState, a *core.Buffer, n int, ipiv *core.Buffer) error {
+	var p pins
+	defer p.release()
+	ap, err := p.add(a)
+	if err != nil {
+		return err
+	}
+	pp, err := p.add(ipiv)
+	if err != nil {
+		return err
+	}
+	ip, err := p.add(st.info)
+	if err != nil {
+		return err
+	}
+	n32 := int32(n)
+	var lwork int32
+	if isFloat32[T]() {
+		err = cusolverDnSgetrfBufferSize(ctx, st.lib, n32, n32, (*float32)(ap), n32, &lwork)
+	} else {
+		err = cusolverDnDgetrfBufferSize(ctx, st.lib, n32, n32, (*float64)(ap), n32, &lwork)
+	}
+	if err != nil {
+		return err
+	}
+	ws, err := st.workspace(int64(lwork) * int64(sizeOf[T]()))
+	if err != nil {
+		return err
+	}
+	wp, err := p.add(ws)
+	if err != nil {
+		return err
+	}
+	if isFloat32[T]() {
+		err = cusolverDnSgetrf(ctx, st.lib, n32, n32, (*float32)(ap), n32, (*float32)(wp), (*int32)(pp), (*int32)(ip))
+	} else {
+		err = cusolverDnDgetrf(ctx, st.lib, n32, n32, (*float64)(ap), n32, (*float64)(wp), (*int32)(pp), (*int32)(ip))
+	}
+	if err != nil {
+		return err
+	}
+	info, err := st.readInfo()
+	if err != nil {
+		return err
+	}
+	return infoError("getrf", info, func(i int) error { return &SingularError{Step: i} })
+}
+
+// N returns the order of the factored matrix.
+func (f *LU[T]) N() int { return f.n }
+
+// Solve solves A·X = B on the handle's stream, in place: b holds nrhs
+// right-hand sides of n elements each, one after another (a column-major
+// n×nrhs matrix; with one right-hand side, a vector), whatever the
+// layout of A, and gets the solutions. It returns once the work is
+// queued. b must not overlap A.
+func (f *LU[T]) Solve(b *core.Buffer, nrhs int) error {
+	if err := f.checkSolve(b, nrhs); err != nil {
+		return err
+	}
+	st := f.h.st
+	ctx, err := st.begin()
+	if err != nil {
+		return err
+	}
+	defer st.end()
+	var p pins
+	defer p.release()
+	ptrs := [4]unsafe.Pointer{}
+	for i, buf := range []*core.Buffer{f.a, f.ipiv, b, st.info} {
+		if ptrs[i], err = p.add(buf); err != nil {
+			return err
+		}
+	}
+	op := cublas.OpN
+	if f.layout == RowMajor {
+		op = cublas.OpT // a holds Aᵀ's factors: (Aᵀ)ᵀ·X = B
+	}
+	n, k := int32(f.n), int32(nrhs)
+	// devInfo reports only a wrong parameter, which the checks exclude:
+	// Solve does not wait to read it.
+	if isFloat32[T]() {
+		return cusolverDnSgetrs(ctx, st.lib, op, n, k, (*float32)(ptrs[0]), n, (*int32)(ptrs[1]), (*float32)(ptrs[2]), n, (*int32)(ptrs[3]))
+	}
+	return cusolverDnDgetrs(ctx, st.lib, op, n, k, (*float64)(ptrs[0]), n, (*int32)(ptrs[1]), (*float64)(ptrs[2]), n, (*int32)(ptrs[3]))
+}
+
+func (f *LU[T]) checkSolve(b *core.Buffer, nrhs int) error {
+	if f == nil {
+		return errors.New("solver: LU.Solve: nil *LU")
+	}
+	return checkRHS[T]("LU.Solve", f.h, f.a, f.n, b, nrhs)
+}
+
+// checkRHS checks the right-hand sides b of a solve with the n×n matrix a.
+func checkRHS[T Float](fn string, h *Handle, a *core.Buffer, n int, b *core.Buffer, nrhs int) error {
+	if err := checkNRHS(fn, nrhs); err != nil {
+		return err
+	}
+	if err := checkBuf[T](fn, h, "B", b, n, nrhs); err != nil {
+		return err
+	}
+	return checkOverlap[T](fn, "A", a, n*n, "B", b, n*nrhs)
+}
+
+// Pivots returns the row interchanges, waiting for the factorization:
+// row i (counted from 1, as LAPACK's IPIV) was interchanged with row
+// Pivots()[i-1]. For a RowMajor LU they are those of Aᵀ.
+func (f *LU[T]) Pivots() ([]int32, error) {
+	if f == nil {
+		return nil, errors.New("solver: LU.Pivots: nil *LU")
+	}
+	out := make([]int32, f.n)
+	if err := core.CopyFromDevice(out, f.ipiv); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Close frees the pivots, ordered after the work queued on the handle's
+// stream. Later Solves return core.ErrClosed; closing twice is not an
+// error.
+func (f *LU[T]) Close() error {
+	if f == nil {
+		return nil
+	}
+	return f.ipiv.Close()
+}
+
+// SolveLU solves A·X = B for an n×n matrix A: FactorLU, then Solve. a is
+// overwritten by the factors and b by the solutions (see LU.Solve for its
+// shape). It waits for the factorization, not for the solve.
+func SolveLU[T Float](h *Handle, a *core.Buffer, n int, layout Layout, b *core.Buffer, nrhs int) error {
+	if err := checkLU[T]("SolveLU", h, a, n, layout); err != nil {
+		return err
+	}
+	if err := checkRHS[T]("SolveLU", h, a, n, b, nrhs); err != nil {
+		return err
+	}
+	f, err := FactorLU[T](h, a, n, layout)
+	if err != nil {
+		return err
+	}
+	err = f.Solve(b, nrhs)
+	return errors.Join(err, f.Close())
+}
+
+func isFloat32[T Float]() bool {
+	var z T
+	_, ok := any(z).(float32)
+	return ok
+}
