@@ -114,6 +114,10 @@ func TestHostPhiloxReference(t *testing.T) {
 					t.Fatalf("seed %#x offset %d: uniform %d = %v, want %v", seed, off, i, u[i], uniformOf(x))
 				}
 			}
+			// The next call goes on exactly where this one stopped.
+			if i := firstDiff(hostDraw[uint32](t, g, opUint32, 5, params{}), philoxRef(seed, off+n, 5)); i >= 0 {
+				t.Fatalf("seed %#x offset %d: the next call's value %d is not value %d", seed, off, i, off+n+uint64(i))
+			}
 		}
 	}
 }
