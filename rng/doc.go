@@ -49,14 +49,14 @@
 // dimension, then n/d of the second, and so on.
 //
 // cuRAND's pseudo-random normal and log-normal generators work in pairs
-// (Box-Muller): they need an even count at an address aligned to a pair.
-// This package takes any count at any element-aligned address: the part
-// that is not a whole aligned run of pairs comes from one extra pair,
-// generated into a 2-element scratch Buffer that the Generator owns, and
-// copied into place on the stream. An odd n on an aligned Buffer (any
-// Buffer from Allocate) gives exactly the first n values of what n+1 would
-// give, and moves the generator on as n+1 would; a Buffer at an odd element
-// offset (a View) gets the same values with one of them moved to its first
-// element. The scratch is used only for those one or two elements, never a
-// copy of the output, so odd counts cost two small copies and no memory.
+// (Box-Muller) and need an even count (curand.h). This package takes any
+// count at any element-aligned address, and gives cuRAND only whole pairs
+// at pair-aligned addresses: the one or two elements outside such a run
+// come from one extra pair, generated into a 2-element scratch Buffer that
+// the Generator owns and copied into place on the stream. An odd n on an
+// aligned Buffer (any Buffer from Allocate) gives exactly the first n
+// values of what n+1 would give, and moves the generator on as n+1 would;
+// a Buffer at an odd element offset (a View) gets the same values with one
+// of them moved to its first element. The cost is one 2-value generation
+// and one or two 4- or 8-byte copies, never a copy of the output.
 package rng

@@ -106,6 +106,9 @@ func (g *Generator) check(o op, out *core.Buffer, n int, p params) error {
 	if g == nil {
 		return fmt.Errorf("rng: %s: nil *Generator", d.name)
 	}
+	if g.dims == 0 { // New sets at least 1
+		return fmt.Errorf("rng: %s: the Generator was not made by New", d.name)
+	}
 	ti := typeInfo[g.typ]
 	if o == opUint32 && ti.bits64 {
 		return fmt.Errorf("rng: Uint32: %v gives 64-bit values: use Uint64", g.typ)
@@ -151,6 +154,9 @@ func (g *Generator) generate(o op, out *core.Buffer, n int, p params) error {
 		return err
 	}
 	d := ops[o]
+	if g.stream == nil {
+		return fmt.Errorf("rng: %s: the Generator was not made by New", d.name)
+	}
 	if od, sd := out.Device(), g.stream.Device(); od != nil && od.Ordinal() != sd.Ordinal() {
 		return fmt.Errorf("rng: %s: out is memory of %v, the generator's stream is on %v", d.name, od, sd)
 	}

@@ -248,6 +248,9 @@ func (g *Generator) Close() error {
 		return nil
 	}
 	g.closed = true
+	if g.st == nil { // not made by New
+		return nil
+	}
 	g.cleanup.Stop()
 	return g.st.destroy()
 }

@@ -98,6 +98,12 @@ func TestSetSeedOffset(t *testing.T) {
 	}
 	wantErr(t, nilGen.Uniform(fakeBuffer(4), 1), "rng: Uniform: nil *Generator")
 
+	var zero Generator
+	wantErr(t, zero.Uniform(fakeBuffer(4), 1), "rng: Uniform: the Generator was not made by New")
+	if err := zero.Close(); err != nil {
+		t.Fatalf("Close of a zero Generator: %v", err)
+	}
+
 	g, _ := newGenerator(&Options{Type: Sobol32})
 	wantErr(t, g.SetSeed(1), "rng: SetSeed: Sobol32 is quasi-random")
 	if err := g.SetOffset(12); err != nil || g.offset != 12 || !g.reseed {
