@@ -190,17 +190,21 @@ func (m *model) emitCore(cfg *coreConfig) (map[string][]byte, int, error) {
 		return nil, 0, err
 	}
 	retC := entries[0].f.retC
+	include, err := cgxInclude("core")
+	if err != nil {
+		return nil, 0, err
+	}
 
 	// The header.
 	var h bytes.Buffer
 	h.WriteString(cGenLine)
 	h.WriteString(`/* Package core's driver calls (driverCore in internal/bindgen/config.go);
-   drivercalls.h says what is here. */
+   internal/cgx/cgx.h says what is here. */
 #ifndef CUDAGO_CORE_DRIVERCALLS_GEN_H
 #define CUDAGO_CORE_DRIVERCALLS_GEN_H
-#include "drivercalls.h" /* cg_ret, CG_MISSING, CG_RET: hand-written */
-
 `)
+	h.WriteString(include)
+	h.WriteString("#define CGX_TABLE cgx_fn\n\n")
 	fmt.Fprintf(&h, "typedef %s cgx_result; /* %s */\n", retC, m.cfg.resultType)
 	fmt.Fprintf(&h, "typedef %s cg_devptr; /* CUdeviceptr */\n\n", g.devptrC())
 	if len(consts) > 0 {
