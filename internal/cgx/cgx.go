@@ -22,6 +22,14 @@ import (
 // against this at compile time.
 const Missing = 0x7fffffff
 
+// CountError and CString are package dl's, for the generated calls: they
+// name no other package, which a parameter might be called (cuSPARSE's
+// gtsv calls take dl, d and du).
+type CountError = dl.CountError
+
+// CString returns s as a NUL-terminated byte slice for a C call.
+func CString(s string) []byte { return dl.CString(s) }
+
 // Lib is a bindings package, as the entries of a Table see it.
 type Lib struct {
 	name string // the library, in the error for an entry point never resolved: "libcuda"
