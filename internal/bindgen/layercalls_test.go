@@ -230,6 +230,14 @@ func TestLayerCallsRejects(t *testing.T) {
 	}
 }
 
+// TestGenerateCallsUnlisted: -calls in a folder without a list says so.
+func TestGenerateCallsUnlisted(t *testing.T) {
+	err := generateCalls(t.TempDir(), "unused")
+	if err == nil || !strings.Contains(err.Error(), "no list for package folder") {
+		t.Errorf("generateCalls(an unlisted folder): %v", err)
+	}
+}
+
 // TestLayerCallShapes checks what a small list generates: the shim makes
 // the context current unless it is 0, table and shims carry the package's
 // name (one binary links several packages' C), noEscape marks both.
