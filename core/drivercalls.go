@@ -7,10 +7,10 @@ import "C"
 
 import (
 	"errors"
-	"sync"
 	"unsafe"
 
 	"github.com/cudago/cudago/bindings/driver"
+	"github.com/cudago/cudago/internal/cgx"
 )
 
 // Package core reaches the driver only through its C layer: the calls
@@ -19,38 +19,37 @@ import (
 // its context current within the C call), and the few hand-written ones
 // of fastpath.h. TestNoDirectDriverCalls keeps it so.
 
-// The table's entry points, resolved once (initDriver).
-var procs struct {
-	once sync.Once
-	errs [C.CGX_N]error
-}
-
-func loadProcs() { procs.once.Do(func() { loadDriverCalls(&procs.errs) }) }
-
-// loadDriverCalls fills cgx_fn from driverCalls (generated); errs[i] says
-// why entry i could not be resolved, and the shims report it missing.
-func loadDriverCalls(errs *[C.CGX_N]error) {
-	for i := range driverCalls {
-		c := &driverCalls[i]
-		p, err := driver.Proc(c.name)
-		if err != nil && c.fallback != 0 {
-			var q unsafe.Pointer
-			var st driver.DriverProcAddressQueryResult
-			if driver.GetProcAddress(c.name, &q, c.fallback, 0, &st) == nil && q != nil {
-				p, err = q, nil
+// driverTable fills cgx_fn from driverCalls (generated), through
+// driver.Proc with the older cuGetProcAddress version as fallback, and
+// makes the errors of the shims (internal/cgx).
+var driverTable = func() *cgx.Table {
+	lib := cgx.NewLib("libcuda", driver.Proc, driver.StatusError)
+	var entries [C.CGX_N]cgx.Entry
+	for i, c := range driverCalls {
+		entries[i] = cgx.Entry{Name: c.name, Lib: lib}
+		if v := c.fallback; v != 0 {
+			entries[i].Fallback = func(name string) unsafe.Pointer {
+				var q unsafe.Pointer
+				var st driver.DriverProcAddressQueryResult
+				if driver.GetProcAddress(name, &q, v, 0, &st) != nil {
+					return nil
+				}
+				return q
 			}
 		}
-		if err != nil {
-			errs[i] = err
-			continue
-		}
-		C.cgx_fn[i] = p
 	}
-}
+	return cgx.NewTable(unsafe.Slice(&C.cgx_fn[0], C.CGX_N), entries[:])
+}()
+
+// The table's entry points are resolved once (initDriver).
+func loadProcs() { driverTable.Load() }
 
 // cgMissing is the CUresult part of a cg_ret for an entry point that could
 // not be resolved.
 const cgMissing = uint32(C.CG_MISSING)
+
+// cgx.Missing is CG_MISSING.
+var _ = [1]struct{}{}[cgMissing-cgx.Missing]
 
 // cerr turns a cg_ret into the driver's typed error.
 func cerr(r C.cg_ret) error {
@@ -60,29 +59,12 @@ func cerr(r C.cg_ret) error {
 	return makeErr(uint64(r))
 }
 
-// makeErr is out of line so that cerr inlines into every call.
+// makeErr is out of line so that cerr inlines into every call: the
+// *driver.Error that bindings/driver's function returns for the failing
+// entry point (driver.StatusError), or why it could not be resolved.
 //
 //go:noinline
-func makeErr(r uint64) error {
-	i := int(r >> 32)
-	code := uint32(r)
-	name := "?"
-	if i >= 0 && i < len(driverCalls) {
-		name = driverCalls[i].name
-	}
-	if code == cgMissing {
-		if i >= 0 && i < len(procs.errs) && procs.errs[i] != nil {
-			return procs.errs[i]
-		}
-		return &driver.MissingFunctionError{Func: name, Lib: "libcuda"}
-	}
-	res := driver.Result(code)
-	e := &driver.Error{Lib: "driver", Func: name, Code: res}
-	if i != C.CGX_cuGetErrorString { // its own failure has no message
-		e.Message, _ = cuGetErrorString(res)
-	}
-	return e
-}
+func makeErr(r uint64) error { return driverTable.Err(r) }
 
 // isNotReady reports whether err is CUDA_ERROR_NOT_READY.
 func isNotReady(err error) bool { return errors.Is(err, driver.ErrorNotReady) }

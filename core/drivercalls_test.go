@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,13 +20,15 @@ import (
 // core's non-test code may make, as "file:Function", with the reason.
 var directDriverCallsAllowed = map[string]string{
 	"drivercalls.go:Proc":           "the loader resolves the C table's entry points as bindings/driver does",
+	"drivercalls.go:StatusError":    "the C layer's failures are the errors bindings/driver's functions return",
 	"drivercalls.go:GetProcAddress": "the loader's fallback to an older revision of an entry point",
 }
 
 // TestNoDirectDriverCalls fails if core's non-test code calls a function
-// of bindings/driver: every driver call goes through core's C layer
-// (drivercalls_gen.go, fastpath.h), which makes the context current within
-// the call. Types, constants and conversions (driver.Stream(h)) are fine.
+// of bindings/driver, or uses one as a value: every driver call goes
+// through core's C layer (drivercalls_gen.go, fastpath.h), which makes the
+// context current within the call. Types, constants and conversions
+// (driver.Stream(h)) are fine.
 func TestNoDirectDriverCalls(t *testing.T) {
 	funcs := driverFuncNames(t)
 	if !funcs["StreamSynchronize"] || !funcs["Proc"] || !funcs["CtxCreateV4"] {
@@ -58,11 +61,7 @@ func TestNoDirectDriverCalls(t *testing.T) {
 			continue
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
+			sel, ok := n.(*ast.SelectorExpr)
 			if !ok {
 				return true
 			}
@@ -75,7 +74,7 @@ func TestNoDirectDriverCalls(t *testing.T) {
 				return true
 			}
 			t.Errorf("%s: calls driver.%s directly; call the generated %s (add it to driverCore in internal/bindgen/config.go and run go generate ./core) or a fastpath.h function",
-				fset.Position(call.Pos()), sel.Sel.Name, cName(sel.Sel.Name))
+				fset.Position(sel.Pos()), sel.Sel.Name, cName(sel.Sel.Name))
 			return true
 		})
 	}
@@ -155,7 +154,7 @@ func TestDriverCallsResolve(t *testing.T) {
 	}
 	var missing []string
 	for i, c := range driverCalls {
-		err := procs.errs[i]
+		err := driverTable.LoadErr(i)
 		if err == nil {
 			continue
 		}
@@ -168,11 +167,11 @@ func TestDriverCallsResolve(t *testing.T) {
 	}
 	sort.Strings(missing)
 	t.Logf("driver %d; entries it lacks: %v", v, missing)
-	if err := procs.errs[driverCallIndex(t, "cuEventElapsedTime")]; err != nil {
+	if err := driverTable.LoadErr(driverCallIndex(t, "cuEventElapsedTime")); err != nil {
 		t.Errorf("cuEventElapsedTime is not resolved on driver %d despite its fallback: %v", v, err)
 	}
 	// cg_ctx_create falls back to cuCtxCreate_v2: one of them is there.
-	if procs.errs[driverCallIndex(t, "cuCtxCreate")] != nil && procs.errs[driverCallIndex(t, "cuCtxCreate_v2")] != nil {
+	if driverTable.LoadErr(driverCallIndex(t, "cuCtxCreate")) != nil && driverTable.LoadErr(driverCallIndex(t, "cuCtxCreate_v2")) != nil {
 		t.Error("neither cuCtxCreate nor cuCtxCreate_v2 resolves")
 	}
 }
@@ -200,21 +199,23 @@ func TestDriverCallErrors(t *testing.T) {
 		t.Errorf("cuGetErrorString's own failure: %#v, want a *driver.Error without a message", err)
 	}
 
-	// An entry point that was not resolved: the loader's error, else a
-	// *MissingFunctionError naming it.
+	// An entry point that was not resolved: the loader's error (package
+	// cgx's tests check the rest), the bindings function's own.
 	idx := driverCallIndex(t, "cuGraphUpload")
-	saved := procs.errs[idx]
-	defer func() { procs.errs[idx] = saved }()
-	procs.errs[idx] = nil
 	err = makeErr(uint64(idx)<<32 | uint64(cgMissing))
-	var mf *driver.MissingFunctionError
-	if !errors.As(err, &mf) || mf.Func != "cuGraphUpload" {
-		t.Errorf("a missing entry point without a recorded error gives %#v", err)
+	if lerr := driverTable.LoadErr(idx); lerr != nil {
+		if err != lerr {
+			t.Errorf("a missing entry point gives %v, want the loader's error %v", err, lerr)
+		}
+	} else {
+		var mf *driver.MissingFunctionError
+		if !errors.As(err, &mf) || mf.Func != "cuGraphUpload" || mf.Lib != "libcuda" {
+			t.Errorf("a missing entry point without a recorded error gives %#v", err)
+		}
 	}
-	want := errors.New("recorded")
-	procs.errs[idx] = want
-	if err := makeErr(uint64(idx)<<32 | uint64(cgMissing)); err != want {
-		t.Errorf("a missing entry point gives %v, want the loader's error", err)
+	// The errors are bindings/driver's, for the same code.
+	if want := driver.StatusError("cuMemAlloc", driver.ErrorOutOfMemory); !reflect.DeepEqual(makeErr(uint64(alloc)<<32|uint64(driver.ErrorOutOfMemory)), want) {
+		t.Errorf("makeErr differs from driver.StatusError: %#v", want)
 	}
 }
 

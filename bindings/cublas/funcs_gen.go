@@ -938,6 +938,28 @@ var procs = dl.NewTable(pathfinder.CuBLAS, dl.Dlsym, []dl.Proc{
 	{Name: "cublasZtrttp", Symbols: []string{"cublasZtrttp"}, Since: "12.4.5", Version: 0},
 })
 
+// Proc returns the address of the entry point with C API name name (such
+// as "cublasAsumEx"), resolved as this package resolves it, for C code that
+// calls the library itself (the in-context calls of internal/bindgen
+// -calls). It fails like the Go function would.
+func Proc(name string) (unsafe.Pointer, error) {
+	i := procs.Index(name)
+	if i < 0 {
+		return nil, &MissingFunctionError{Func: name, Lib: "bindings/cublas", Need: "a newer cudago: the function is not in its headers"}
+	}
+	return procs.Get(i)
+}
+
+// StatusError returns the error that the Go function of C function name
+// returns when the library gives status s: nil for success.
+func StatusError(name string, s Status) error {
+	i := procs.Index(name)
+	if i < 0 {
+		return &MissingFunctionError{Func: name, Lib: "bindings/cublas", Need: "a newer cudago: the function is not in its headers"}
+	}
+	return check(i, s)
+}
+
 // AsumEx calls cublasAsumEx.
 func AsumEx(handle Handle, n int32, x unsafe.Pointer, xType DataType, incx int32, result unsafe.Pointer, resultType DataType, executiontype DataType) (err error) {
 	fn, err := procs.Get(0)

@@ -123,6 +123,28 @@ var procs = dl.NewTable(pathfinder.CuFFT, dl.Dlsym, []dl.Proc{
 	{Name: "cufftXtSetWorkAreaPolicy", Symbols: []string{"cufftXtSetWorkAreaPolicy"}, Since: "11.2.1", Version: 0},
 })
 
+// Proc returns the address of the entry point with C API name name (such
+// as "cufftCreate"), resolved as this package resolves it, for C code that
+// calls the library itself (the in-context calls of internal/bindgen
+// -calls). It fails like the Go function would.
+func Proc(name string) (unsafe.Pointer, error) {
+	i := procs.Index(name)
+	if i < 0 {
+		return nil, &MissingFunctionError{Func: name, Lib: "bindings/cufft", Need: "a newer cudago: the function is not in its headers"}
+	}
+	return procs.Get(i)
+}
+
+// StatusError returns the error that the Go function of C function name
+// returns when the library gives status s: nil for success.
+func StatusError(name string, s Result) error {
+	i := procs.Index(name)
+	if i < 0 {
+		return &MissingFunctionError{Func: name, Lib: "bindings/cufft", Need: "a newer cudago: the function is not in its headers"}
+	}
+	return check(i, s)
+}
+
 // Create calls cufftCreate.
 func Create(handle *Handle) (err error) {
 	fn, err := procs.Get(0)

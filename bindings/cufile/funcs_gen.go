@@ -93,6 +93,28 @@ var procs = dl.NewTable(pathfinder.CuFile, dl.Dlsym, []dl.Proc{
 	{Name: "cuFileWriteAsync", Symbols: []string{"cuFileWriteAsync"}, Since: "13.0", Version: 0},
 })
 
+// Proc returns the address of the entry point with C API name name (such
+// as "cuFileBatchIOCancel"), resolved as this package resolves it, for C code that
+// calls the library itself (the in-context calls of internal/bindgen
+// -calls). It fails like the Go function would.
+func Proc(name string) (unsafe.Pointer, error) {
+	i := procs.Index(name)
+	if i < 0 {
+		return nil, &MissingFunctionError{Func: name, Lib: "bindings/cufile", Need: "a newer cudago: the function is not in its headers"}
+	}
+	return procs.Get(i)
+}
+
+// StatusError returns the error that the Go function of C function name
+// returns when the library gives status s: nil for success.
+func StatusError(name string, s Status) error {
+	i := procs.Index(name)
+	if i < 0 {
+		return &MissingFunctionError{Func: name, Lib: "bindings/cufile", Need: "a newer cudago: the function is not in its headers"}
+	}
+	return check(i, s)
+}
+
 // BatchIOCancel calls cuFileBatchIOCancel.
 func BatchIOCancel(batchIdp BatchHandle) (err error) {
 	fn, err := procs.Get(0)

@@ -766,6 +766,28 @@ var procs = dl.NewTable(pathfinder.CuSOLVER, dl.Dlsym, []dl.Proc{
 	{Name: "cusolverSpZcsrzfdHost", Symbols: []string{"cusolverSpZcsrzfdHost"}, Since: "11.6.1", Version: 0},
 })
 
+// Proc returns the address of the entry point with C API name name (such
+// as "cusolverDnCCgels"), resolved as this package resolves it, for C code that
+// calls the library itself (the in-context calls of internal/bindgen
+// -calls). It fails like the Go function would.
+func Proc(name string) (unsafe.Pointer, error) {
+	i := procs.Index(name)
+	if i < 0 {
+		return nil, &MissingFunctionError{Func: name, Lib: "bindings/cusolver", Need: "a newer cudago: the function is not in its headers"}
+	}
+	return procs.Get(i)
+}
+
+// StatusError returns the error that the Go function of C function name
+// returns when the library gives status s: nil for success.
+func StatusError(name string, s Status) error {
+	i := procs.Index(name)
+	if i < 0 {
+		return &MissingFunctionError{Func: name, Lib: "bindings/cusolver", Need: "a newer cudago: the function is not in its headers"}
+	}
+	return check(i, s)
+}
+
 // DnCCgels calls cusolverDnCCgels.
 func DnCCgels(handle DnHandle, m Int, n Int, nrhs Int, dA *complex64, ldda Int, dB *complex64, lddb Int, dX *complex64, lddx Int, dWorkspace unsafe.Pointer, lworkBytes uint64, iter *Int, dInfo *Int) (err error) {
 	fn, err := procs.Get(0)

@@ -832,6 +832,16 @@ var procs = dl.NewTable(pathfinder.Driver, resolve, []dl.Proc{
 	{Name: "cuWaitExternalSemaphoresAsync", Symbols: []string{"cuWaitExternalSemaphoresAsync"}, Since: "12.4", Version: 10000},
 })
 
+// StatusError returns the error that the Go function of C function name
+// returns when the library gives status s: nil for success.
+func StatusError(name string, s Result) error {
+	i := procs.Index(name)
+	if i < 0 {
+		return &MissingFunctionError{Func: name, Lib: "bindings/driver", Need: "a newer cudago: the function is not in its headers"}
+	}
+	return check(i, s)
+}
+
 // Array3DCreate calls cuArray3DCreate (cuArray3DCreate_v2). It is resolved through cuGetProcAddress at CUDA 3.2.
 //
 // Creates a 3D CUDA array.

@@ -52,6 +52,28 @@ var procs = dl.NewTable(pathfinder.NVJitLink, dl.Dlsym, []dl.Proc{
 	{Name: "nvJitLinkVersion", Symbols: []string{"nvJitLinkVersion"}, Since: "12.4", Version: 0},
 })
 
+// Proc returns the address of the entry point with C API name name (such
+// as "nvJitLinkAddData"), resolved as this package resolves it, for C code that
+// calls the library itself (the in-context calls of internal/bindgen
+// -calls). It fails like the Go function would.
+func Proc(name string) (unsafe.Pointer, error) {
+	i := procs.Index(name)
+	if i < 0 {
+		return nil, &MissingFunctionError{Func: name, Lib: "bindings/nvjitlink", Need: "a newer cudago: the function is not in its headers"}
+	}
+	return procs.Get(i)
+}
+
+// StatusError returns the error that the Go function of C function name
+// returns when the library gives status s: nil for success.
+func StatusError(name string, s Result) error {
+	i := procs.Index(name)
+	if i < 0 {
+		return &MissingFunctionError{Func: name, Lib: "bindings/nvjitlink", Need: "a newer cudago: the function is not in its headers"}
+	}
+	return check(i, s)
+}
+
 // AddData calls nvJitLinkAddData (__nvJitLinkAddData_13_0).
 //
 // nvJitLinkAddData adds data image to the link.

@@ -341,3 +341,31 @@ var driverCore = coreConfig{
 	},
 	structs: []string{"CUlaunchConfig", "CUlaunchAttribute"},
 }
+
+// layerCalls lists, per package folder (from the module root), the library
+// functions the package calls: go generate there runs
+// `go run ../internal/bindgen -calls .`, which writes calls_gen.go, .h and
+// .c into it (layercalls.go says what they hold). Each call becomes an
+// unexported Go function named <C prefix><GoName> (cublasSgemm for
+// cublas.Sgemm) that takes ctx driver.Context and then the bindings
+// function's own parameters, and makes ctx current within the cgo call
+// that calls the library. To add a package: an entry here with its
+// libraries and calls, the go:generate line in the package, go generate.
+var layerCalls = map[string]*callList{
+	// A few calls of every math library (and a count-checked one of NVVM),
+	// for the generator's tests: internal/calltest calls them without a GPU
+	// and compares them with the bindings.
+	"internal/calltest": {
+		libs: []string{"cublas", "cublaslt", "curand", "cufft", "cusparse", "cusolver", "nvvm"},
+		calls: []string{
+			"cublasCreate", "cublasDestroy", "cublasGetVersion", "cublasSetStream", "cublasSgemm", "cublasSgemm_64", "cublasLoggerConfigure",
+			"cublasLtCreate", "cublasLtDestroy", "cublasLtMatmulDescCreate", "cublasLtMatmul",
+			"curandCreateGenerator", "curandCreateGeneratorHost", "curandDestroyGenerator", "curandSetPseudoRandomGeneratorSeed", "curandGenerateUniform", "curandGenerateBinomial", "curandGetVersion",
+			"cufftCreate", "cufftDestroy", "cufftMakePlan1d", "cufftExecC2C", "cufftEstimate1d",
+			"cusparseCreate", "cusparseDestroy", "cusparseCreateMatDescr", "cusparseDestroyMatDescr", "cusparseCcsr2csr_compress",
+			"cusolverDnCreate", "cusolverDnDestroy", "cusolverDnSgetrf_bufferSize", "cusolverDnSgetrf",
+			"nvvmCreateProgram", "nvvmAddModuleToProgram", "nvvmDestroyProgram",
+		},
+		noEscape: []string{"cublasGetVersion", "curandGetVersion", "cufftEstimate1d", "nvvmCreateProgram"},
+	},
+}

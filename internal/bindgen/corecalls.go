@@ -6,8 +6,10 @@ import (
 	"go/format"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"modernc.org/cc/v4"
 )
@@ -121,6 +123,15 @@ type coreGen struct {
 	byName  map[string]*funcDef
 	mirrors *mirrorGen
 	usesDL  bool
+	// For the library calls of a layer package (layercalls.go): the Go
+	// package that qualifies the bindings' types ("" is driver), the names
+	// a parameter must not take (instead of goReserved), and the C structs
+	// passed by value (the bindings' own definitions instead of core's
+	// mirrors). Their C strings come from package cgx, not dl, which
+	// cuSPARSE's gtsv calls name a parameter.
+	pkg      string
+	reserved map[string]bool
+	cstructs []string
 }
 
 // emitCore returns the three files and the number of generated calls.
@@ -190,17 +201,21 @@ func (m *model) emitCore(cfg *coreConfig) (map[string][]byte, int, error) {
 		return nil, 0, err
 	}
 	retC := entries[0].f.retC
+	include, err := cgxInclude("core")
+	if err != nil {
+		return nil, 0, err
+	}
 
 	// The header.
 	var h bytes.Buffer
 	h.WriteString(cGenLine)
 	h.WriteString(`/* Package core's driver calls (driverCore in internal/bindgen/config.go);
-   drivercalls.h says what is here. */
+   internal/cgx/cgx.h says what is here. */
 #ifndef CUDAGO_CORE_DRIVERCALLS_GEN_H
 #define CUDAGO_CORE_DRIVERCALLS_GEN_H
-#include "drivercalls.h" /* cg_ret, CG_MISSING, CG_RET: hand-written */
-
 `)
+	h.WriteString(include)
+	h.WriteString("#define CGX_TABLE cgx_fn\n\n")
 	fmt.Fprintf(&h, "typedef %s cgx_result; /* %s */\n", retC, m.cfg.resultType)
 	fmt.Fprintf(&h, "typedef %s cg_devptr; /* CUdeviceptr */\n\n", g.devptrC())
 	if len(consts) > 0 {
@@ -339,13 +354,25 @@ func (g *coreGen) devptrC() string {
 	return "unsigned long long"
 }
 
+// dl is the package whose CString the generated calls use.
+func (g *coreGen) dl() string {
+	if g.pkg != "" {
+		return "cgx"
+	}
+	return "dl"
+}
+
 // goReserved are names a parameter must not take in a generated function:
 // the context, the Go names the function uses, the locals of CGX_CALL.
 var goReserved = map[string]bool{"ctx": true, "err": true, "driver": true, "unsafe": true, "dl": true, "C": true, "cerr": true, "f_": true, "r_": true, "e_": true}
 
 func (g *coreGen) param(c *coreCall, p *paramDef, forceOut bool) (*coreParam, error) {
 	cp := &coreParam{p: p, name: p.goName}
-	for goReserved[cp.name] && (cp.name != "ctx" || c.flags&inCtx != 0) {
+	reserved := goReserved
+	if g.reserved != nil {
+		reserved = g.reserved
+	}
+	for reserved[cp.name] && (cp.name != "ctx" || c.flags&inCtx != 0) {
 		cp.name += "_"
 	}
 	cp.out = p.out || forceOut
@@ -358,11 +385,21 @@ func (g *coreGen) param(c *coreCall, p *paramDef, forceOut bool) (*coreParam, er
 	n := cp.name
 	switch p.kind {
 	case pkValue:
-		cp.goType = qualify(p.goType)
+		cp.goType = g.qualify(p.goType)
 		cp.fnC = g.m.shimParamC(p)
 		cp.shimC = cp.fnC
 		cp.arg = fmt.Sprintf("%s(%s)", cgoType(cp.shimC), n)
 	case pkStruct:
+		if g.pkg != "" {
+			// The bindings' C struct of the same layout, as their shims pass it.
+			cp.goType = g.qualify(p.goType)
+			cp.fnC, cp.shimC = p.cType, p.cType
+			cp.arg = fmt.Sprintf("*(*%s)(unsafe.Pointer(&%s))", cgoType(p.cType), n)
+			if !slices.Contains(g.cstructs, p.cType) {
+				g.cstructs = append(g.cstructs, p.cType)
+			}
+			break
+		}
 		td := p.ct.Typedef()
 		if td == nil {
 			return nil, fail("an untyped struct passed by value")
@@ -371,7 +408,7 @@ func (g *coreGen) param(c *coreCall, p *paramDef, forceOut bool) (*coreParam, er
 			return nil, err
 		}
 		g.mirrors.byValue(td.Name())
-		cp.goType = qualify(p.goType)
+		cp.goType = g.qualify(p.goType)
 		cp.fnC = "cgx_" + td.Name()
 		cp.shimC = cp.fnC
 		cp.arg = fmt.Sprintf("*(*C.cgx_%s)(unsafe.Pointer(&%s))", td.Name(), n)
@@ -381,7 +418,7 @@ func (g *coreGen) param(c *coreCall, p *paramDef, forceOut bool) (*coreParam, er
 		}
 		cp.goType = "string"
 		cp.fnC, cp.shimC = "const char *", "const char *"
-		cp.pre = fmt.Sprintf("\t%s_c := dl.CString(%s)\n", n, n)
+		cp.pre = fmt.Sprintf("\t%s_c := %s.CString(%s)\n", n, g.dl(), n)
 		cp.arg = fmt.Sprintf("(*C.char)(unsafe.Pointer(&%s_c[0]))", n)
 		g.usesDL = true
 	case pkStrings:
@@ -407,9 +444,9 @@ func (g *coreGen) param(c *coreCall, p *paramDef, forceOut bool) (*coreParam, er
 			if forceOut && !p.out {
 				ot = strings.TrimPrefix(p.goType, "*")
 			}
-			cp.goType = qualify(ot)
+			cp.goType = g.qualify(ot)
 		} else {
-			cp.goType = qualify(p.goType)
+			cp.goType = g.qualify(p.goType)
 		}
 		addr := n
 		if cp.out {
@@ -459,8 +496,21 @@ func (g *coreGen) pointee(el cc.Type) string {
 	return ct
 }
 
+// qualify names the bindings package's types in Go type t: *Stream ->
+// *driver.Stream (core), *cublas.Handle (a layer's cuBLAS calls).
+func (g *coreGen) qualify(t string) string {
+	if g.pkg == "" {
+		return qualify(t)
+	}
+	return qualifyIn(t, g.pkg)
+}
+
 // qualify names bindings/driver's types in Go type t: *Stream -> *driver.Stream.
-func qualify(t string) string {
+func qualify(t string) string { return qualifyIn(t, "driver") }
+
+// qualifyIn names package pkg's types in Go type t. A type of another
+// package (cublas.Status) or a predeclared one (complex64) stays as it is.
+func qualifyIn(t, pkg string) string {
 	prefix := ""
 	for {
 		switch {
@@ -476,15 +526,10 @@ func qualify(t string) string {
 		}
 		break
 	}
-	switch t {
-	case "bool", "byte", "string", "uintptr", "float32", "float64",
-		"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64":
+	if strings.Contains(t, ".") || t == "" || !unicode.IsUpper(rune(t[0])) {
 		return prefix + t
 	}
-	if strings.Contains(t, ".") {
-		return prefix + t
-	}
-	return prefix + "driver." + t
+	return prefix + pkg + "." + t
 }
 
 func (g *coreGen) emitGoCall(b *bytes.Buffer, c *coreCall, f *funcDef, params []*coreParam) {

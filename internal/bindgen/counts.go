@@ -105,7 +105,11 @@ func (f *funcDef) checkDoc() string {
 }
 
 // emitChecks writes the guards at the top of a generated function.
-func (m *model) emitChecks(b *bytes.Buffer, f *funcDef) {
+func (m *model) emitChecks(b *bytes.Buffer, f *funcDef) { m.emitChecksAs(b, f, "CountError") }
+
+// emitChecksAs writes the guards with the error type named errType: the
+// bindings package's alias, or dl.CountError outside it, the same value.
+func (m *model) emitChecksAs(b *bytes.Buffer, f *funcDef, errType string) {
 	for _, c := range f.checks {
 		for _, s := range c.counted {
 			limit := fmt.Sprintf("len(%s)", s.goName)
@@ -113,8 +117,8 @@ func (m *model) emitChecks(b *bytes.Buffer, f *funcDef) {
 				limit += "+1"
 			}
 			fmt.Fprintf(b, "\tif n := int64(%s); n < 0 || n > int64(%s) {\n", c.count.goName, limit)
-			fmt.Fprintf(b, "\t\terr = &CountError{Lib: %q, Func: %q, Count: %q, Value: n, Counted: %q, Len: %s}\n\t\treturn\n\t}\n",
-				m.cfg.name, f.cname, c.count.cname, s.cname, limit)
+			fmt.Fprintf(b, "\t\terr = &%s{Lib: %q, Func: %q, Count: %q, Value: n, Counted: %q, Len: %s}\n\t\treturn\n\t}\n",
+				errType, m.cfg.name, f.cname, c.count.cname, s.cname, limit)
 		}
 	}
 }

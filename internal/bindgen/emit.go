@@ -350,6 +350,7 @@ func (m *model) emitFuncs() []byte {
 		fmt.Fprintf(&b, "\t{Name: %q, Symbols: []string{%s}, Since: %q, Version: %d},\n", f.cname, strings.Join(syms, ", "), f.since, f.procVersion)
 	}
 	b.WriteString("})\n\n")
+	m.emitLookups(&b)
 	for _, f := range m.funcs {
 		m.emitFunc(&b, f)
 	}
@@ -385,6 +386,48 @@ func (m *model) emitFuncs() []byte {
 	}
 	b.WriteString("}\n")
 	return b.Bytes()
+}
+
+// statusGoType is the Go type of the status every function returns.
+func (m *model) statusGoType() string {
+	if st := m.goTypeOf[m.cfg.resultType]; st != "" {
+		return st
+	}
+	return m.foreignGoType(m.cfg.resultType) // cublasLt returns cuBLAS's status
+}
+
+// emitLookups writes Proc and StatusError, through which code that calls
+// the library from its own C (the in-context calls bindgen -calls writes)
+// gets the entry points and the errors of this package's functions. The
+// driver's Proc is hand-written beside its resolver.
+func (m *model) emitLookups(b *bytes.Buffer) {
+	notHere := fmt.Sprintf("&MissingFunctionError{Func: name, Lib: %q, Need: \"a newer cudago: the function is not in its headers\"}", "bindings/"+m.cfg.name)
+	if !m.cfg.procAddr {
+		fmt.Fprintf(b, `// Proc returns the address of the entry point with C API name name (such
+// as %q), resolved as this package resolves it, for C code that
+// calls the library itself (the in-context calls of internal/bindgen
+// -calls). It fails like the Go function would.
+func Proc(name string) (unsafe.Pointer, error) {
+	i := procs.Index(name)
+	if i < 0 {
+		return nil, %s
+	}
+	return procs.Get(i)
+}
+
+`, m.funcs[0].cname, notHere)
+	}
+	fmt.Fprintf(b, `// StatusError returns the error that the Go function of C function name
+// returns when the library gives status s: nil for success.
+func StatusError(name string, s %s) error {
+	i := procs.Index(name)
+	if i < 0 {
+		return %s
+	}
+	return check(i, s)
+}
+
+`, m.statusGoType(), notHere)
 }
 
 func (m *model) emitFunc(b *bytes.Buffer, f *funcDef) {
@@ -453,10 +496,7 @@ func (m *model) emitFunc(b *bytes.Buffer, f *funcDef) {
 	switch {
 	case f.retIsStatus:
 		fmt.Fprintf(b, "\tr := %s\n", call)
-		st := m.goTypeOf[m.cfg.resultType]
-		if st == "" {
-			st = m.foreignGoType(m.cfg.resultType) // cublasLt returns cuBLAS's status
-		}
+		st := m.statusGoType()
 		conv := fmt.Sprintf("%s(r)", st)
 		if strings.HasPrefix(f.retC, "struct") {
 			conv = fmt.Sprintf("*(*%s)(unsafe.Pointer(&r))", st)

@@ -24,10 +24,28 @@
 // config.go; see corecalls.go): drivercalls_gen.h/.c/.go in DIR. core's
 // go:generate line runs it.
 //
+// With -calls DIR it writes the library calls of the package in folder DIR
+// (blas, rng, fft, sparse, solver: the packages over the math libraries),
+// from that package's list in layerCalls (config.go; see layercalls.go):
+// calls_gen.h/.c/.go in DIR, one unexported Go function per listed C
+// function, named <C prefix><Go name> (cublasSgemm for cublas.Sgemm,
+// cublasLtMatmul for cublaslt.Matmul), taking ctx driver.Context and then
+// the bindings function's own parameters, returning its results and errors:
+// one cgo call makes ctx current (0: the thread's current one) and calls
+// the entry point the bindings package resolves (its Proc). A package adds
+// its list there and the line
+//
+//	//go:generate go run ../internal/bindgen -calls .
+//
+// Every bindings package therefore exports Proc and StatusError, through
+// which package internal/cgx resolves the entry points and makes the errors;
+// internal/cgx/cgx.h holds the C helpers core and the packages share.
+//
 // Usage (from a bindings package directory, through go generate):
 //
 //	go run ../../internal/bindgen -lib driver -headers ../../../shared/cuda-headers
 //	go run ../internal/bindgen -lib driver -core .   (from core)
+//	go run ../internal/bindgen -calls .              (from blas, rng, ...)
 package main
 
 import (
@@ -42,19 +60,32 @@ func main() {
 	headers := flag.String("headers", "", "folder holding the 12.4/ and 13.0/ header folders (default: ../shared/cuda-headers beside the repository)")
 	out := flag.String("out", ".", "output folder (the bindings package)")
 	core := flag.String("core", "", "write package core's driver calls (the config's core list) into this folder instead of the bindings")
+	calls := flag.String("calls", "", "write the library calls of the package in this folder (its list in the config's layerCalls) instead of the bindings")
 	flag.Parse()
+	if *calls != "" {
+		if *lib != "" || *core != "" {
+			fmt.Fprintln(os.Stderr, "bindgen: -calls takes no -lib or -core: the config's list names the libraries")
+			os.Exit(2)
+		}
+		dir, err := headersDir(*headers)
+		if err == nil {
+			err = generateCalls(*calls, dir)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bindgen:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	cfg, ok := configs[*lib]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "bindgen: unknown -lib %q (want one of %s)\n", *lib, libNames())
 		os.Exit(2)
 	}
-	dir := *headers
-	if dir == "" {
-		var err error
-		if dir, err = findHeaders(); err != nil {
-			fmt.Fprintln(os.Stderr, "bindgen:", err)
-			os.Exit(1)
-		}
+	dir, err := headersDir(*headers)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bindgen:", err)
+		os.Exit(1)
 	}
 	gen := generate
 	if *core != "" {
@@ -64,6 +95,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bindgen:", err)
 		os.Exit(1)
 	}
+}
+
+// headersDir is the -headers folder, or the one findHeaders finds.
+func headersDir(flagValue string) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	return findHeaders()
 }
 
 // findHeaders walks up from the working directory to the repository root and

@@ -224,8 +224,9 @@ func (m *model) owned(file string) bool {
 	return false
 }
 
-// reserved names that the hand-written part of every package defines.
-var reserved = []string{"Error", "MissingFunctionError", "CountError"}
+// reserved names that the hand-written part of every package defines, and
+// the lookups emitLookups writes.
+var reserved = []string{"Error", "MissingFunctionError", "CountError", "Proc", "StatusError"}
 
 func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 	setGenLines(cfg, false)

@@ -40,6 +40,9 @@ type Table struct {
 	ptrs    []unsafe.Pointer // read and written atomically
 	mu      sync.Mutex
 	errs    []error
+
+	indexOnce sync.Once
+	index     map[string]int // C name -> index, built on first Index
 }
 
 // NewTable returns a table for lib's procs.
@@ -86,11 +89,19 @@ func (t *Table) Proc(i int) *Proc { return &t.procs[i] }
 func (t *Table) Len() int { return len(t.procs) }
 
 // Index returns the index of the entry point with C name name, or -1.
+// It is a map lookup: the generated StatusError calls it on every failure
+// (a polled CUDA_ERROR_NOT_READY among them).
 func (t *Table) Index(name string) int {
-	for i := range t.procs {
-		if t.procs[i].Name == name {
-			return i
+	t.indexOnce.Do(func() {
+		t.index = make(map[string]int, len(t.procs))
+		for i := range t.procs {
+			if _, dup := t.index[t.procs[i].Name]; !dup {
+				t.index[t.procs[i].Name] = i
+			}
 		}
+	})
+	if i, ok := t.index[name]; ok {
+		return i
 	}
 	return -1
 }

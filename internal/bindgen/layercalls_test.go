@@ -1,0 +1,299 @@
+package main
+
+import (
+	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var libModels sync.Map // library name -> *modelOnce
+
+type modelOnce struct {
+	once sync.Once
+	m    *model
+	err  error
+}
+
+// libModel is library lib's model, built once for the tests.
+func libModel(t *testing.T, lib string) *model {
+	t.Helper()
+	if lib == "driver" {
+		return coreModel(t)
+	}
+	headers, err := findHeaders()
+	if err != nil {
+		t.Skipf("%v: shared/ is not carried to the GPU machine; this test runs in CI", err)
+	}
+	v, _ := libModels.LoadOrStore(lib, &modelOnce{})
+	mo := v.(*modelOnce)
+	mo.once.Do(func() {
+		cfg, ok := configs[lib]
+		if !ok {
+			mo.err = os.ErrNotExist
+			return
+		}
+		mo.m, mo.err = buildModel(cfg, headers)
+	})
+	if mo.err != nil {
+		t.Fatalf("model of %s: %v", lib, mo.err)
+	}
+	return mo.m
+}
+
+// callModels returns the models a list needs: the driver's and its
+// libraries'.
+func callModels(t *testing.T, list *callList) map[string]*model {
+	t.Helper()
+	ms := map[string]*model{"driver": libModel(t, "driver")}
+	for _, lib := range list.libs {
+		if _, ok := configs[lib]; ok {
+			ms[lib] = libModel(t, lib)
+		}
+	}
+	return ms
+}
+
+// TestLayerCallsUpToDate regenerates every package's library calls and
+// requires the committed files to be byte-identical.
+func TestLayerCallsUpToDate(t *testing.T) {
+	if _, ok := layerCalls["internal/calltest"]; !ok {
+		t.Fatal("the demonstration list internal/calltest is gone")
+	}
+	for key, list := range layerCalls {
+		t.Run(strings.ReplaceAll(key, "/", "_"), func(t *testing.T) {
+			files, err := emitCalls(key, list, callModels(t, list))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(files) != 3 {
+				t.Fatalf("generated %d files", len(files))
+			}
+			for name, want := range files {
+				committed := filepath.Join("..", "..", filepath.FromSlash(key), name)
+				got, err := os.ReadFile(committed)
+				if err != nil {
+					t.Errorf("%s: %v (run go generate ./%s)", committed, err, key)
+					continue
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s differs from the generator's output: run go generate ./%s", committed, key)
+				}
+			}
+			// The package runs the generator.
+			rel, err := filepath.Rel(filepath.FromSlash(key), filepath.Join("internal", "bindgen"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			line := "//go:generate go run " + filepath.ToSlash(rel) + " -calls .\n"
+			srcs, _ := filepath.Glob(filepath.Join("..", "..", filepath.FromSlash(key), "*.go"))
+			found := false
+			for _, f := range srcs {
+				b, _ := os.ReadFile(f)
+				found = found || bytes.Contains(b, []byte(line))
+			}
+			if !found {
+				t.Errorf("no file of %s has the line %s", key, line)
+			}
+		})
+	}
+}
+
+// TestLayerCallSignatures parses every package's generated calls and the
+// bindings they call: each function is named <C prefix><Go name> and takes
+// ctx driver.Context and then the bindings function's own parameters, with
+// the same names and types (package-qualified), and its results.
+func TestLayerCallSignatures(t *testing.T) {
+	for key, list := range layerCalls {
+		gen := parseFuncs(t, filepath.Join("..", "..", filepath.FromSlash(key), callsGoFile), "")
+		n := 0
+		for _, lib := range list.libs {
+			cfg := configs[lib]
+			bind := parseFuncs(t, filepath.Join("..", "..", "bindings", lib, "funcs_gen.go"), lib)
+			m := libModel(t, lib)
+			for _, name := range list.calls {
+				f := findFunc(m, name)
+				if f == nil {
+					continue
+				}
+				n++
+				want, ok := bind[f.goName]
+				if !ok {
+					t.Errorf("%s: bindings/%s has no function %s", name, lib, f.goName)
+					continue
+				}
+				genName := cfg.funcPrefix[0] + f.goName
+				got, ok := gen[genName]
+				if !ok {
+					t.Errorf("%s: %s has no function %s", name, key, genName)
+					continue
+				}
+				if params := strings.TrimPrefix(want, "("); strings.HasPrefix(params, ")") {
+					want = "(ctx driver.Context" + params
+				} else {
+					want = "(ctx driver.Context, " + params
+				}
+				if got != want {
+					t.Errorf("%s.%s:\n got %s\nwant %s", key, genName, got, want)
+				}
+			}
+		}
+		if n != len(list.calls) || len(gen) != n {
+			t.Errorf("%s: %d calls listed, %d found in the libraries, %d generated functions", key, len(list.calls), n, len(gen))
+		}
+	}
+}
+
+// parseFuncs returns the signatures of a file's top-level functions by
+// name, as source text, with the package's own exported types qualified by
+// pkg ("" for none).
+func parseFuncs(t *testing.T, file, pkg string) map[string]string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Recv != nil {
+			continue
+		}
+		if pkg != "" {
+			ast.Inspect(fd.Type, func(n ast.Node) bool {
+				switch x := n.(type) {
+				case *ast.SelectorExpr:
+					return false // already qualified
+				case *ast.Field:
+					x.Type = qualifyExpr(x.Type, pkg)
+				}
+				return true
+			})
+		}
+		var b bytes.Buffer
+		if err := printer.Fprint(&b, fset, fd.Type); err != nil {
+			t.Fatal(err)
+		}
+		out[fd.Name.Name] = strings.TrimPrefix(b.String(), "func")
+	}
+	return out
+}
+
+// qualifyExpr qualifies the exported identifiers of a type expression.
+func qualifyExpr(e ast.Expr, pkg string) ast.Expr {
+	switch x := e.(type) {
+	case *ast.Ident:
+		if x.IsExported() {
+			return &ast.SelectorExpr{X: ast.NewIdent(pkg), Sel: x}
+		}
+	case *ast.StarExpr:
+		x.X = qualifyExpr(x.X, pkg)
+	case *ast.ArrayType:
+		x.Elt = qualifyExpr(x.Elt, pkg)
+	}
+	return e
+}
+
+// TestLayerCallsRejects checks that a wrong list is an error, not bad code.
+func TestLayerCallsRejects(t *testing.T) {
+	ms := callModels(t, &callList{libs: []string{"cublas", "nvrtc"}})
+	for _, tc := range []struct {
+		name string
+		list callList
+		want string
+	}{
+		{"empty", callList{libs: []string{"cublas"}}, "no calls"},
+		{"unknown", callList{libs: []string{"cublas"}, calls: []string{"cublasNoSuch"}}, "no function of cublas"},
+		{"symbol name", callList{libs: []string{"cublas"}, calls: []string{"cublasSgemm_v2"}}, "C API name"},
+		{"twice", callList{libs: []string{"cublas"}, calls: []string{"cublasCreate", "cublasCreate"}}, "listed twice"},
+		{"no status", callList{libs: []string{"cublas"}, calls: []string{"cublasGetStatusString"}}, "does not return cublasStatus_t"},
+		{"log", callList{libs: []string{"nvrtc"}, calls: []string{"nvrtcCompileProgram"}}, "log"},
+		{"strings", callList{libs: []string{"nvrtc"}, calls: []string{"nvrtcCreateProgram"}}, "array of strings"},
+		{"noEscape", callList{libs: []string{"cublas"}, calls: []string{"cublasCreate"}, noEscape: []string{"cublasDestroy"}}, "not in its calls"},
+		{"no model", callList{libs: []string{"cufft"}, calls: []string{"cufftCreate"}}, "no model"},
+		{"driver", callList{libs: []string{"driver"}, calls: []string{"cuInit"}}, "core's"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := emitCalls("x", &tc.list, ms)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("emitCalls: %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestGenerateCallsUnlisted: -calls in a folder without a list says so.
+func TestGenerateCallsUnlisted(t *testing.T) {
+	err := generateCalls(t.TempDir(), "unused")
+	if err == nil || !strings.Contains(err.Error(), "no list for package folder") {
+		t.Errorf("generateCalls(an unlisted folder): %v", err)
+	}
+}
+
+// TestLayerCallShapes checks what a small list generates: the shim makes
+// the context current unless it is 0, table and shims carry the package's
+// name (one binary links several packages' C), noEscape marks both.
+func TestLayerCallShapes(t *testing.T) {
+	list := &callList{libs: []string{"cublaslt", "curand"}, calls: []string{"cublasLtMatmulDescCreate", "curandGenerateUniform"}, noEscape: []string{"curandGenerateUniform"}}
+	files, err := emitCalls("some/where/blas", list, callModels(t, list))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goSrc, h, c := string(files[callsGoFile]), string(files[callsHFile]), string(files[callsCFile])
+	for _, want := range []string{
+		"package blas\n",
+		"func cublasLtMatmulDescCreate(ctx driver.Context, matmulDesc *cublaslt.MatmulDesc, computeType cublaslt.ComputeType, scaleType cublaslt.DataType) (err error) {",
+		"func curandGenerateUniform(ctx driver.Context, generator curand.Generator, outputPtr *float32, num uint64) (err error) {",
+		"#cgo noescape cgx_blas_curandGenerateUniform\n",
+		"#cgo nocallback cgx_blas_curandGenerateUniform\n",
+		"\t{Name: \"cuCtxGetCurrent\", Lib: cgxDriver},\n",
+		"\t{Name: \"cublasLtMatmulDescCreate\", Lib: cgxCublaslt},\n",
+		"cgxCublaslt = cgx.NewLib(\"libcublaslt\", cublaslt.Proc, cublaslt.StatusError)",
+		"\"github.com/cudago/cudago/bindings/cublaslt\"\n",
+	} {
+		if !strings.Contains(goSrc, want) {
+			t.Errorf("the Go file lacks %q", want)
+		}
+	}
+	if strings.Contains(goSrc, "cgo noescape cgx_blas_cublasLtMatmulDescCreate") {
+		t.Error("a call not in noEscape is marked")
+	}
+	for _, want := range []string{
+		"#include \"../../../internal/cgx/cgx.h\"",
+		"#define CGX_TABLE cgx_blas_fn\n",
+		"extern void *cgx_blas_fn[CGX_N];",
+		"\tCGX_cuCtxGetCurrent,\n\tCGX_cuCtxSetCurrent,\n\tCGX_cublasLtMatmulDescCreate,\n",
+		"typedef unsigned int (*cgx_cuCtxGetCurrent_t)(void *pctx);",
+	} {
+		if !strings.Contains(h, want) {
+			t.Errorf("the header lacks %q", want)
+		}
+	}
+	if want := "cg_ret cgx_blas_curandGenerateUniform(uintptr_t ctx, uintptr_t generator, float *outputPtr, unsigned long num) {\n\tCGX_ENTER_LIB(ctx);\n\tCGX_CALL(curandGenerateUniform, generator, outputPtr, num);\n\treturn 0;\n}"; !strings.Contains(c, want) {
+		t.Errorf("the C file lacks %q", want)
+	}
+	if strings.Contains(c, "cgx_blas_cuCtxGetCurrent(") {
+		t.Error("the context helpers have shims")
+	}
+}
+
+// TestCallName checks the names of the generated functions.
+func TestCallName(t *testing.T) {
+	var got []string
+	for _, c := range []struct{ lib, fn string }{{"cublas", "cublasSgemm_64"}, {"cublaslt", "cublasLtMatmul"}, {"cufft", "cufftExecC2C"}, {"cusolver", "cusolverDnSgetrf"}, {"cusparse", "cusparseCcsr2csr_compress"}} {
+		m := libModel(t, c.lib)
+		got = append(got, callName(&layerEntry{m: m, f: findFunc(m, c.fn)}))
+	}
+	sort.Strings(got)
+	if want := "cublasLtMatmul cublasSgemm64 cufftExecC2C cusolverDnSgetrf cusparseCcsr2csrCompress"; strings.Join(got, " ") != want {
+		t.Errorf("names %v, want %s", got, want)
+	}
+}
