@@ -169,6 +169,12 @@ func newHostMat(lay layout, rows, cols, pad, batch, extraStride int) hostMat {
 	return m
 }
 
+// shift moves the matrices d elements further into data.
+func (m *hostMat) shift(d int) {
+	m.off += d
+	m.n += d
+}
+
 // at is the index of element (i, j) of matrix b.
 func (m hostMat) at(b, i, j int) int {
 	if m.lay == rowMajor {

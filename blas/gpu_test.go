@@ -418,13 +418,18 @@ func testMatmul[T MatmulScalar](t *testing.T, h *Handle, s *core.Stream, ct Comp
 	if tA != NoTrans {
 		A = newHostMat(lay, k, m, pad, 1, 0)
 	}
-	A.off += off // off elements more: an address aligned to less
-	A.n += off
 	B := newHostMat(lay, k, n, 0, 1, 0)
 	if tB != NoTrans {
 		B = newHostMat(lay, n, k, 0, 1, 0)
 	}
 	C := newHostMat(lay, m, n, pad, 1, 0)
+	// The matrices start 256 bytes into their Buffers (so aligned as a
+	// Buffer is), after a guard; A off elements more when asked, an
+	// address aligned to less.
+	for _, x := range []*hostMat{&A, &B, &C} {
+		x.shift(256/esz - x.off)
+	}
+	A.shift(off)
 	a, b, c := random[T](r, A.n), random[T](r, B.n), random[T](r, C.n)
 	cb := upload(t, s, c)
 	fn := Matmul[T]

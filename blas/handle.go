@@ -142,12 +142,17 @@ func (r resources) release() error {
 	var errs []error
 	if r.cublas != 0 || r.lt != 0 {
 		ctx, _, err := r.stream.Acquire()
+		streamGone := err != nil
 		if err == nil {
 			defer r.stream.Release()
 		} else {
 			ctx, err = r.stream.Context().Handle()
 		}
 		if err == nil {
+			if r.cublas != 0 && streamGone {
+				// Leave cuBLAS no destroyed stream to touch.
+				errs = append(errs, cublasSetStream(ctx, r.cublas, 0))
+			}
 			if r.cublas != 0 {
 				errs = append(errs, cublasDestroy(ctx, r.cublas))
 			}
@@ -166,7 +171,8 @@ func (h *Handle) Stream() *core.Stream { return h.stream }
 
 // Close destroys the handles, the cached cuBLASLt plans and the
 // workspace (freed after the work queued on the stream). It waits for
-// operations in flight in other goroutines; later ones return
+// operations in flight in other goroutines, and for the GPU
+// (cublasDestroy synchronizes the device); later operations return
 // core.ErrClosed. Closing twice is not an error.
 func (h *Handle) Close() error {
 	h.mu.Lock()
