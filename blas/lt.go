@@ -194,7 +194,9 @@ func (h *Handle) newPlan(ctx driver.Context, key planKey) (*plan, error) {
 	return p, nil
 }
 
-// makePlan fills p; on failure, p holds what it made.
+// makePlan fills p; on failure, p holds what it made. Descriptors are
+// host memory: their calls take no context (0); the heuristic reads the
+// device's properties, in ctx.
 func (h *Handle) makePlan(ctx driver.Context, key planKey, p *plan) error {
 	compute, scale := cublas.Compute32F, cublas.R32F
 	switch key.compute {
