@@ -79,6 +79,7 @@ func dot[T Scalar](fn string, conj bool, h *Handle, n int, x *core.Buffer, incx 
 	// Host pointer mode: cuBLAS writes the result there before returning.
 	slot := scalarPool.Get().(*scalars)
 	defer scalarPool.Put(slot)
+	*slot = scalars{} // the result of n = 0, whether cuBLAS writes it or not
 	res, _ := slot.ptrs()
 	switch e.kind {
 	case 's':
@@ -125,6 +126,7 @@ func Nrm2[T Scalar](h *Handle, n int, x *core.Buffer, incx int) (float64, error)
 	N, ix := int32(n), int32(incx)
 	slot := scalarPool.Get().(*scalars)
 	defer scalarPool.Put(slot)
+	*slot = scalars{} // the result of n = 0, whether cuBLAS writes it or not
 	res, _ := slot.ptrs()
 	r32, r64 := (*float32)(res), (*float64)(res)
 	switch e.kind {
