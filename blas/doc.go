@@ -15,8 +15,9 @@
 // Every operation is queued on the handle's stream, in order; the
 // functions return once it is queued, except Dot, Dotc and Nrm2, which
 // return their result and so wait for it. Make one Handle per stream and
-// keep it: creating one is expensive (cuBLAS loads its kernels), using it
-// is not, and several goroutines may share it. The handle owns its
+// keep it: its first operation is expensive (it creates the cuBLAS
+// handle, which loads its kernels), the next ones are not, and several
+// goroutines may share it. The handle owns its
 // workspace (shared by cuBLAS and cuBLASLt, whose work is ordered on the
 // one stream) and its cuBLASLt plans; Close frees them, and a forgotten
 // Handle is freed when it is collected. Scalars are Go values (cuBLAS's

@@ -663,6 +663,9 @@ func TestGPUHandle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if _, err := Nrm2[float32](h3, 2, x, 1); err != nil { // creates its handles
+			t.Fatal(err)
+		}
 		if err := s2.Close(); err != nil {
 			t.Fatal(err)
 		}

@@ -29,30 +29,39 @@ type Options struct {
 }
 
 // Handle is a cuBLAS handle and a cuBLASLt handle bound to one stream:
-// every operation of the handle is queued on that stream. Several
-// goroutines may use one Handle at once (cuBLAS allows calls on one
-// handle from several threads when its configuration does not change,
-// and a Handle's never does after New); their operations are ordered on
-// the stream as their calls return.
+// every operation of the handle is queued on that stream. Both are
+// created by the first operation, with the workspace (see
+// Options.WorkspaceSize) they share, allocated from the stream's device;
+// then reused. Several goroutines may use one Handle at once: cuBLAS
+// allows calls on one handle from several threads while its
+// configuration does not change, and a Handle's never does once made.
+// Their operations are ordered on the stream as their calls return.
 //
-// It owns a workspace (see Options.WorkspaceSize) allocated from the
-// stream's device, and the cuBLASLt plans it caches. Close releases them;
-// a forgotten Handle is released when it is collected.
+// The Handle also keeps the cuBLASLt plans of Matmul. Close releases
+// everything; a forgotten Handle is released when it is collected.
 type Handle struct {
-	mu      sync.RWMutex // read: an operation in flight; write: Close
-	stream  *core.Stream
-	dev     *core.Device
-	cublas  cublas.Handle // 0: closed (or a zero Handle)
-	lt      cublaslt.Handle
-	ws      *core.Buffer
-	wsPtr   driver.Deviceptr
-	wsSize  uint64
-	plans   planCache
+	*state
 	cleanup runtime.Cleanup
 }
 
-// resources are what a Handle releases, without the Handle (for its
-// cleanup).
+// state is what a Handle owns, apart from the Handle so that a cleanup
+// can release it. A zero Handle has none and acts as a closed one.
+type state struct {
+	mu      sync.RWMutex // read: an operation in flight; write: creating, closing
+	stream  *core.Stream
+	dev     *core.Device
+	tf32    bool
+	wsSize  uint64
+	created bool // the library handles and the workspace exist
+	closed  bool
+	cublas  cublas.Handle
+	lt      cublaslt.Handle
+	ws      *core.Buffer
+	wsPtr   driver.Deviceptr
+	plans   planCache
+}
+
+// resources are what a Handle's state releases.
 type resources struct {
 	stream *core.Stream
 	cublas cublas.Handle
@@ -60,10 +69,10 @@ type resources struct {
 	ws     *core.Buffer
 }
 
-// New creates a Handle on stream: the cuBLAS handle (bound to stream
-// once, with the workspace, host pointer mode, and default math unless
-// Options.TF32), the cuBLASLt handle and the workspace. Scalars (alpha,
-// beta, results) are Go values.
+// New returns a Handle for operations on stream. The cuBLAS handle (bound
+// to stream once, with the workspace, host pointer mode, and default math
+// unless Options.TF32), the cuBLASLt handle and the workspace are made by
+// the first operation. Scalars (alpha, beta, results) are Go values.
 func New(stream *core.Stream, opts *Options) (*Handle, error) {
 	if stream == nil {
 		return nil, errors.New("blas: New: nil *core.Stream")
@@ -75,6 +84,10 @@ func New(stream *core.Stream, opts *Options) (*Handle, error) {
 	if o.WorkspaceSize < 0 {
 		return nil, fmt.Errorf("blas: New: negative WorkspaceSize %d", o.WorkspaceSize)
 	}
+	if _, _, err := stream.Acquire(); err != nil {
+		return nil, err
+	}
+	stream.Release()
 	d := stream.Device()
 	size := o.WorkspaceSize
 	if size == 0 {
@@ -83,17 +96,26 @@ func New(stream *core.Stream, opts *Options) (*Handle, error) {
 			size = 32 << 20
 		}
 	}
-	ws, err := d.Allocate(size, stream)
-	if err != nil {
-		return nil, fmt.Errorf("blas: New: allocating the %d-byte workspace: %w", size, err)
-	}
-	r := resources{stream: stream, ws: ws}
-	if err := r.create(o.TF32); err != nil {
-		return nil, errors.Join(err, r.release())
-	}
-	h := &Handle{stream: stream, dev: d, cublas: r.cublas, lt: r.lt, ws: ws, wsPtr: ws.Ptr(), wsSize: uint64(size)}
-	h.cleanup = runtime.AddCleanup(h, func(r resources) { r.release() }, r)
+	st := &state{stream: stream, dev: d, tf32: o.TF32, wsSize: uint64(size)}
+	h := &Handle{state: st}
+	h.cleanup = runtime.AddCleanup(h, func(st *state) { st.close() }, st)
 	return h, nil
+}
+
+// create makes the workspace and the library handles, with st.mu held
+// for writing.
+func (st *state) create() error {
+	ws, err := st.dev.Allocate(int(st.wsSize), st.stream)
+	if err != nil {
+		return fmt.Errorf("blas: allocating the %d-byte workspace: %w", st.wsSize, err)
+	}
+	r := resources{stream: st.stream, ws: ws}
+	if err := r.create(st.tf32); err != nil {
+		return errors.Join(err, r.release())
+	}
+	st.cublas, st.lt, st.ws, st.wsPtr = r.cublas, r.lt, ws, ws.Ptr()
+	st.created = true
+	return nil
 }
 
 // create makes the library handles of r, in the stream's context.
@@ -109,7 +131,7 @@ func (r *resources) create(tf32 bool) error {
 	}
 	defer r.ws.Release()
 	if wsPtr%256 != 0 { // cublasSetWorkspace's requirement
-		return fmt.Errorf("blas: New: the workspace at %#x is not 256-byte aligned", uint64(wsPtr))
+		return fmt.Errorf("blas: the workspace at %#x is not 256-byte aligned", uint64(wsPtr))
 	}
 	if err := cublasCreate(ctx, &r.cublas); err != nil {
 		return err
@@ -161,13 +183,21 @@ func (r resources) release() error {
 			}
 		}
 	}
-	// Freed on the stream, after the work queued there that uses it.
-	errs = append(errs, r.ws.Close())
+	if r.ws != nil {
+		// Freed on the stream, after the work queued there that uses it.
+		errs = append(errs, r.ws.Close())
+	}
 	return errors.Join(errs...)
 }
 
-// Stream returns the stream the handle's operations are queued on.
-func (h *Handle) Stream() *core.Stream { return h.stream }
+// Stream returns the stream the handle's operations are queued on (nil
+// for a zero Handle).
+func (h *Handle) Stream() *core.Stream {
+	if h.state == nil {
+		return nil
+	}
+	return h.stream
+}
 
 // Close destroys the handles, the cached cuBLASLt plans and the
 // workspace (freed after the work queued on the stream). It waits for
@@ -175,26 +205,57 @@ func (h *Handle) Stream() *core.Stream { return h.stream }
 // (cublasDestroy synchronizes the device); later operations return
 // core.ErrClosed. Closing twice is not an error.
 func (h *Handle) Close() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.cublas == 0 {
+	if h.state == nil {
 		return nil
 	}
 	h.cleanup.Stop()
-	h.plans.clear()
-	err := resources{stream: h.stream, cublas: h.cublas, lt: h.lt, ws: h.ws}.release()
-	h.cublas, h.lt, h.ws, h.wsPtr = 0, 0, nil, 0
+	return h.state.close()
+}
+
+func (st *state) close() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed {
+		return nil
+	}
+	st.closed = true
+	if !st.created {
+		return nil
+	}
+	st.plans.clear()
+	err := resources{stream: st.stream, cublas: st.cublas, lt: st.lt, ws: st.ws}.release()
+	st.cublas, st.lt, st.ws, st.wsPtr = 0, 0, nil, 0
 	return err
 }
 
-// begin starts an operation: it holds the handle open and the stream and
-// its context, and checks that the operands' memory is the stream's
-// device's. Every successful begin needs an end.
+// createOnce makes the library handles unless they exist.
+func (st *state) createOnce() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed {
+		return core.ErrClosed
+	}
+	if st.created {
+		return nil
+	}
+	return st.create()
+}
+
+// begin starts an operation: it makes the library handles on first use,
+// holds the handle open and the stream and its context, and checks that
+// the operands' memory is the stream's device's. Every successful begin
+// needs an end.
 func (h *Handle) begin(fn string, ops *operands) (driver.Context, driver.Stream, error) {
-	h.mu.RLock()
-	if h.cublas == 0 {
-		h.mu.RUnlock()
+	if h.state == nil {
 		return 0, 0, core.ErrClosed
+	}
+	h.mu.RLock()
+	for !h.created || h.closed {
+		h.mu.RUnlock()
+		if err := h.createOnce(); err != nil {
+			return 0, 0, err
+		}
+		h.mu.RLock()
 	}
 	ctx, s, err := h.stream.Acquire()
 	if err != nil {
