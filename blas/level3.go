@@ -1,0 +1,299 @@
+package blas
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cudago/cudago/bindings/driver"
+	"github.com/cudago/cudago/core"
+)
+
+// Gemm computes C = alpha·op(A)·op(B) + beta·C with column-major
+// matrices, as cuBLAS does (cublas<S|D|C|Z>gemm): op(A) is m×k, op(B)
+// k×n and C m×n, and column j of a matrix X starts ldx elements after
+// column j-1 (ldx is at least its number of rows, and at least 1).
+// When tA is NoTrans, A is m×k; otherwise it is stored k×m. The same holds
+// for B. Use Buffer.View for matrices that do not start at a buffer's
+// start.
+//
+// The sizes are checked against the Buffers before anything is queued
+// (an *ArgError names the argument). The GEMM is queued on h's stream.
+func Gemm[T Scalar](h *Handle, tA, tB Transpose, m, n, k int, alpha T, a *core.Buffer, lda int, b *core.Buffer, ldb int, beta T, c *core.Buffer, ldc int) error {
+	const fn = "Gemm"
+	e := elemOf[T]()
+	if err := checkGemm(fn, colMajor, e, h, tA, tB, m, n, k, a, lda, 0, b, ldb, 0, c, ldc, 0, 1); err != nil {
+		return err
+	}
+	var ops operands
+	defer ops.release()
+	pa, pb, pc, err := ops.add3(fn, e, a, b, c)
+	if err != nil {
+		return err
+	}
+	return gemm(h, fn, e, tA, tB, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc, &ops)
+}
+
+// GemmRowMajor computes C = alpha·op(A)·op(B) + beta·C with row-major
+// matrices, the layout of Go's [][]T and of gonum's BLAS, whose argument
+// order it follows: op(A) is m×k, op(B) k×n and C m×n, and row i of a
+// matrix X starts ldx elements after row i-1 (ldx is at least its number
+// of columns, and at least 1). When tA is NoTrans, A is m×k; otherwise
+// it is stored k×m. The same holds for B.
+//
+// A row-major matrix is its transpose in column-major order, so this is
+// Cᵀ = op(B)ᵀ·op(A)ᵀ in cuBLAS's column-major terms: the same GEMM with
+// A and B swapped, without copying anything.
+func GemmRowMajor[T Scalar](h *Handle, tA, tB Transpose, m, n, k int, alpha T, a *core.Buffer, lda int, b *core.Buffer, ldb int, beta T, c *core.Buffer, ldc int) error {
+	const fn = "GemmRowMajor"
+	e := elemOf[T]()
+	if err := checkGemm(fn, rowMajor, e, h, tA, tB, m, n, k, a, lda, 0, b, ldb, 0, c, ldc, 0, 1); err != nil {
+		return err
+	}
+	var ops operands
+	defer ops.release()
+	pa, pb, pc, err := ops.add3(fn, e, a, b, c)
+	if err != nil {
+		return err
+	}
+	return gemm(h, fn, e, tB, tA, n, m, k, alpha, pb, ldb, pa, lda, beta, pc, ldc, &ops)
+}
+
+// add3 acquires a GEMM's three buffers.
+func (o *operands) add3(fn string, e elem, a, b, c *core.Buffer) (pa, pb, pc driver.Deviceptr, err error) {
+	if pa, err = o.add(fn, "a", -1, a, e); err != nil {
+		return
+	}
+	if pb, err = o.add(fn, "b", -1, b, e); err != nil {
+		return
+	}
+	pc, err = o.add(fn, "c", -1, c, e)
+	return
+}
+
+// gemm queues a checked column-major GEMM.
+func gemm[T Scalar](h *Handle, fn string, e elem, tA, tB Transpose, m, n, k int, alpha T, a driver.Deviceptr, lda int, b driver.Deviceptr, ldb int, beta T, c driver.Deviceptr, ldc int, ops *operands) error {
+	ctx, _, err := h.begin(fn, ops)
+	if err != nil {
+		return err
+	}
+	defer h.end()
+	opA, opB := tA.op(e.complex), tB.op(e.complex)
+	M, N, K, lA, lB, lC := int32(m), int32(n), int32(k), int32(lda), int32(ldb), int32(ldc)
+	slot := getScalars(alpha, beta)
+	defer scalarPool.Put(slot)
+	al, be := slot.ptrs()
+	switch e.kind {
+	case 's':
+		return cublasSgemm(ctx, h.cublas, opA, opB, M, N, K, (*float32)(al), dev[float32](a), lA, dev[float32](b), lB, (*float32)(be), dev[float32](c), lC)
+	case 'd':
+		return cublasDgemm(ctx, h.cublas, opA, opB, M, N, K, (*float64)(al), dev[float64](a), lA, dev[float64](b), lB, (*float64)(be), dev[float64](c), lC)
+	case 'c':
+		return cublasCgemm(ctx, h.cublas, opA, opB, M, N, K, (*complex64)(al), dev[complex64](a), lA, dev[complex64](b), lB, (*complex64)(be), dev[complex64](c), lC)
+	default:
+		return cublasZgemm(ctx, h.cublas, opA, opB, M, N, K, (*complex128)(al), dev[complex128](a), lA, dev[complex128](b), lB, (*complex128)(be), dev[complex128](c), lC)
+	}
+}
+
+// GemmStridedBatched computes batch GEMMs C_i = alpha·op(A_i)·op(B_i) +
+// beta·C_i, i < batch, with column-major matrices as Gemm's: A_i starts
+// strideA elements after A_{i-1} in a, and so on
+// (cublas<S|D|C|Z>gemmStridedBatched). A stride of 0 uses one A (or B)
+// for every GEMM. The matrices C_i must not overlap.
+func GemmStridedBatched[T Scalar](h *Handle, tA, tB Transpose, m, n, k int, alpha T, a *core.Buffer, lda int, strideA int64, b *core.Buffer, ldb int, strideB int64, beta T, c *core.Buffer, ldc int, strideC int64, batch int) error {
+	const fn = "GemmStridedBatched"
+	return gemmStrided(fn, colMajor, h, tA, tB, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC, batch)
+}
+
+// GemmStridedBatchedRowMajor is GemmStridedBatched with row-major
+// matrices, as GemmRowMajor's.
+func GemmStridedBatchedRowMajor[T Scalar](h *Handle, tA, tB Transpose, m, n, k int, alpha T, a *core.Buffer, lda int, strideA int64, b *core.Buffer, ldb int, strideB int64, beta T, c *core.Buffer, ldc int, strideC int64, batch int) error {
+	const fn = "GemmStridedBatchedRowMajor"
+	return gemmStrided(fn, rowMajor, h, tA, tB, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC, batch)
+}
+
+func gemmStrided[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, n, k int, alpha T, a *core.Buffer, lda int, sa int64, b *core.Buffer, ldb int, sb int64, beta T, c *core.Buffer, ldc int, sc int64, batch int) error {
+	e := elemOf[T]()
+	for _, s := range [...]struct {
+		name string
+		v    int64
+	}{{"strideA", sa}, {"strideB", sb}, {"strideC", sc}} {
+		if err := checkStride(fn, s.name, s.v); err != nil {
+			return err
+		}
+	}
+	if err := checkBatch(fn, "batch", batch); err != nil {
+		return err
+	}
+	if err := checkGemm(fn, l, e, h, tA, tB, m, n, k, a, lda, sa, b, ldb, sb, c, ldc, sc, batch); err != nil {
+		return err
+	}
+	if batch == 0 {
+		return nil
+	}
+	var ops operands
+	defer ops.release()
+	pa, pb, pc, err := ops.add3(fn, e, a, b, c)
+	if err != nil {
+		return err
+	}
+	if l == rowMajor {
+		tA, tB, m, n, pa, pb, lda, ldb, sa, sb = tB, tA, n, m, pb, pa, ldb, lda, sb, sa
+	}
+	ctx, _, err := h.begin(fn, &ops)
+	if err != nil {
+		return err
+	}
+	defer h.end()
+	opA, opB := tA.op(e.complex), tB.op(e.complex)
+	M, N, K, lA, lB, lC, B := int32(m), int32(n), int32(k), int32(lda), int32(ldb), int32(ldc), int32(batch)
+	slot := getScalars(alpha, beta)
+	defer scalarPool.Put(slot)
+	al, be := slot.ptrs()
+	switch e.kind {
+	case 's':
+		return cublasSgemmStridedBatched(ctx, h.cublas, opA, opB, M, N, K, (*float32)(al), dev[float32](pa), lA, sa, dev[float32](pb), lB, sb, (*float32)(be), dev[float32](pc), lC, sc, B)
+	case 'd':
+		return cublasDgemmStridedBatched(ctx, h.cublas, opA, opB, M, N, K, (*float64)(al), dev[float64](pa), lA, sa, dev[float64](pb), lB, sb, (*float64)(be), dev[float64](pc), lC, sc, B)
+	case 'c':
+		return cublasCgemmStridedBatched(ctx, h.cublas, opA, opB, M, N, K, (*complex64)(al), dev[complex64](pa), lA, sa, dev[complex64](pb), lB, sb, (*complex64)(be), dev[complex64](pc), lC, sc, B)
+	default:
+		return cublasZgemmStridedBatched(ctx, h.cublas, opA, opB, M, N, K, (*complex128)(al), dev[complex128](pa), lA, sa, dev[complex128](pb), lB, sb, (*complex128)(be), dev[complex128](pc), lC, sc, B)
+	}
+}
+
+// GemmBatched computes len(c) GEMMs C_i = alpha·op(A_i)·op(B_i) +
+// beta·C_i with column-major matrices as Gemm's, each in its own Buffer
+// (cublas<S|D|C|Z>gemmBatched); a, b and c have one Buffer per GEMM, and
+// no Buffer of c may appear twice. The arrays of device addresses that
+// cuBLAS reads are copied to the device on h's stream, in memory freed
+// after the GEMMs; the copy is from Go memory, so a GemmBatched cannot be
+// captured into a graph (GemmStridedBatched can).
+func GemmBatched[T Scalar](h *Handle, tA, tB Transpose, m, n, k int, alpha T, a []*core.Buffer, lda int, b []*core.Buffer, ldb int, beta T, c []*core.Buffer, ldc int) error {
+	return gemmBatched("GemmBatched", colMajor, h, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// GemmBatchedRowMajor is GemmBatched with row-major matrices, as
+// GemmRowMajor's.
+func GemmBatchedRowMajor[T Scalar](h *Handle, tA, tB Transpose, m, n, k int, alpha T, a []*core.Buffer, lda int, b []*core.Buffer, ldb int, beta T, c []*core.Buffer, ldc int) error {
+	return gemmBatched("GemmBatchedRowMajor", rowMajor, h, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+func gemmBatched[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, n, k int, alpha T, a []*core.Buffer, lda int, b []*core.Buffer, ldb int, beta T, c []*core.Buffer, ldc int) error {
+	e := elemOf[T]()
+	if err := checkGemmDims(fn, h, tA, tB, m, n, k); err != nil {
+		return err
+	}
+	batch := len(c)
+	if len(a) != batch {
+		return argErr(fn, "a", "a has %d Buffers, c %d: one of each per GEMM", len(a), batch)
+	}
+	if len(b) != batch {
+		return argErr(fn, "b", "b has %d Buffers, c %d: one of each per GEMM", len(b), batch)
+	}
+	if err := checkBatch(fn, "len(c)", batch); err != nil {
+		return err
+	}
+	ma, mb, mc := gemmMats(tA, tB, m, n, k, nil, lda, nil, ldb, nil, ldc)
+	for i := range batch {
+		for _, x := range [...]struct {
+			m   *mat
+			buf *core.Buffer
+		}{{&ma, a[i]}, {&mb, b[i]}, {&mc, c[i]}} {
+			x.m.buf = x.buf
+			if err := checkMat(fn, l, x.m, e, 1); err != nil {
+				var ae *ArgError
+				if errors.As(err, &ae) && ae.Arg == x.m.arg {
+					// Name the Buffer: "a[3]".
+					ae.Arg = fmt.Sprintf("%s[%d]", x.m.arg, i)
+					ae.Msg = ae.Arg + ae.Msg[len(x.m.arg):]
+				}
+				return err
+			}
+		}
+	}
+	if batch == 0 {
+		return nil
+	}
+	var ops operands
+	defer ops.release()
+	// The device arrays: the addresses of A_i, then of B_i, then of C_i.
+	addrs := make([]uint64, 3*batch)
+	for j, bufs := range [...][]*core.Buffer{a, b, c} {
+		arg := [...]string{"a", "b", "c"}[j]
+		for i, buf := range bufs {
+			p, err := ops.add(fn, arg, i, buf, e)
+			if err != nil {
+				return err
+			}
+			addrs[j*batch+i] = uint64(p)
+		}
+	}
+	if i, j, ok := duplicate(addrs[2*batch:]); ok {
+		return argErr(fn, "c", "c[%d] and c[%d] are the same memory: their results would race", i, j)
+	}
+	if l == rowMajor {
+		// Swap A and B: their address arrays and their shapes.
+		tA, tB, m, n, lda, ldb = tB, tA, n, m, ldb, lda
+		for i := range batch {
+			addrs[i], addrs[batch+i] = addrs[batch+i], addrs[i]
+		}
+	}
+	ctx, _, err := h.begin(fn, &ops)
+	if err != nil {
+		return err
+	}
+	defer h.end()
+	arr, err := h.dev.Allocate(len(addrs)*8, h.stream)
+	if err != nil {
+		return err
+	}
+	defer arr.Close() // on h.stream: after the GEMMs
+	if err := core.CopyToDeviceAsync(h.stream, arr, addrs); err != nil {
+		return err
+	}
+	pArr, err := arr.Acquire()
+	if err != nil {
+		return err
+	}
+	defer arr.Release()
+	pa, pb, pc := pArr, pArr+driver.Deviceptr(8*batch), pArr+driver.Deviceptr(16*batch)
+	opA, opB := tA.op(e.complex), tB.op(e.complex)
+	M, N, K, lA, lB, lC, B := int32(m), int32(n), int32(k), int32(lda), int32(ldb), int32(ldc), int32(batch)
+	slot := getScalars(alpha, beta)
+	defer scalarPool.Put(slot)
+	al, be := slot.ptrs()
+	switch e.kind {
+	case 's':
+		return cublasSgemmBatched(ctx, h.cublas, opA, opB, M, N, K, (*float32)(al), dev[*float32](pa), lA, dev[*float32](pb), lB, (*float32)(be), dev[*float32](pc), lC, B)
+	case 'd':
+		return cublasDgemmBatched(ctx, h.cublas, opA, opB, M, N, K, (*float64)(al), dev[*float64](pa), lA, dev[*float64](pb), lB, (*float64)(be), dev[*float64](pc), lC, B)
+	case 'c':
+		return cublasCgemmBatched(ctx, h.cublas, opA, opB, M, N, K, (*complex64)(al), dev[*complex64](pa), lA, dev[*complex64](pb), lB, (*complex64)(be), dev[*complex64](pc), lC, B)
+	default:
+		return cublasZgemmBatched(ctx, h.cublas, opA, opB, M, N, K, (*complex128)(al), dev[*complex128](pa), lA, dev[*complex128](pb), lB, (*complex128)(be), dev[*complex128](pc), lC, B)
+	}
+}
+
+// duplicate returns the indexes of two equal addresses.
+func duplicate(addrs []uint64) (i, j int, ok bool) {
+	idx := make([]int, len(addrs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(x, y int) int {
+		if addrs[x] != addrs[y] {
+			if addrs[x] < addrs[y] {
+				return -1
+			}
+			return 1
+		}
+		return x - y
+	})
+	for n := 1; n < len(idx); n++ {
+		if addrs[idx[n]] == addrs[idx[n-1]] {
+			return idx[n-1], idx[n], true
+		}
+	}
+	return 0, 0, false
+}
