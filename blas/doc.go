@@ -57,3 +57,5 @@
 // The package is named blas, not cublas, because bindings/cublas is the
 // C API itself; this one is its Go form, and it also covers cuBLASLt.
 package blas
+
+//go:generate go run ../internal/bindgen -calls .

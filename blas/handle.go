@@ -154,7 +154,7 @@ func (r *resources) create(tf32 bool) error {
 	if err := cublasSetMathMode(ctx, r.cublas, mode); err != nil {
 		return err
 	}
-	return cublasltCreate(ctx, &r.lt)
+	return cublasLtCreate(ctx, &r.lt)
 }
 
 // release destroys what r holds. Destroying needs the stream's context:
@@ -179,7 +179,7 @@ func (r resources) release() error {
 				errs = append(errs, cublasDestroy(ctx, r.cublas))
 			}
 			if r.lt != 0 {
-				errs = append(errs, cublasltDestroy(ctx, r.lt))
+				errs = append(errs, cublasLtDestroy(ctx, r.lt))
 			}
 		}
 	}

@@ -77,7 +77,7 @@ func matmul[T MatmulScalar](fn string, l layout, h *Handle, ct ComputeType, tA, 
 	defer scalarPool.Put(slot)
 	al, be := slot.ptrs()
 	// D = C: in place, with C's layout.
-	err = cublasltMatmul(ctx, h.lt, p.desc, al, ptr(pa), p.a, ptr(pb), p.b, be, ptr(pc), p.c, ptr(pc), p.c, &p.algo, ptr(h.wsPtr), h.wsSize, s)
+	err = cublasLtMatmul(ctx, h.lt, p.desc, al, ptr(pa), p.a, ptr(pb), p.b, be, ptr(pc), p.c, ptr(pc), p.c, &p.algo, ptr(h.wsPtr), h.wsSize, s)
 	runtime.KeepAlive(p) // its descriptors, until cuBLASLt is done with them
 	return err
 }
@@ -123,11 +123,11 @@ func (d descs) destroy() error {
 	var errs []error
 	for _, l := range [...]cublaslt.MatrixLayout{d.a, d.b, d.c} {
 		if l != 0 {
-			errs = append(errs, cublasltMatrixLayoutDestroy(0, l))
+			errs = append(errs, cublasLtMatrixLayoutDestroy(0, l))
 		}
 	}
 	if d.desc != 0 {
-		errs = append(errs, cublasltMatmulDescDestroy(0, d.desc))
+		errs = append(errs, cublasLtMatmulDescDestroy(0, d.desc))
 	}
 	return errors.Join(errs...)
 }
@@ -205,7 +205,7 @@ func (h *Handle) makePlan(ctx driver.Context, key planKey, p *plan) error {
 	case ComputeTF32:
 		compute = cublas.Compute32FFastTf32
 	}
-	if err := cublasltMatmulDescCreate(0, &p.desc, compute, scale); err != nil {
+	if err := cublasLtMatmulDescCreate(0, &p.desc, compute, scale); err != nil {
 		return err
 	}
 	for _, t := range [...]struct {
@@ -213,7 +213,7 @@ func (h *Handle) makePlan(ctx driver.Context, key planKey, p *plan) error {
 		op   cublas.Operation
 	}{{cublaslt.MatmulDescTransa, key.opA}, {cublaslt.MatmulDescTransb, key.opB}} {
 		v := int32(t.op)
-		if err := cublasltMatmulDescSetAttribute(0, p.desc, t.attr, unsafe.Pointer(&v), 4); err != nil {
+		if err := cublasLtMatmulDescSetAttribute(0, p.desc, t.attr, unsafe.Pointer(&v), 4); err != nil {
 			return err
 		}
 	}
@@ -230,17 +230,17 @@ func (h *Handle) makePlan(ctx driver.Context, key planKey, p *plan) error {
 		rows, cols int32
 		ld         int32
 	}{{&p.a, ar, ac, key.lda}, {&p.b, br, bc, key.ldb}, {&p.c, key.m, key.n, key.ldc}} {
-		if err := cublasltMatrixLayoutCreate(0, l.d, key.dt, uint64(l.rows), uint64(l.cols), int64(l.ld)); err != nil {
+		if err := cublasLtMatrixLayoutCreate(0, l.d, key.dt, uint64(l.rows), uint64(l.cols), int64(l.ld)); err != nil {
 			return err
 		}
 	}
 	var pref cublaslt.MatmulPreference
-	if err := cublasltMatmulPreferenceCreate(0, &pref); err != nil {
+	if err := cublasLtMatmulPreferenceCreate(0, &pref); err != nil {
 		return err
 	}
-	defer cublasltMatmulPreferenceDestroy(0, pref)
+	defer cublasLtMatmulPreferenceDestroy(0, pref)
 	ws := h.wsSize
-	if err := cublasltMatmulPreferenceSetAttribute(0, pref, cublaslt.MatmulPrefMaxWorkspaceBytes, unsafe.Pointer(&ws), 8); err != nil {
+	if err := cublasLtMatmulPreferenceSetAttribute(0, pref, cublaslt.MatmulPrefMaxWorkspaceBytes, unsafe.Pointer(&ws), 8); err != nil {
 		return err
 	}
 	for _, a := range [...]struct {
@@ -249,7 +249,7 @@ func (h *Handle) makePlan(ctx driver.Context, key planKey, p *plan) error {
 	}{{cublaslt.MatmulPrefMinAlignmentABytes, key.alignA}, {cublaslt.MatmulPrefMinAlignmentBBytes, key.alignB},
 		{cublaslt.MatmulPrefMinAlignmentCBytes, key.alignC}, {cublaslt.MatmulPrefMinAlignmentDBytes, key.alignC}} {
 		v := a.v
-		if err := cublasltMatmulPreferenceSetAttribute(0, pref, a.attr, unsafe.Pointer(&v), 4); err != nil {
+		if err := cublasLtMatmulPreferenceSetAttribute(0, pref, a.attr, unsafe.Pointer(&v), 4); err != nil {
 			return err
 		}
 	}
@@ -257,12 +257,12 @@ func (h *Handle) makePlan(ctx driver.Context, key planKey, p *plan) error {
 		// Split-K partial sums in float32 only: the in-place and
 		// output-type reductions would add them in Half or BFloat16.
 		mask := uint32(cublaslt.ReductionSchemeComputeType)
-		if err := cublasltMatmulPreferenceSetAttribute(0, pref, cublaslt.MatmulPrefReductionSchemeMask, unsafe.Pointer(&mask), 4); err != nil {
+		if err := cublasLtMatmulPreferenceSetAttribute(0, pref, cublaslt.MatmulPrefReductionSchemeMask, unsafe.Pointer(&mask), 4); err != nil {
 			return err
 		}
 	}
 	var res cublaslt.MatmulHeuristicResult
-	n, err := cublasltMatmulAlgoGetHeuristic(ctx, h.lt, p.desc, p.a, p.b, p.c, p.c, pref, 1, &res)
+	n, err := cublasLtMatmulAlgoGetHeuristic(ctx, h.lt, p.desc, p.a, p.b, p.c, p.c, pref, 1, &res)
 	if err != nil {
 		return err
 	}

@@ -37,3 +37,5 @@
 // name. cuFFT (libcufft) is found and loaded at run time by package
 // pathfinder, through bindings/cufft.
 package fft
+
+//go:generate go run ../internal/bindgen -calls .

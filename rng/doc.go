@@ -60,3 +60,5 @@
 // of them moved to its first element. The cost is one 2-value generation
 // and one or two 4- or 8-byte copies, never a copy of the output.
 package rng
+
+//go:generate go run ../internal/bindgen -calls .

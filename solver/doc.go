@@ -41,3 +41,5 @@
 // The package is named solver, not cusolver, so that it does not collide
 // with the bindings package it wraps.
 package solver
+
+//go:generate go run ../internal/bindgen -calls .

@@ -29,3 +29,5 @@
 // The package is named sparse, not cusparse, so that it does not collide
 // with the bindings package it wraps.
 package sparse
+
+//go:generate go run ../internal/bindgen -calls .

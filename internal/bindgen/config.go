@@ -352,6 +352,55 @@ var driverCore = coreConfig{
 // that calls the library. To add a package: an entry here with its
 // libraries and calls, the go:generate line in the package, go generate.
 var layerCalls = map[string]*callList{
+	"blas": {
+		libs: []string{"cublas", "cublaslt"},
+		calls: []string{
+			"cublasCaxpy", "cublasCdotc", "cublasCdotu", "cublasCgemm", "cublasCgemmBatched",
+			"cublasCgemmStridedBatched", "cublasCgemv", "cublasCreate", "cublasDaxpy", "cublasDdot",
+			"cublasDestroy", "cublasDgemm", "cublasDgemmBatched", "cublasDgemmStridedBatched", "cublasDgemv",
+			"cublasDnrm2", "cublasDznrm2", "cublasLtCreate", "cublasLtDestroy", "cublasLtMatmul",
+			"cublasLtMatmulAlgoGetHeuristic", "cublasLtMatmulDescCreate", "cublasLtMatmulDescDestroy", "cublasLtMatmulDescSetAttribute", "cublasLtMatmulPreferenceCreate",
+			"cublasLtMatmulPreferenceDestroy", "cublasLtMatmulPreferenceSetAttribute", "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayoutDestroy", "cublasSaxpy",
+			"cublasScnrm2", "cublasSdot", "cublasSetMathMode", "cublasSetPointerMode", "cublasSetStream",
+			"cublasSetWorkspace", "cublasSgemm", "cublasSgemmBatched", "cublasSgemmStridedBatched", "cublasSgemv",
+			"cublasSnrm2", "cublasZaxpy", "cublasZdotc", "cublasZdotu", "cublasZgemm",
+			"cublasZgemmBatched", "cublasZgemmStridedBatched", "cublasZgemv",
+		},
+	},
+	"fft": {
+		libs: []string{"cufft"},
+		calls: []string{
+			"cufftCreate", "cufftDestroy", "cufftExecC2C", "cufftExecC2R", "cufftExecD2Z",
+			"cufftExecR2C", "cufftExecZ2D", "cufftExecZ2Z", "cufftMakePlanMany64", "cufftSetAutoAllocation",
+			"cufftSetStream", "cufftSetWorkArea",
+		},
+	},
+	"rng": {
+		libs: []string{"curand"},
+		calls: []string{
+			"curandCreateGenerator", "curandDestroyGenerator", "curandGenerate", "curandGenerateLogNormal", "curandGenerateLogNormalDouble",
+			"curandGenerateLongLong", "curandGenerateNormal", "curandGenerateNormalDouble", "curandGeneratePoisson", "curandGenerateUniform",
+			"curandGenerateUniformDouble", "curandSetGeneratorOffset", "curandSetGeneratorOrdering", "curandSetPseudoRandomGeneratorSeed", "curandSetQuasiRandomGeneratorDimensions",
+			"curandSetStream",
+		},
+	},
+	"solver": {
+		libs: []string{"cusolver"},
+		calls: []string{
+			"cusolverDnCreate", "cusolverDnDestroy", "cusolverDnDgetrf", "cusolverDnDgetrf_bufferSize", "cusolverDnDgetrs",
+			"cusolverDnDpotrf", "cusolverDnDpotrf_bufferSize", "cusolverDnDpotrs", "cusolverDnDsyevd", "cusolverDnDsyevd_bufferSize",
+			"cusolverDnSetStream", "cusolverDnSgetrf", "cusolverDnSgetrf_bufferSize", "cusolverDnSgetrs", "cusolverDnSpotrf",
+			"cusolverDnSpotrf_bufferSize", "cusolverDnSpotrs", "cusolverDnSsyevd", "cusolverDnSsyevd_bufferSize",
+		},
+	},
+	"sparse": {
+		libs: []string{"cusparse"},
+		calls: []string{
+			"cusparseCreate", "cusparseCreateCoo", "cusparseCreateCsr", "cusparseCreateDnMat", "cusparseCreateDnVec",
+			"cusparseDestroy", "cusparseDestroyDnMat", "cusparseDestroyDnVec", "cusparseDestroySpMat", "cusparseSetStream",
+			"cusparseSpMM", "cusparseSpMM_bufferSize", "cusparseSpMV", "cusparseSpMV_bufferSize",
+		},
+	},
 	// A few calls of every math library (and a count-checked one of NVVM),
 	// for the generator's tests: internal/calltest calls them without a GPU
 	// and compares them with the bindings.
