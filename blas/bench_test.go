@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/ctwin"
 )
 
 // fill returns n pseudo-random values in [-1, 1) of T, cheaply (the
@@ -88,9 +89,9 @@ func BenchmarkGemm8192(b *testing.B) {
 // thousands of calls in a row would measure how fast the GPU empties a
 // full queue instead.
 //
-// Its C twin, a loop in C calling cublasSgemm_v2 through the entry point
-// the bindings resolve, needs bindings/cublas to export Proc, as
-// bindings/driver does for bench/cbase; it does not yet.
+// Its C twin ("C") is a loop in C calling cublasSgemm_v2 on the same
+// cuBLAS handle through the entry point the bindings resolve
+// (internal/ctwin), timed the same way: c-ns/op is its time per call.
 func BenchmarkGemmSmall64(b *testing.B) {
 	const n, chunk = 64, 500
 	_, s, h := gpu(b, nil)
@@ -119,5 +120,27 @@ func BenchmarkGemmSmall64(b *testing.B) {
 			}
 			b.StartTimer()
 		}
+	})
+	b.Run("C", func(b *testing.B) {
+		if err := gemm(); err != nil { // the handle exists
+			b.Fatal(err)
+		}
+		ctx, sh, err := s.Acquire()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Release()
+		pa, _ := a.Acquire()
+		defer a.Release()
+		pb, _ := bb.Acquire()
+		defer bb.Release()
+		pc, _ := c.Acquire()
+		defer c.Release()
+		b.ResetTimer()
+		el, err := ctwin.SgemmLoop(ctx, sh, h.cublas, n, pa, pb, pc, b.N, chunk)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(el.Nanoseconds())/float64(b.N), "c-ns/op")
 	})
 }

@@ -195,9 +195,11 @@ func relErr(got, want []complex128) float64 {
 	return math.Sqrt(num / den)
 }
 
-// nanFill is a 32-bit NaN; repeated, it is also a 64-bit NaN. Outputs are
-// filled with it, so that a value the transform does not write fails.
-const nanFill = 0x7fc00000
+// nanFill is a 32-bit NaN; repeated (0x7fffffff7fffffff), it is also a
+// 64-bit NaN, since its top 12 bits are 0x7ff. (0x7fc00000 is not: twice it
+// reads as 2.2e307.) Outputs are filled with it, so that a value the
+// transform does not write fails.
+const nanFill = 0x7fffffff
 
 // alloc allocates n bytes on s, filled with NaN, freed when the test ends.
 func alloc(t testing.TB, dev *core.Device, s *core.Stream, n int) *core.Buffer {

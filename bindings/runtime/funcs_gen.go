@@ -399,7 +399,7 @@ var procs = dl.NewTable(pathfinder.CUDART, resolve, []dl.Proc{
 	{Name: "cudaIpcOpenMemHandle", Symbols: []string{"cudaIpcOpenMemHandle"}, Since: "12.4", Version: 0},
 	{Name: "cudaKernelSetAttributeForDevice", Symbols: []string{"cudaKernelSetAttributeForDevice"}, Since: "13.0", Version: 0},
 	{Name: "cudaLaunchCooperativeKernel", Symbols: []string{"cudaLaunchCooperativeKernel"}, Since: "12.4", Version: 0},
-	{Name: "cudaLaunchCooperativeKernelMultiDevice", Symbols: []string{"cudaLaunchCooperativeKernelMultiDevice"}, Since: "12.4", Version: 0},
+	{Name: "cudaLaunchCooperativeKernelMultiDevice", Symbols: []string{"cudaLaunchCooperativeKernelMultiDevice"}, Since: "12.4", Version: 0, Removed: "13.0"},
 	{Name: "cudaLaunchHostFunc", Symbols: []string{"cudaLaunchHostFunc"}, Since: "12.4", Version: 0},
 	{Name: "cudaLaunchKernel", Symbols: []string{"cudaLaunchKernel"}, Since: "12.4", Version: 0},
 	{Name: "cudaLaunchKernelExC", Symbols: []string{"cudaLaunchKernelExC"}, Since: "12.4", Version: 0},
@@ -493,8 +493,8 @@ var procs = dl.NewTable(pathfinder.CUDART, resolve, []dl.Proc{
 	{Name: "cudaRuntimeGetVersion", Symbols: []string{"cudaRuntimeGetVersion"}, Since: "12.4", Version: 0},
 	{Name: "cudaSetDevice", Symbols: []string{"cudaSetDevice"}, Since: "12.4", Version: 0},
 	{Name: "cudaSetDeviceFlags", Symbols: []string{"cudaSetDeviceFlags"}, Since: "12.4", Version: 0},
-	{Name: "cudaSetDoubleForDevice", Symbols: []string{"cudaSetDoubleForDevice"}, Since: "12.4", Version: 0},
-	{Name: "cudaSetDoubleForHost", Symbols: []string{"cudaSetDoubleForHost"}, Since: "12.4", Version: 0},
+	{Name: "cudaSetDoubleForDevice", Symbols: []string{"cudaSetDoubleForDevice"}, Since: "12.4", Version: 0, Removed: "13.0"},
+	{Name: "cudaSetDoubleForHost", Symbols: []string{"cudaSetDoubleForHost"}, Since: "12.4", Version: 0, Removed: "13.0"},
 	{Name: "cudaSetValidDevices", Symbols: []string{"cudaSetValidDevices"}, Since: "12.4", Version: 0},
 	{Name: "cudaSignalExternalSemaphoresAsync", Symbols: []string{"cudaSignalExternalSemaphoresAsync", "cudaSignalExternalSemaphoresAsync_v2"}, Since: "12.4", Version: 13000},
 	{Name: "cudaStreamAddCallback", Symbols: []string{"cudaStreamAddCallback"}, Since: "12.4", Version: 0},
@@ -509,7 +509,7 @@ var procs = dl.NewTable(pathfinder.CUDART, resolve, []dl.Proc{
 	{Name: "cudaStreamEndCapture", Symbols: []string{"cudaStreamEndCapture"}, Since: "12.4", Version: 0},
 	{Name: "cudaStreamGetAttribute", Symbols: []string{"cudaStreamGetAttribute"}, Since: "12.4", Version: 0},
 	{Name: "cudaStreamGetCaptureInfo", Symbols: []string{"cudaStreamGetCaptureInfo", "cudaStreamGetCaptureInfo_v3"}, Since: "12.4", Version: 13000},
-	{Name: "cudaStreamGetCaptureInfo_v2", Symbols: []string{"cudaStreamGetCaptureInfo_v2"}, Since: "12.4", Version: 0},
+	{Name: "cudaStreamGetCaptureInfo_v2", Symbols: []string{"cudaStreamGetCaptureInfo_v2"}, Since: "12.4", Version: 0, Removed: "13.0"},
 	{Name: "cudaStreamGetDevice", Symbols: []string{"cudaStreamGetDevice"}, Since: "13.0", Version: 0},
 	{Name: "cudaStreamGetFlags", Symbols: []string{"cudaStreamGetFlags"}, Since: "12.4", Version: 0},
 	{Name: "cudaStreamGetId", Symbols: []string{"cudaStreamGetId"}, Since: "12.4", Version: 0},
@@ -521,17 +521,39 @@ var procs = dl.NewTable(pathfinder.CUDART, resolve, []dl.Proc{
 	{Name: "cudaStreamUpdateCaptureDependencies", Symbols: []string{"cudaStreamUpdateCaptureDependencies", "cudaStreamUpdateCaptureDependencies_v2"}, Since: "12.4", Version: 13000},
 	{Name: "cudaStreamWaitEvent", Symbols: []string{"cudaStreamWaitEvent"}, Since: "12.4", Version: 0},
 	{Name: "cudaThreadExchangeStreamCaptureMode", Symbols: []string{"cudaThreadExchangeStreamCaptureMode"}, Since: "12.4", Version: 0},
-	{Name: "cudaThreadExit", Symbols: []string{"cudaThreadExit"}, Since: "12.4", Version: 0},
-	{Name: "cudaThreadGetCacheConfig", Symbols: []string{"cudaThreadGetCacheConfig"}, Since: "12.4", Version: 0},
-	{Name: "cudaThreadGetLimit", Symbols: []string{"cudaThreadGetLimit"}, Since: "12.4", Version: 0},
-	{Name: "cudaThreadSetCacheConfig", Symbols: []string{"cudaThreadSetCacheConfig"}, Since: "12.4", Version: 0},
-	{Name: "cudaThreadSetLimit", Symbols: []string{"cudaThreadSetLimit"}, Since: "12.4", Version: 0},
-	{Name: "cudaThreadSynchronize", Symbols: []string{"cudaThreadSynchronize"}, Since: "12.4", Version: 0},
+	{Name: "cudaThreadExit", Symbols: []string{"cudaThreadExit"}, Since: "12.4", Version: 0, Removed: "13.0"},
+	{Name: "cudaThreadGetCacheConfig", Symbols: []string{"cudaThreadGetCacheConfig"}, Since: "12.4", Version: 0, Removed: "13.0"},
+	{Name: "cudaThreadGetLimit", Symbols: []string{"cudaThreadGetLimit"}, Since: "12.4", Version: 0, Removed: "13.0"},
+	{Name: "cudaThreadSetCacheConfig", Symbols: []string{"cudaThreadSetCacheConfig"}, Since: "12.4", Version: 0, Removed: "13.0"},
+	{Name: "cudaThreadSetLimit", Symbols: []string{"cudaThreadSetLimit"}, Since: "12.4", Version: 0, Removed: "13.0"},
+	{Name: "cudaThreadSynchronize", Symbols: []string{"cudaThreadSynchronize"}, Since: "12.4", Version: 0, Removed: "13.0"},
 	{Name: "cudaUserObjectCreate", Symbols: []string{"cudaUserObjectCreate"}, Since: "12.4", Version: 0},
 	{Name: "cudaUserObjectRelease", Symbols: []string{"cudaUserObjectRelease"}, Since: "12.4", Version: 0},
 	{Name: "cudaUserObjectRetain", Symbols: []string{"cudaUserObjectRetain"}, Since: "12.4", Version: 0},
 	{Name: "cudaWaitExternalSemaphoresAsync", Symbols: []string{"cudaWaitExternalSemaphoresAsync", "cudaWaitExternalSemaphoresAsync_v2"}, Since: "12.4", Version: 13000},
 })
+
+// Proc returns the address of the entry point with C API name name (such
+// as "cudaArrayGetInfo"), resolved as this package resolves it, for C code that
+// calls the library itself (the in-context calls of internal/bindgen
+// -calls). It fails like the Go function would.
+func Proc(name string) (unsafe.Pointer, error) {
+	i := procs.Index(name)
+	if i < 0 {
+		return nil, &MissingFunctionError{Func: name, Lib: "bindings/runtime", Need: "a newer cudago: the function is not in its headers"}
+	}
+	return procs.Get(i)
+}
+
+// StatusError returns the error that the Go function of C function name
+// returns when the library gives status s: nil for success.
+func StatusError(name string, s Result) error {
+	i := procs.Index(name)
+	if i < 0 {
+		return &MissingFunctionError{Func: name, Lib: "bindings/runtime", Need: "a newer cudago: the function is not in its headers"}
+	}
+	return check(i, s)
+}
 
 // ArrayGetInfo calls cudaArrayGetInfo.
 //

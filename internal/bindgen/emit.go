@@ -347,7 +347,11 @@ func (m *model) emitFuncs() []byte {
 		for i, s := range f.syms {
 			syms[i] = fmt.Sprintf("%q", s)
 		}
-		fmt.Fprintf(&b, "\t{Name: %q, Symbols: []string{%s}, Since: %q, Version: %d},\n", f.cname, strings.Join(syms, ", "), f.since, f.procVersion)
+		removed := ""
+		if f.removed != "" {
+			removed = fmt.Sprintf(", Removed: %q", f.removed)
+		}
+		fmt.Fprintf(&b, "\t{Name: %q, Symbols: []string{%s}, Since: %q, Version: %d%s},\n", f.cname, strings.Join(syms, ", "), f.since, f.procVersion, removed)
 	}
 	b.WriteString("})\n\n")
 	m.emitLookups(&b)

@@ -159,6 +159,7 @@ type funcDef struct {
 	retIsStatus              bool
 	syms                     []string
 	since                    string // first CUDA version whose header declares it
+	removed                  string // the primary header's version, when only older ones declare it
 	procVersion              int    // cuGetProcAddress version (driver)
 	index                    int
 	ft                       *cc.FunctionType
@@ -352,6 +353,7 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 			}
 			if !slices.Contains(prims, u) && !u.hdr.extra {
 				f.doc = fmt.Sprintf("Declared by the CUDA %s header; the %s header no longer declares it.\n\n%s", u.hdr.version, cfg.primary.version, f.doc)
+				f.removed = cfg.primary.version
 			}
 			byName[f.cname] = f
 			byDecl[f.decl] = f

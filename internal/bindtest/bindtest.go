@@ -73,6 +73,10 @@ func Resolves(t *testing.T, lib pathfinder.Lib, tab Table, absent ...string) int
 			t.Logf("%s: declared but not exported, as known: %v", p.Name, err)
 			continue
 		}
+		if p.Removed != "" {
+			t.Logf("%s: the %s headers no longer declare it, and %s (version %s) lacks it: %v", p.Name, p.Removed, l.Path, have, err)
+			continue
+		}
 		if !version.Less(have, p.Since) {
 			t.Errorf("%s: declared since %s, but %s (version %s) lacks %v", p.Name, p.Since, l.Path, have, p.Symbols)
 			continue

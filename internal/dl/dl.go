@@ -26,6 +26,10 @@ type Proc struct {
 	Symbols []string // symbols to try with dlsym, in order
 	Since   string   // first CUDA version whose header declares it: "12.4"
 	Version int      // cuGetProcAddress version (driver only), e.g. 3020
+	// Removed is the header version that no longer declares it (only older
+	// headers do), "" while the newest one does: a library of that release
+	// may lack it.
+	Removed string
 }
 
 // Resolver finds the address of p in lib.
