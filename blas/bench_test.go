@@ -82,6 +82,16 @@ func BenchmarkGemm8192(b *testing.B) {
 	b.Run("tf32", matmul8192[float32](ComputeTF32))
 }
 
+// BenchmarkGemm8192Unrestricted is the 16-bit cases of BenchmarkGemm8192
+// with the heuristic free to pick split-K reductions in 16 bits (as CuPy
+// and PyTorch leave it), to measure what restricting them costs.
+func BenchmarkGemm8192Unrestricted(b *testing.B) {
+	restrictReduction = false
+	defer func() { restrictReduction = true }()
+	b.Run("float16", matmul8192[Half](ComputeFloat32))
+	b.Run("bfloat16", matmul8192[BFloat16](ComputeFloat32))
+}
+
 // BenchmarkGemmSmall64 is the CPU cost of one small GEMM call (64×64×64
 // float32, cuBLAS's SGEMM): the calls are queued back to back and the
 // stream is drained every 500 calls, untimed, as bench/ times launches

@@ -253,7 +253,7 @@ func (h *Handle) makePlan(ctx driver.Context, key planKey, p *plan) error {
 			return err
 		}
 	}
-	if key.compute == ComputeFloat32 && key.dt != cublas.R32F {
+	if key.compute == ComputeFloat32 && key.dt != cublas.R32F && restrictReduction {
 		// Split-K partial sums in float32 only: the in-place and
 		// output-type reductions would add them in Half or BFloat16.
 		mask := uint32(cublaslt.ReductionSchemeComputeType)
@@ -272,3 +272,8 @@ func (h *Handle) makePlan(ctx driver.Context, key planKey, p *plan) error {
 	p.algo = res.Algo
 	return nil
 }
+
+// restrictReduction keeps split-K partial sums of 16-bit Matmuls with
+// float32 compute in float32 (see makePlan); a benchmark turns it off to
+// measure what it costs.
+var restrictReduction = true

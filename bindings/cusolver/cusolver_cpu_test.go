@@ -48,13 +48,14 @@ func TestCount(t *testing.T) {
 }
 
 // TestEntryPoints resolves every function in the local cuSOLVER: a wrong
-// symbol name fails here. cusolverDn.h declares the logger functions, but
-// libcusolver 11.6.1 (CUDA 12.4) does not export them.
+// symbol name fails here (Resolves fails on every function that is
+// missing without a reason). cusolverDn.h declares the logger functions,
+// but libcusolver 11.6.1 (CUDA 12.4) does not export them; the 64-bit
+// legacy API (cusolverDnGetrf ...) is gone from CUDA 13's headers and
+// library.
 func TestEntryPoints(t *testing.T) {
-	if n := bindtest.Resolves(t, pathfinder.CuSOLVER, procs, "cusolverDnLoggerForceDisable", "cusolverDnLoggerOpenFile",
-		"cusolverDnLoggerSetCallback", "cusolverDnLoggerSetFile", "cusolverDnLoggerSetLevel", "cusolverDnLoggerSetMask"); n < 440 {
-		t.Errorf("only %d of %d functions found", n, procs.Len())
-	}
+	bindtest.Resolves(t, pathfinder.CuSOLVER, procs, "cusolverDnLoggerForceDisable", "cusolverDnLoggerOpenFile",
+		"cusolverDnLoggerSetCallback", "cusolverDnLoggerSetFile", "cusolverDnLoggerSetLevel", "cusolverDnLoggerSetMask")
 }
 
 // TestVersion checks that the library reports its version through the
