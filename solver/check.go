@@ -134,7 +134,7 @@ func checkBuf[T Float](fn string, h *Handle, name string, b *core.Buffer, rows, 
 		if !mr.DeviceAccessible() {
 			return fmt.Errorf("solver: %s: %s is %T memory, which the GPU cannot use", fn, name, mr)
 		}
-		if s := h.st.stream; s != nil && mr.Device() != s.Device() {
+		if s := h.st.Stream(); s != nil && mr.Device() != s.Device() {
 			return fmt.Errorf("solver: %s: %s is on %v, the handle's stream on %v", fn, name, mr.Device(), s.Device())
 		}
 	}

@@ -36,7 +36,7 @@ func FactorCholesky[T Float](h *Handle, a *core.Buffer, n int, uplo Uplo) (*Chol
 	if err != nil {
 		return nil, err
 	}
-	defer st.end()
+	defer st.End()
 	var p pins
 	defer p.release()
 	ap, err := p.add(a)
@@ -50,9 +50,9 @@ func FactorCholesky[T Float](h *Handle, a *core.Buffer, n int, uplo Uplo) (*Chol
 	n32, fill := int32(n), uplo.fill()
 	var lwork int32
 	if isFloat32[T]() {
-		err = cusolverDnSpotrfBufferSize(ctx, st.lib, fill, n32, (*float32)(ap), n32, &lwork)
+		err = cusolverDnSpotrfBufferSize(ctx, st.Lib(), fill, n32, (*float32)(ap), n32, &lwork)
 	} else {
-		err = cusolverDnDpotrfBufferSize(ctx, st.lib, fill, n32, (*float64)(ap), n32, &lwork)
+		err = cusolverDnDpotrfBufferSize(ctx, st.Lib(), fill, n32, (*float64)(ap), n32, &lwork)
 	}
 	if err != nil {
 		return nil, err
@@ -66,9 +66,9 @@ func FactorCholesky[T Float](h *Handle, a *core.Buffer, n int, uplo Uplo) (*Chol
 		return nil, err
 	}
 	if isFloat32[T]() {
-		err = cusolverDnSpotrf(ctx, st.lib, fill, n32, (*float32)(ap), n32, (*float32)(wp), lwork, (*int32)(ip))
+		err = cusolverDnSpotrf(ctx, st.Lib(), fill, n32, (*float32)(ap), n32, (*float32)(wp), lwork, (*int32)(ip))
 	} else {
-		err = cusolverDnDpotrf(ctx, st.lib, fill, n32, (*float64)(ap), n32, (*float64)(wp), lwork, (*int32)(ip))
+		err = cusolverDnDpotrf(ctx, st.Lib(), fill, n32, (*float64)(ap), n32, (*float64)(wp), lwork, (*int32)(ip))
 	}
 	if err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ func (f *Cholesky[T]) Solve(b *core.Buffer, nrhs int) error {
 	if err != nil {
 		return err
 	}
-	defer st.end()
+	defer st.End()
 	var p pins
 	defer p.release()
 	ap, err := p.add(f.a)
@@ -131,9 +131,9 @@ func (f *Cholesky[T]) Solve(b *core.Buffer, nrhs int) error {
 	// devInfo reports only a wrong parameter, which the checks exclude:
 	// Solve does not wait to read it.
 	if isFloat32[T]() {
-		return cusolverDnSpotrs(ctx, st.lib, fill, n, k, (*float32)(ap), n, (*float32)(bp), n, (*int32)(ip))
+		return cusolverDnSpotrs(ctx, st.Lib(), fill, n, k, (*float32)(ap), n, (*float32)(bp), n, (*int32)(ip))
 	}
-	return cusolverDnDpotrs(ctx, st.lib, fill, n, k, (*float64)(ap), n, (*float64)(bp), n, (*int32)(ip))
+	return cusolverDnDpotrs(ctx, st.Lib(), fill, n, k, (*float64)(ap), n, (*float64)(bp), n, (*int32)(ip))
 }
 
 // SolveCholesky solves A·X = B for a symmetric positive definite n×n

@@ -29,7 +29,7 @@ func SymEig[T Float](h *Handle, a *core.Buffer, n int, uplo Uplo, w *core.Buffer
 	if err != nil {
 		return err
 	}
-	defer st.end()
+	defer st.End()
 	var p pins
 	defer p.release()
 	ap, err := p.add(a)
@@ -50,9 +50,9 @@ func SymEig[T Float](h *Handle, a *core.Buffer, n int, uplo Uplo, w *core.Buffer
 	}
 	var lwork int32
 	if isFloat32[T]() {
-		err = cusolverDnSsyevdBufferSize(ctx, st.lib, mode, fill, n32, (*float32)(ap), n32, (*float32)(wp), &lwork)
+		err = cusolverDnSsyevdBufferSize(ctx, st.Lib(), mode, fill, n32, (*float32)(ap), n32, (*float32)(wp), &lwork)
 	} else {
-		err = cusolverDnDsyevdBufferSize(ctx, st.lib, mode, fill, n32, (*float64)(ap), n32, (*float64)(wp), &lwork)
+		err = cusolverDnDsyevdBufferSize(ctx, st.Lib(), mode, fill, n32, (*float64)(ap), n32, (*float64)(wp), &lwork)
 	}
 	if err != nil {
 		return err
@@ -66,9 +66,9 @@ func SymEig[T Float](h *Handle, a *core.Buffer, n int, uplo Uplo, w *core.Buffer
 		return err
 	}
 	if isFloat32[T]() {
-		err = cusolverDnSsyevd(ctx, st.lib, mode, fill, n32, (*float32)(ap), n32, (*float32)(wp), (*float32)(wsp), lwork, (*int32)(ip))
+		err = cusolverDnSsyevd(ctx, st.Lib(), mode, fill, n32, (*float32)(ap), n32, (*float32)(wp), (*float32)(wsp), lwork, (*int32)(ip))
 	} else {
-		err = cusolverDnDsyevd(ctx, st.lib, mode, fill, n32, (*float64)(ap), n32, (*float64)(wp), (*float64)(wsp), lwork, (*int32)(ip))
+		err = cusolverDnDsyevd(ctx, st.Lib(), mode, fill, n32, (*float64)(ap), n32, (*float64)(wp), (*float64)(wsp), lwork, (*int32)(ip))
 	}
 	if err != nil {
 		return err

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"math"
 	"runtime"
-	"sync"
 	"unsafe"
 
 	"github.com/cudago/cudago/bindings/cusolver"
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // Handle is cuSOLVER's dense API bound to one stream: every operation
@@ -27,44 +27,35 @@ type Handle struct {
 }
 
 // handleState is what a Handle owns, apart from the Handle itself so that
-// a cleanup can free it.
+// a cleanup can free it. Operations run between its begin and End.
 type handleState struct {
-	mu     sync.Mutex
-	stream *core.Stream
-	lib    cusolver.DnHandle // 0 until the first operation
-	ws     *core.Buffer      // nil until an operation needs a workspace
-	info   *core.Buffer      // devInfo: one int32; nil until the first operation
-	closed bool
+	libhandle.State[cusolver.DnHandle]
+	info *core.Buffer // devInfo: one int32; nil until the first operation
 }
+
+// cusolverLib is cuSOLVER's handle calls, for libhandle.
+var cusolverLib = libhandle.Lib[cusolver.DnHandle]{Create: cusolverDnCreate, SetStream: cusolverDnSetStream, Destroy: cusolverDnDestroy}
 
 // NewHandle returns a Handle for operations on stream.
 func NewHandle(stream *core.Stream) (*Handle, error) {
 	if stream == nil {
 		return nil, errors.New("solver: NewHandle: nil *core.Stream")
 	}
-	if _, _, err := stream.Acquire(); err != nil {
+	st := &handleState{}
+	if err := st.Init(stream, cusolverLib); err != nil {
 		return nil, err
 	}
-	stream.Release()
-	st := &handleState{stream: stream}
 	h := &Handle{st: st}
 	h.cleanup = runtime.AddCleanup(h, func(st *handleState) { _ = st.close() }, st)
 	return h, nil
 }
 
 // Stream returns the stream the handle's operations are queued on.
-func (h *Handle) Stream() *core.Stream { return h.st.stream }
+func (h *Handle) Stream() *core.Stream { return h.st.Stream() }
 
 // WorkspaceSize returns the size in bytes of the handle's workspace (0
 // before an operation needed one).
-func (h *Handle) WorkspaceSize() int {
-	h.st.mu.Lock()
-	defer h.st.mu.Unlock()
-	if h.st.ws == nil {
-		return 0
-	}
-	return h.st.ws.Size()
-}
+func (h *Handle) WorkspaceSize() int { return h.st.WorkspaceSize() }
 
 // Close destroys the cuSOLVER handle and frees the workspace, ordered
 // after the work queued on the stream. Later operations return
@@ -75,142 +66,53 @@ func (h *Handle) Close() error {
 	return h.st.close()
 }
 
-// begin starts an operation: it takes the handle's turn, holds its stream
-// open and creates the cuSOLVER handle and devInfo on first use. It
-// returns the context to act in; every successful begin needs an end.
+// begin starts an operation (libhandle.State.Begin) and allocates devInfo
+// on first use. It returns the context to act in; every successful begin
+// needs an End. Operations call it, not Begin, so that devInfo is there.
 func (st *handleState) begin() (driver.Context, error) {
-	st.mu.Lock()
-	if st.closed {
-		st.mu.Unlock()
-		return 0, core.ErrClosed
-	}
-	ctx, s, err := st.stream.Acquire()
+	ctx, err := st.Begin()
 	if err != nil {
-		st.mu.Unlock()
 		return 0, err
 	}
-	if st.lib == 0 {
-		var lib cusolver.DnHandle
-		err = cusolverDnCreate(ctx, &lib)
-		if err == nil {
-			if err = cusolverDnSetStream(ctx, lib, s); err != nil {
-				_ = cusolverDnDestroy(ctx, lib)
-			}
-		}
-		if err != nil {
-			st.stream.Release()
-			st.mu.Unlock()
-			return 0, err
-		}
-		st.lib = lib
-	}
 	if st.info == nil {
-		if st.info, err = st.stream.Device().Allocate(4, st.stream); err != nil {
-			st.stream.Release()
-			st.mu.Unlock()
+		if st.info, err = st.Stream().Device().Allocate(4, st.Stream()); err != nil {
+			st.End()
 			return 0, err
 		}
 	}
 	return ctx, nil
 }
 
-// end ends an operation that begin started.
-func (st *handleState) end() {
-	st.stream.Release()
-	st.mu.Unlock()
-}
-
 // readInfo waits for the work queued so far on the stream and returns
-// devInfo; call it between begin and end.
+// devInfo; call it between begin and End.
 func (st *handleState) readInfo() (int32, error) {
 	var v [1]int32
-	// st.info was allocated on st.stream, where its copies run: this copy
-	// follows the operation that wrote it.
+	// st.info was allocated on the handle's stream, where its copies run:
+	// this copy follows the operation that wrote it.
 	err := core.CopyFromDevice(v[:], st.info)
 	return v[0], err
 }
 
-// minWorkspace is the smallest workspace allocated: an operation always
-// gets a valid address, even where cuSOLVER asks for 0 elements.
-const minWorkspace = 256
+// minWorkspace is the smallest workspace allocated.
+const minWorkspace = libhandle.MinWorkspace
 
 // workspace returns the handle's workspace, grown to at least n bytes;
-// call it between begin and end. A workspace too small is freed ordered
-// on the stream, after the work queued there that uses it, and the new
-// one grows by at least half so that slowly growing requests reallocate
-// rarely.
+// call it between begin and End.
 func (st *handleState) workspace(n int64) (*core.Buffer, error) {
 	if n < 0 || n > math.MaxInt/2 {
 		return nil, errors.New("solver: cuSOLVER asked for a workspace this platform cannot allocate")
 	}
-	need := max(int(n), minWorkspace)
-	if st.ws != nil && st.ws.Size() >= need {
-		return st.ws, nil
-	}
-	if st.ws != nil {
-		need = max(need, st.ws.Size()+st.ws.Size()/2)
-		if err := st.ws.Close(); err != nil {
-			return nil, err
-		}
-		st.ws = nil
-	}
-	need = (need + 4095) &^ 4095
-	ws, err := st.stream.Device().Allocate(need, st.stream)
-	if err != nil {
-		return nil, err
-	}
-	st.ws = ws
-	return ws, nil
+	return st.Workspace(int(n))
 }
 
-// close destroys the cuSOLVER handle and frees the workspace and devInfo.
-// When the stream was closed first, the handle is moved to the legacy
-// default stream before it is destroyed, and destroyed in the stream's
-// context if that still exists.
+// close destroys the cuSOLVER handle and frees the workspace and then
+// devInfo (libhandle.State.Close).
 func (st *handleState) close() error {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.closed {
-		return nil
-	}
-	st.closed = true
-	var err error
-	if st.lib != 0 {
-		err = inContext(st.stream, func(ctx driver.Context, streamOpen bool) error {
-			if !streamOpen {
-				if err := cusolverDnSetStream(ctx, st.lib, 0); err != nil {
-					return err
-				}
-			}
-			return cusolverDnDestroy(ctx, st.lib)
-		})
-		st.lib = 0
-	}
-	for _, b := range []*core.Buffer{st.ws, st.info} {
-		if b != nil {
-			if berr := b.Close(); berr != nil && !errors.Is(berr, core.ErrClosed) {
-				err = errors.Join(err, berr)
-			}
-		}
-	}
-	st.ws, st.info = nil, nil
-	return err
-}
-
-// inContext calls f in the context of stream s, for destroying what was
-// made there: with s held open when it is, or else with its context's
-// handle (streamOpen false). When that context is gone too, so is
-// everything made in it, and f is not called.
-func inContext(s *core.Stream, f func(ctx driver.Context, streamOpen bool) error) error {
-	if ctx, _, err := s.Acquire(); err == nil {
-		defer s.Release()
-		return f(ctx, true)
-	}
-	ctx, err := s.Context().Handle()
-	if err != nil {
-		return nil
-	}
-	return f(ctx, false)
+	return st.Close(func() []*core.Buffer {
+		info := st.info
+		st.info = nil
+		return []*core.Buffer{info}
+	})
 }
 
 // pins holds the Buffers of one library call open (core.Buffer.Acquire)

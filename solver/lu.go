@@ -39,8 +39,8 @@ func FactorLU[T Float](h *Handle, a *core.Buffer, n int, layout Layout) (*LU[T],
 	if err != nil {
 		return nil, err
 	}
-	defer h.st.end()
-	ipiv, err := h.st.stream.Device().Allocate(n*4, h.st.stream)
+	defer h.st.End()
+	ipiv, err := h.st.Stream().Device().Allocate(n*4, h.st.Stream())
 	if err != nil {
 		return nil, err
 	}
@@ -80,9 +80,9 @@ func getrf[T Float](ctx driver.Context, st *handleState, a *core.Buffer, n int, 
 	n32 := int32(n)
 	var lwork int32
 	if isFloat32[T]() {
-		err = cusolverDnSgetrfBufferSize(ctx, st.lib, n32, n32, (*float32)(ap), n32, &lwork)
+		err = cusolverDnSgetrfBufferSize(ctx, st.Lib(), n32, n32, (*float32)(ap), n32, &lwork)
 	} else {
-		err = cusolverDnDgetrfBufferSize(ctx, st.lib, n32, n32, (*float64)(ap), n32, &lwork)
+		err = cusolverDnDgetrfBufferSize(ctx, st.Lib(), n32, n32, (*float64)(ap), n32, &lwork)
 	}
 	if err != nil {
 		return err
@@ -96,9 +96,9 @@ func getrf[T Float](ctx driver.Context, st *handleState, a *core.Buffer, n int, 
 		return err
 	}
 	if isFloat32[T]() {
-		err = cusolverDnSgetrf(ctx, st.lib, n32, n32, (*float32)(ap), n32, (*float32)(wp), (*int32)(pp), (*int32)(ip))
+		err = cusolverDnSgetrf(ctx, st.Lib(), n32, n32, (*float32)(ap), n32, (*float32)(wp), (*int32)(pp), (*int32)(ip))
 	} else {
-		err = cusolverDnDgetrf(ctx, st.lib, n32, n32, (*float64)(ap), n32, (*float64)(wp), (*int32)(pp), (*int32)(ip))
+		err = cusolverDnDgetrf(ctx, st.Lib(), n32, n32, (*float64)(ap), n32, (*float64)(wp), (*int32)(pp), (*int32)(ip))
 	}
 	if err != nil {
 		return err
@@ -127,7 +127,7 @@ func (f *LU[T]) Solve(b *core.Buffer, nrhs int) error {
 	if err != nil {
 		return err
 	}
-	defer st.end()
+	defer st.End()
 	var p pins
 	defer p.release()
 	ptrs := [4]unsafe.Pointer{}
@@ -144,9 +144,9 @@ func (f *LU[T]) Solve(b *core.Buffer, nrhs int) error {
 	// devInfo reports only a wrong parameter, which the checks exclude:
 	// Solve does not wait to read it.
 	if isFloat32[T]() {
-		return cusolverDnSgetrs(ctx, st.lib, op, n, k, (*float32)(ptrs[0]), n, (*int32)(ptrs[1]), (*float32)(ptrs[2]), n, (*int32)(ptrs[3]))
+		return cusolverDnSgetrs(ctx, st.Lib(), op, n, k, (*float32)(ptrs[0]), n, (*int32)(ptrs[1]), (*float32)(ptrs[2]), n, (*int32)(ptrs[3]))
 	}
-	return cusolverDnDgetrs(ctx, st.lib, op, n, k, (*float64)(ptrs[0]), n, (*int32)(ptrs[1]), (*float64)(ptrs[2]), n, (*int32)(ptrs[3]))
+	return cusolverDnDgetrs(ctx, st.Lib(), op, n, k, (*float64)(ptrs[0]), n, (*int32)(ptrs[1]), (*float64)(ptrs[2]), n, (*int32)(ptrs[3]))
 }
 
 func (f *LU[T]) checkSolve(b *core.Buffer, nrhs int) error {

@@ -11,6 +11,7 @@ import (
 	"github.com/cudago/cudago/bindings/cusparse"
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // Scalar is the element type of a sparse matrix and of the dense vectors
@@ -272,7 +273,7 @@ type descRef struct {
 }
 
 func destroyDesc(r descRef) {
-	_ = inContext(r.stream, func(ctx driver.Context, _ bool) error {
+	_ = libhandle.InContext(r.stream, func(ctx driver.Context, _ bool) error {
 		return cusparseDestroySpMat(ctx, cusparse.ConstSpMatDescr(r.desc))
 	})
 }
@@ -289,7 +290,7 @@ func (a *Matrix[T]) Close() error {
 	}
 	a.closed = true
 	a.cleanup.Stop()
-	err := inContext(a.stream, func(ctx driver.Context, _ bool) error {
+	err := libhandle.InContext(a.stream, func(ctx driver.Context, _ bool) error {
 		return cusparseDestroySpMat(ctx, cusparse.ConstSpMatDescr(a.desc))
 	})
 	a.desc = 0

@@ -69,11 +69,11 @@ func SpMV[T Scalar](h *Handle, op Op, alpha T, a *Matrix[T], x *core.Buffer, bet
 	if a.closed {
 		return core.ErrClosed
 	}
-	ctx, err := h.st.begin()
+	ctx, err := h.st.Begin()
 	if err != nil {
 		return err
 	}
-	defer h.st.end()
+	defer h.st.End()
 	var p pins
 	defer p.release()
 	xp, err := p.add(x)
@@ -96,7 +96,7 @@ func SpMV[T Scalar](h *Handle, op Op, alpha T, a *Matrix[T], x *core.Buffer, bet
 	}
 	defer cusparseDestroyDnVec(ctx, cusparse.ConstDnVecDescr(vy))
 	lop, ap, bp := libOp[T](op), unsafe.Pointer(&alpha), unsafe.Pointer(&beta)
-	size, err := cusparseSpMVBufferSize(ctx, h.st.lib, lop, ap, cusparse.ConstSpMatDescr(a.desc), cusparse.ConstDnVecDescr(vx), bp, vy, dt, cusparse.SpmvAlgDefault)
+	size, err := cusparseSpMVBufferSize(ctx, h.st.Lib(), lop, ap, cusparse.ConstSpMatDescr(a.desc), cusparse.ConstDnVecDescr(vx), bp, vy, dt, cusparse.SpmvAlgDefault)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func SpMV[T Scalar](h *Handle, op Op, alpha T, a *Matrix[T], x *core.Buffer, bet
 	if err != nil {
 		return err
 	}
-	return cusparseSpMV(ctx, h.st.lib, lop, ap, cusparse.ConstSpMatDescr(a.desc), cusparse.ConstDnVecDescr(vx), bp, vy, dt, cusparse.SpmvAlgDefault, wp)
+	return cusparseSpMV(ctx, h.st.Lib(), lop, ap, cusparse.ConstSpMatDescr(a.desc), cusparse.ConstDnVecDescr(vx), bp, vy, dt, cusparse.SpmvAlgDefault, wp)
 }
 
 // SpMM computes C = alpha·op(A)·B + beta·C on h's stream, where op(A) is
@@ -125,11 +125,11 @@ func SpMM[T Scalar](h *Handle, op Op, alpha T, a *Matrix[T], b *core.Buffer, n i
 	if a.closed {
 		return core.ErrClosed
 	}
-	ctx, err := h.st.begin()
+	ctx, err := h.st.Begin()
 	if err != nil {
 		return err
 	}
-	defer h.st.end()
+	defer h.st.End()
 	var p pins
 	defer p.release()
 	bptr, err := p.add(b)
@@ -153,7 +153,7 @@ func SpMM[T Scalar](h *Handle, op Op, alpha T, a *Matrix[T], b *core.Buffer, n i
 	defer cusparseDestroyDnMat(ctx, cusparse.ConstDnMatDescr(mc))
 	lop, nop := libOp[T](op), cusparse.OperationNonTranspose
 	ap, bp := unsafe.Pointer(&alpha), unsafe.Pointer(&beta)
-	size, err := cusparseSpMMBufferSize(ctx, h.st.lib, lop, nop, ap, cusparse.ConstSpMatDescr(a.desc), cusparse.ConstDnMatDescr(mb), bp, mc, dt, cusparse.SpmmAlgDefault)
+	size, err := cusparseSpMMBufferSize(ctx, h.st.Lib(), lop, nop, ap, cusparse.ConstSpMatDescr(a.desc), cusparse.ConstDnMatDescr(mb), bp, mc, dt, cusparse.SpmmAlgDefault)
 	if err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func SpMM[T Scalar](h *Handle, op Op, alpha T, a *Matrix[T], b *core.Buffer, n i
 	if err != nil {
 		return err
 	}
-	return cusparseSpMM(ctx, h.st.lib, lop, nop, ap, cusparse.ConstSpMatDescr(a.desc), cusparse.ConstDnMatDescr(mb), bp, mc, dt, cusparse.SpmmAlgDefault, wp)
+	return cusparseSpMM(ctx, h.st.Lib(), lop, nop, ap, cusparse.ConstSpMatDescr(a.desc), cusparse.ConstDnMatDescr(mb), bp, mc, dt, cusparse.SpmmAlgDefault, wp)
 }
 
 // checkSpMV checks SpMV's arguments before anything is queued.
@@ -210,7 +210,7 @@ func checkCommon[T Scalar](fn string, h *Handle, op Op, a *Matrix[T]) error {
 	case op < NoTrans || op > ConjTrans:
 		return fmt.Errorf("sparse: %s: unknown %v", fn, op)
 	}
-	if hs, as := h.st.stream, a.stream; hs != nil && as != nil && hs.Device() != as.Device() {
+	if hs, as := h.st.Stream(), a.stream; hs != nil && as != nil && hs.Device() != as.Device() {
 		return fmt.Errorf("sparse: %s: the matrix is on %v, the handle's stream on %v", fn, as.Device(), hs.Device())
 	}
 	return nil
@@ -242,7 +242,7 @@ func checkDense[T Scalar](fn string, h *Handle, name string, b *core.Buffer, row
 		if !mr.DeviceAccessible() {
 			return fmt.Errorf("sparse: %s: %s is %T memory, which the GPU cannot use", fn, name, mr)
 		}
-		if s := h.st.stream; s != nil && mr.Device() != s.Device() {
+		if s := h.st.Stream(); s != nil && mr.Device() != s.Device() {
 			return fmt.Errorf("sparse: %s: %s is on %v, the handle's stream on %v", fn, name, mr.Device(), s.Device())
 		}
 	}

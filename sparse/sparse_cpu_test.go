@@ -334,7 +334,7 @@ func TestClosedHandle(t *testing.T) {
 	if err := h.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if _, err := st.begin(); !errors.Is(err, core.ErrClosed) {
+	if _, err := st.Begin(); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("begin after Close: %v, want core.ErrClosed", err)
 	}
 	a := &Matrix[float32]{rows: 1, cols: 1}
