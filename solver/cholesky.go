@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // Cholesky is the factorization A = L·Lᵀ (Lower) or A = Uᵀ·U (Upper) of a
@@ -37,13 +38,13 @@ func FactorCholesky[T Float](h *Handle, a *core.Buffer, n int, uplo Uplo) (*Chol
 		return nil, err
 	}
 	defer st.End()
-	var p pins
-	defer p.release()
-	ap, err := p.add(a)
+	var p libhandle.Pins
+	defer p.Release()
+	ap, err := p.Add(a)
 	if err != nil {
 		return nil, err
 	}
-	ip, err := p.add(st.info)
+	ip, err := p.Add(st.info)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +62,7 @@ func FactorCholesky[T Float](h *Handle, a *core.Buffer, n int, uplo Uplo) (*Chol
 	if err != nil {
 		return nil, err
 	}
-	wp, err := p.add(ws)
+	wp, err := p.Add(ws)
 	if err != nil {
 		return nil, err
 	}
@@ -113,17 +114,17 @@ func (f *Cholesky[T]) Solve(b *core.Buffer, nrhs int) error {
 		return err
 	}
 	defer st.End()
-	var p pins
-	defer p.release()
-	ap, err := p.add(f.a)
+	var p libhandle.Pins
+	defer p.Release()
+	ap, err := p.Add(f.a)
 	if err != nil {
 		return err
 	}
-	bp, err := p.add(b)
+	bp, err := p.Add(b)
 	if err != nil {
 		return err
 	}
-	ip, err := p.add(st.info)
+	ip, err := p.Add(st.info)
 	if err != nil {
 		return err
 	}

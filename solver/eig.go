@@ -5,6 +5,7 @@ import (
 
 	"github.com/cudago/cudago/bindings/cusolver"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // SymEig computes the eigenvalues of the symmetric n×n matrix in a, and
@@ -30,17 +31,17 @@ func SymEig[T Float](h *Handle, a *core.Buffer, n int, uplo Uplo, w *core.Buffer
 		return err
 	}
 	defer st.End()
-	var p pins
-	defer p.release()
-	ap, err := p.add(a)
+	var p libhandle.Pins
+	defer p.Release()
+	ap, err := p.Add(a)
 	if err != nil {
 		return err
 	}
-	wp, err := p.add(w)
+	wp, err := p.Add(w)
 	if err != nil {
 		return err
 	}
-	ip, err := p.add(st.info)
+	ip, err := p.Add(st.info)
 	if err != nil {
 		return err
 	}
@@ -61,7 +62,7 @@ func SymEig[T Float](h *Handle, a *core.Buffer, n int, uplo Uplo, w *core.Buffer
 	if err != nil {
 		return err
 	}
-	wsp, err := p.add(ws)
+	wsp, err := p.Add(ws)
 	if err != nil {
 		return err
 	}

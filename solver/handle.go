@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"runtime"
-	"unsafe"
 
 	"github.com/cudago/cudago/bindings/cusolver"
 	"github.com/cudago/cudago/bindings/driver"
@@ -113,38 +112,4 @@ func (st *handleState) close() error {
 		st.info = nil
 		return []*core.Buffer{info}
 	})
-}
-
-// pins holds the Buffers of one library call open (core.Buffer.Acquire)
-// and gives their addresses in the form the bindings take.
-type pins struct {
-	bufs [5]*core.Buffer
-	n    int
-}
-
-// add acquires b and returns its device address.
-func (p *pins) add(b *core.Buffer) (unsafe.Pointer, error) {
-	ptr, err := b.Acquire()
-	if err != nil {
-		return nil, err
-	}
-	p.bufs[p.n] = b
-	p.n++
-	return devPtr(ptr), nil
-}
-
-// release releases what add acquired.
-func (p *pins) release() {
-	for i := range p.n {
-		p.bufs[i].Release()
-		p.bufs[i] = nil
-	}
-	p.n = 0
-}
-
-// devPtr converts a device address to a pointer for the bindings (which
-// type it further); the address is not Go memory, and this form of the
-// conversion is the one go vet accepts.
-func devPtr(p driver.Deviceptr) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/cudago/cudago/bindings/cublas"
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // LU is the factorization P·A = L·U of an n×n matrix, with partial
@@ -63,17 +64,17 @@ func checkLU[T Float](fn string, h *Handle, a *core.Buffer, n int, layout Layout
 
 // getrf queries the workspace, factors and reads devInfo.
 func getrf[T Float](ctx driver.Context, st *handleState, a *core.Buffer, n int, ipiv *core.Buffer) error {
-	var p pins
-	defer p.release()
-	ap, err := p.add(a)
+	var p libhandle.Pins
+	defer p.Release()
+	ap, err := p.Add(a)
 	if err != nil {
 		return err
 	}
-	pp, err := p.add(ipiv)
+	pp, err := p.Add(ipiv)
 	if err != nil {
 		return err
 	}
-	ip, err := p.add(st.info)
+	ip, err := p.Add(st.info)
 	if err != nil {
 		return err
 	}
@@ -91,7 +92,7 @@ func getrf[T Float](ctx driver.Context, st *handleState, a *core.Buffer, n int, 
 	if err != nil {
 		return err
 	}
-	wp, err := p.add(ws)
+	wp, err := p.Add(ws)
 	if err != nil {
 		return err
 	}
@@ -128,11 +129,11 @@ func (f *LU[T]) Solve(b *core.Buffer, nrhs int) error {
 		return err
 	}
 	defer st.End()
-	var p pins
-	defer p.release()
+	var p libhandle.Pins
+	defer p.Release()
 	ptrs := [4]unsafe.Pointer{}
 	for i, buf := range []*core.Buffer{f.a, f.ipiv, b, st.info} {
-		if ptrs[i], err = p.add(buf); err != nil {
+		if ptrs[i], err = p.Add(buf); err != nil {
 			return err
 		}
 	}

@@ -4,10 +4,8 @@ import (
 	"errors"
 	"math"
 	"runtime"
-	"unsafe"
 
 	"github.com/cudago/cudago/bindings/cusparse"
-	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/libhandle"
 )
@@ -72,38 +70,4 @@ func (st *handleState) workspace(n uint64) (*core.Buffer, error) {
 		return nil, errors.New("sparse: cuSPARSE asked for a workspace larger than this platform can allocate")
 	}
 	return st.Workspace(int(n))
-}
-
-// pins holds the Buffers of one library call open (core.Buffer.Acquire)
-// and gives their addresses in the form the bindings take.
-type pins struct {
-	bufs [4]*core.Buffer
-	n    int
-}
-
-// add acquires b and returns its device address.
-func (p *pins) add(b *core.Buffer) (unsafe.Pointer, error) {
-	ptr, err := b.Acquire()
-	if err != nil {
-		return nil, err
-	}
-	p.bufs[p.n] = b
-	p.n++
-	return devPtr(ptr), nil
-}
-
-// release releases what add acquired.
-func (p *pins) release() {
-	for i := range p.n {
-		p.bufs[i].Release()
-		p.bufs[i] = nil
-	}
-	p.n = 0
-}
-
-// devPtr converts a device address to the pointer type the bindings take;
-// the address is not Go memory, and this form of the conversion is the one
-// go vet accepts.
-func devPtr(p driver.Deviceptr) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
 }

@@ -231,17 +231,17 @@ func (a *Matrix[T]) createDesc() error {
 		return err
 	}
 	defer a.stream.Release()
-	var p pins
-	defer p.release()
-	rp, err := p.add(a.rowBuf)
+	var p libhandle.Pins
+	defer p.Release()
+	rp, err := p.Add(a.rowBuf)
 	if err != nil {
 		return err
 	}
-	cp, err := p.add(a.colBuf)
+	cp, err := p.Add(a.colBuf)
 	if err != nil {
 		return err
 	}
-	vp, err := p.add(a.valBuf)
+	vp, err := p.Add(a.valBuf)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cudago/cudago/bindings/cusparse"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // Op says how an operation uses its sparse matrix A.
@@ -74,13 +75,13 @@ func SpMV[T Scalar](h *Handle, op Op, alpha T, a *Matrix[T], x *core.Buffer, bet
 		return err
 	}
 	defer h.st.End()
-	var p pins
-	defer p.release()
-	xp, err := p.add(x)
+	var p libhandle.Pins
+	defer p.Release()
+	xp, err := p.Add(x)
 	if err != nil {
 		return err
 	}
-	yp, err := p.add(y)
+	yp, err := p.Add(y)
 	if err != nil {
 		return err
 	}
@@ -104,7 +105,7 @@ func SpMV[T Scalar](h *Handle, op Op, alpha T, a *Matrix[T], x *core.Buffer, bet
 	if err != nil {
 		return err
 	}
-	wp, err := p.add(ws)
+	wp, err := p.Add(ws)
 	if err != nil {
 		return err
 	}
@@ -130,13 +131,13 @@ func SpMM[T Scalar](h *Handle, op Op, alpha T, a *Matrix[T], b *core.Buffer, n i
 		return err
 	}
 	defer h.st.End()
-	var p pins
-	defer p.release()
-	bptr, err := p.add(b)
+	var p libhandle.Pins
+	defer p.Release()
+	bptr, err := p.Add(b)
 	if err != nil {
 		return err
 	}
-	cptr, err := p.add(c)
+	cptr, err := p.Add(c)
 	if err != nil {
 		return err
 	}
@@ -161,7 +162,7 @@ func SpMM[T Scalar](h *Handle, op Op, alpha T, a *Matrix[T], b *core.Buffer, n i
 	if err != nil {
 		return err
 	}
-	wp, err := p.add(ws)
+	wp, err := p.Add(ws)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ package libhandle
 import (
 	"errors"
 	"sync"
+	"unsafe"
 
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
@@ -188,4 +189,39 @@ func InContext(s *core.Stream, f func(ctx driver.Context, streamOpen bool) error
 		return nil
 	}
 	return f(ctx, false)
+}
+
+// Pins holds the Buffers of one library call open (core.Buffer.Acquire)
+// and gives their addresses in the form the bindings take. It holds five
+// at the most, the most one call needs.
+type Pins struct {
+	bufs [5]*core.Buffer
+	n    int
+}
+
+// Add acquires b and returns its device address.
+func (p *Pins) Add(b *core.Buffer) (unsafe.Pointer, error) {
+	ptr, err := b.Acquire()
+	if err != nil {
+		return nil, err
+	}
+	p.bufs[p.n] = b
+	p.n++
+	return DevPtr(ptr), nil
+}
+
+// Release releases what Add acquired.
+func (p *Pins) Release() {
+	for i := range p.n {
+		p.bufs[i].Release()
+		p.bufs[i] = nil
+	}
+	p.n = 0
+}
+
+// DevPtr converts a device address to a pointer for the bindings (which
+// type it further); the address is not Go memory, and this form of the
+// conversion is the one go vet accepts.
+func DevPtr(p driver.Deviceptr) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
 }

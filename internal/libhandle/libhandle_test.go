@@ -48,3 +48,33 @@ func TestCloseZero(t *testing.T) {
 		t.Errorf("Lib = %v, Stream = %v after Close of a zero State", st.Lib(), st.Stream())
 	}
 }
+
+// TestPins: Add gives the buffer's address and holds it until Release; a
+// closed buffer gives core.ErrClosed and is not held.
+func TestPins(t *testing.T) {
+	a := core.NewBuffer(0, 64, nil, nil)
+	b := core.NewBuffer(0, 64, nil, nil)
+	v, err := b.View(16, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := core.NewBuffer(0, 8, nil, nil)
+	closed.Close()
+	var p Pins
+	if ptr, err := p.Add(a); err != nil || ptr != nil {
+		t.Errorf("Add(a) = %v, %v, want address 0", ptr, err)
+	}
+	if ptr, err := p.Add(v); err != nil || uintptr(ptr) != 16 {
+		t.Errorf("Add(view at 16) = %v, %v, want address 16", ptr, err)
+	}
+	if _, err := p.Add(closed); !errors.Is(err, core.ErrClosed) {
+		t.Errorf("Add(closed) = %v, want core.ErrClosed", err)
+	}
+	if p.n != 2 {
+		t.Errorf("Pins holds %d buffers, want 2", p.n)
+	}
+	p.Release()
+	if p.n != 0 || p.bufs[0] != nil || p.bufs[1] != nil {
+		t.Errorf("after Release: n = %d, bufs = %v", p.n, p.bufs)
+	}
+}
