@@ -217,7 +217,16 @@ func TestBatchedChecks(t *testing.T) {
 	short := []*core.Buffer{b[0], b[1], f32(k*n - 1)}
 	wantArgErr(t, "b[2] short", GemmBatched(zero, NoTrans, NoTrans, m, n, k, float32(1), a, m, short, k, float32(0), c, m), fn, "b[2]", "b[2] holds 28 bytes, but B (4×2 float32, column-major, ldb 4) needs 32 bytes")
 	wantArgErr(t, "a[1] nil", GemmBatched(zero, NoTrans, NoTrans, m, n, k, float32(1), []*core.Buffer{a[0], nil, a[2]}, m, b, k, float32(0), c, m), fn, "a[1]", "a[1] is nil")
-	wantArgErr(t, "c twice", GemmBatched(zero, NoTrans, NoTrans, m, n, k, float32(1), a, m, b, k, float32(0), []*core.Buffer{c[0], c[1], c[0]}, m), fn, "c", "c[0] and c[2] are the same memory")
+	wantArgErr(t, "c twice", GemmBatched(zero, NoTrans, NoTrans, m, n, k, float32(1), a, m, b, k, float32(0), []*core.Buffer{c[0], c[1], c[0]}, m), fn, "c", "c[0] and c[2] overlap")
+	big := f32(2 * m * n)
+	v0, err0 := big.View(0, 4*m*n)
+	v1, err1 := big.View(4*(m*n-1), 4*m*n) // shares one element with v0
+	v2, err2 := big.View(4*m*n, 4*m*n)     // right after v0: fine
+	if err0 != nil || err1 != nil || err2 != nil {
+		t.Fatal(err0, err1, err2)
+	}
+	wantArgErr(t, "c partly overlapping", GemmBatched(zero, NoTrans, NoTrans, m, n, k, float32(1), a[:2], m, b[:2], k, float32(0), []*core.Buffer{v1, v0}, m), fn, "c", "c[1] and c[0] overlap")
+	wantClosed(t, "c adjacent", GemmBatched(zero, NoTrans, NoTrans, m, n, k, float32(1), a[:2], m, b[:2], k, float32(0), []*core.Buffer{v0, v2}, m))
 	// The same A for every GEMM is fine.
 	wantClosed(t, "one A", GemmBatched(zero, NoTrans, NoTrans, m, n, k, float32(1), []*core.Buffer{a[0], a[0], a[0]}, m, b, k, float32(0), c, m))
 	fn = "GemmBatchedRowMajor"

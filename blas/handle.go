@@ -205,7 +205,7 @@ func (h *Handle) Stream() *core.Stream {
 // (cublasDestroy synchronizes the device); later operations return
 // core.ErrClosed. Closing twice is not an error.
 func (h *Handle) Close() error {
-	if h.state == nil {
+	if h == nil || h.state == nil {
 		return nil
 	}
 	h.cleanup.Stop()

@@ -229,8 +229,18 @@ func gemmBatched[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, 
 			addrs[j*batch+i] = uint64(p)
 		}
 	}
-	if i, j, ok := duplicate(addrs[2*batch:]); ok {
-		return argErr(fn, "c", "c[%d] and c[%d] are the same memory: their results would race", i, j)
+	// The span of one C: ldc·(columns−1) + rows elements, columns and
+	// rows as the layout stores them.
+	rows, cols := m, n
+	if l == rowMajor {
+		rows, cols = n, m
+	}
+	var span uint64 // 0 for an empty C: nothing to race on
+	if rows > 0 && cols > 0 {
+		span = (uint64(cols-1)*uint64(ldc) + uint64(rows)) * uint64(e.size)
+	}
+	if i, j, ok := overlapping(addrs[2*batch:], span); ok {
+		return argErr(fn, "c", "c[%d] and c[%d] overlap (each spans %d bytes): their results would race", i, j, span)
 	}
 	if l == rowMajor {
 		// Swap A and B: their address arrays and their shapes.
@@ -275,8 +285,11 @@ func gemmBatched[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, 
 	}
 }
 
-// duplicate returns the indexes of two equal addresses.
-func duplicate(addrs []uint64) (i, j int, ok bool) {
+// overlapping returns the indexes of two regions of span bytes, starting
+// at addrs, that share a byte. Regions that interleave without sharing an
+// element (C matrices packed between each other's columns) count as
+// overlapping too: the check is by extent.
+func overlapping(addrs []uint64, span uint64) (i, j int, ok bool) {
 	idx := make([]int, len(addrs))
 	for i := range idx {
 		idx[i] = i
@@ -291,7 +304,7 @@ func duplicate(addrs []uint64) (i, j int, ok bool) {
 		return x - y
 	})
 	for n := 1; n < len(idx); n++ {
-		if addrs[idx[n]] == addrs[idx[n-1]] {
+		if addrs[idx[n]]-addrs[idx[n-1]] < span {
 			return idx[n-1], idx[n], true
 		}
 	}

@@ -149,7 +149,12 @@ func (b *Buffer) Stream() *Stream { return b.stream }
 // Close frees the buffer on the stream it was allocated on; CloseOn frees
 // it on another. Later uses return ErrClosed; closing twice is not an
 // error.
-func (b *Buffer) Close() error { return b.CloseOn(b.stream) }
+func (b *Buffer) Close() error {
+	if b == nil {
+		return nil
+	}
+	return b.CloseOn(b.stream)
+}
 
 // CloseOn frees the buffer ordered on stream: for a stream-ordered
 // resource the memory is released once the work queued on stream so far

@@ -62,8 +62,9 @@ type doneCallback chan error
 
 func (c doneCallback) run(status driver.Result) bool {
 	if status != driver.Success {
-		msg, _ := cuGetErrorString(status)
-		c <- &driver.Error{Lib: "driver", Func: "cuStreamAddCallback", Code: status, Message: msg}
+		// No cuGetErrorString here: a host callback must not call CUDA.
+		// The error's text falls back to the header's explanation.
+		c <- &driver.Error{Lib: "driver", Func: "cuStreamAddCallback", Code: status}
 	} else {
 		c <- nil
 	}

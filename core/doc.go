@@ -20,7 +20,7 @@
 // # Lifetimes
 //
 // Every type that owns a CUDA resource (Context, Stream, Event, Buffer,
-// ObjectCode, Graph, GraphExec, memory resources) has a Close that is
+// ObjectCode, Graph, GraphExec) has a Close that is
 // idempotent and safe to call from any goroutine. Using a resource after its
 // Close returns ErrClosed, never a crash: each one holds a guard that an
 // operation acquires for the length of its driver call, so Close waits for

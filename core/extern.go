@@ -14,6 +14,9 @@ import "github.com/cudago/cudago/bindings/driver"
 // context must be made current for the call (see Context.SetCurrent, or
 // generate an in-context call as core's own are).
 func (s *Stream) Acquire() (driver.Context, driver.Stream, error) {
+	if s == nil {
+		return 0, 0, ErrClosed
+	}
 	h, err := s.acquire()
 	if err != nil {
 		return 0, 0, err
@@ -27,7 +30,7 @@ func (s *Stream) Release() { s.release() }
 // Acquire holds b (and the buffer it views) open and returns its device
 // address.
 func (b *Buffer) Acquire() (driver.Deviceptr, error) {
-	if !b.acquire() {
+	if b == nil || !b.acquire() {
 		return 0, ErrClosed
 	}
 	return b.ptr, nil

@@ -151,11 +151,11 @@ cg_ret cg_staged_dtoh(uintptr_t ctx, uintptr_t dst, cg_devptr src, size_t n, uin
 // ---- kernels ----
 
 cg_ret cg_launch(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
-	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, uintptr_t args, size_t size) {
+	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, const void *args, size_t size) {
 	CGX_ENTER(ctx);
 	size_t sz = size;
 	void *extra[5] = {
-		(void *)CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT, (void *)args,
+		(void *)CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT, (void *)args, /* cast: extra is void ** */
 		(void *)CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT, &sz,
 		(void *)CU_LAUNCH_PARAM_END_AS_INT,
 	};
@@ -164,7 +164,7 @@ cg_ret cg_launch(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned 
 }
 
 cg_ret cg_launch_ex(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
-	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, uintptr_t args, size_t size,
+	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, const void *args, size_t size,
 	unsigned cx, unsigned cy, unsigned cz, int cooperative) {
 	CGX_ENTER(ctx);
 	cgx_CUlaunchAttribute attrs[2];
@@ -192,7 +192,7 @@ cg_ret cg_launch_ex(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsign
 	cfg.numAttrs = n;
 	size_t sz = size;
 	void *extra[5] = {
-		(void *)CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT, (void *)args,
+		(void *)CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT, (void *)args, /* cast: extra is void ** */
 		(void *)CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT, &sz,
 		(void *)CU_LAUNCH_PARAM_END_AS_INT,
 	};

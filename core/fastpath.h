@@ -57,9 +57,9 @@ cg_ret cg_staged_htod(uintptr_t ctx, cg_devptr dst, uintptr_t src, size_t n, uin
 cg_ret cg_staged_dtoh(uintptr_t ctx, uintptr_t dst, cg_devptr src, size_t n, uintptr_t s, uintptr_t ev);
 
 cg_ret cg_launch(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
-	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, uintptr_t args, size_t size);
+	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, const void *args, size_t size);
 cg_ret cg_launch_ex(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
-	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, uintptr_t args, size_t size,
+	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, const void *args, size_t size,
 	unsigned cx, unsigned cy, unsigned cz, int cooperative);
 
 #endif

@@ -5,6 +5,8 @@ package core
 
 // Pointers passed to these are only used during the call.
 #cgo noescape cg_ctx_create
+#cgo noescape cg_launch
+#cgo noescape cg_launch_ex
 #cgo noescape cg_pool_alloc
 #cgo noescape cg_pool_free
 #cgo noescape cg_memcpy_htod_sync
@@ -100,21 +102,22 @@ func cbool(b bool) C.int {
 	return 0
 }
 
-// cLaunch and cLaunchEx take the packed arguments' address as a uintptr:
-// cgo then skips its pointer check (about 50 ns a launch). The memory is
-// the caller's stack frame or a buffer it keeps alive; a goroutine's stack
-// does not move while it is in a C call.
-func cLaunch(ctx driver.Context, k driver.Kernel, cfg *LaunchConfig, s driver.Stream, args uintptr, size int) error {
+// cLaunch and cLaunchEx take the packed arguments' address as a pointer,
+// not a uintptr: the buffer is often on the caller's stack, and a stack
+// that grows or shrinks before the C call starts (in these functions'
+// prologues) moves it; only a pointer is updated then. #cgo noescape keeps
+// the buffer on the stack.
+func cLaunch(ctx driver.Context, k driver.Kernel, cfg *LaunchConfig, s driver.Stream, args unsafe.Pointer, size int) error {
 	return cerr(C.cg_launch(cu(uintptr(ctx)), cu(uintptr(k)),
 		C.uint(cfg.Grid.X), C.uint(cfg.Grid.Y), C.uint(cfg.Grid.Z),
 		C.uint(cfg.Block.X), C.uint(cfg.Block.Y), C.uint(cfg.Block.Z),
-		C.uint(cfg.SharedMemory), cu(uintptr(s)), cu(args), C.size_t(size)))
+		C.uint(cfg.SharedMemory), cu(uintptr(s)), args, C.size_t(size)))
 }
 
-func cLaunchEx(ctx driver.Context, k driver.Kernel, cfg *LaunchConfig, s driver.Stream, args uintptr, size int) error {
+func cLaunchEx(ctx driver.Context, k driver.Kernel, cfg *LaunchConfig, s driver.Stream, args unsafe.Pointer, size int) error {
 	return cerr(C.cg_launch_ex(cu(uintptr(ctx)), cu(uintptr(k)),
 		C.uint(cfg.Grid.X), C.uint(cfg.Grid.Y), C.uint(cfg.Grid.Z),
 		C.uint(cfg.Block.X), C.uint(cfg.Block.Y), C.uint(cfg.Block.Z),
-		C.uint(cfg.SharedMemory), cu(uintptr(s)), cu(args), C.size_t(size),
+		C.uint(cfg.SharedMemory), cu(uintptr(s)), args, C.size_t(size),
 		C.uint(cfg.Cluster.X), C.uint(cfg.Cluster.Y), C.uint(cfg.Cluster.Z), cbool(cfg.Cooperative)))
 }

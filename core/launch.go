@@ -154,9 +154,9 @@ func packAndLaunch(h driver.Context, stream *Stream, cfg *LaunchConfig, k *Kerne
 	if err := packArgs(buf, k.name, lay.params, args); err != nil {
 		return err
 	}
-	var p uintptr // see cLaunch
+	var p unsafe.Pointer // see cLaunch
 	if len(buf) > 0 {
-		p = uintptr(unsafe.Pointer(&buf[0]))
+		p = unsafe.Pointer(&buf[0])
 	}
 	if cfg.Cluster != (Dim3{}) || cfg.Cooperative {
 		return cLaunchEx(h, k.handle, cfg, stream.handle, p, len(buf))

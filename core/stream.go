@@ -112,7 +112,7 @@ func (s *Stream) String() string {
 // Close destroys a stream from NewStream; later calls return ErrClosed.
 // Closing twice is not an error. On a default stream it does nothing.
 func (s *Stream) Close() error {
-	if !s.owned || !s.life.close() {
+	if s == nil || !s.owned || !s.life.close() {
 		return nil
 	}
 	s.cleanup.Stop()

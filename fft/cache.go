@@ -77,6 +77,9 @@ func (c *Cache) Plan(d Desc) (*Plan, error) {
 
 // Len returns the number of plans the Cache holds.
 func (c *Cache) Len() int {
+	if c == nil {
+		return 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := 0

@@ -93,6 +93,9 @@ func checkHandle(fn string, h *Handle, n int) error {
 	if h == nil {
 		return fmt.Errorf("solver: %s: nil *Handle", fn)
 	}
+	if h.st == nil {
+		return fmt.Errorf("solver: %s: a Handle not made by NewHandle: %w", fn, core.ErrClosed)
+	}
 	if n < 1 || n > math.MaxInt32 {
 		return fmt.Errorf("solver: %s: n = %d is outside [1, %d]", fn, n, math.MaxInt32)
 	}
@@ -134,7 +137,7 @@ func checkBuf[T Float](fn string, h *Handle, name string, b *core.Buffer, rows, 
 		if !mr.DeviceAccessible() {
 			return fmt.Errorf("solver: %s: %s is %T memory, which the GPU cannot use", fn, name, mr)
 		}
-		if s := h.st.Stream(); s != nil && mr.Device() != s.Device() {
+		if s := h.st.Stream(); s != nil && mr.Device() != nil && mr.Device() != s.Device() { // nil: a resource of no one device
 			return fmt.Errorf("solver: %s: %s is on %v, the handle's stream on %v", fn, name, mr.Device(), s.Device())
 		}
 	}

@@ -50,17 +50,30 @@ func NewHandle(stream *core.Stream) (*Handle, error) {
 }
 
 // Stream returns the stream the handle's operations are queued on.
-func (h *Handle) Stream() *core.Stream { return h.st.Stream() }
+func (h *Handle) Stream() *core.Stream {
+	if h == nil || h.st == nil {
+		return nil
+	}
+	return h.st.Stream()
+}
 
 // WorkspaceSize returns the size in bytes of the handle's workspace (0
 // before an operation needed one).
-func (h *Handle) WorkspaceSize() int { return h.st.WorkspaceSize() }
+func (h *Handle) WorkspaceSize() int {
+	if h == nil || h.st == nil {
+		return 0
+	}
+	return h.st.WorkspaceSize()
+}
 
 // Close destroys the cuSOLVER handle and frees the workspace, ordered
 // after the work queued on the stream. Later operations return
 // core.ErrClosed; closing twice is not an error. Factorizations made with
 // the handle cannot solve after it is closed.
 func (h *Handle) Close() error {
+	if h == nil || h.st == nil {
+		return nil
+	}
 	h.cleanup.Stop()
 	return h.st.close()
 }

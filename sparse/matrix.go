@@ -283,6 +283,9 @@ func destroyDesc(r descRef) {
 // be done (or that stream waited for) first. Later operations return
 // core.ErrClosed; closing twice is not an error.
 func (a *Matrix[T]) Close() error {
+	if a == nil {
+		return nil
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {

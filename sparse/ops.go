@@ -206,6 +206,8 @@ func checkCommon[T Scalar](fn string, h *Handle, op Op, a *Matrix[T]) error {
 	switch {
 	case h == nil:
 		return fmt.Errorf("sparse: %s: nil *Handle", fn)
+	case h.st == nil:
+		return fmt.Errorf("sparse: %s: a Handle not made by NewHandle: %w", fn, core.ErrClosed)
 	case a == nil:
 		return fmt.Errorf("sparse: %s: nil *Matrix", fn)
 	case op < NoTrans || op > ConjTrans:
@@ -243,7 +245,7 @@ func checkDense[T Scalar](fn string, h *Handle, name string, b *core.Buffer, row
 		if !mr.DeviceAccessible() {
 			return fmt.Errorf("sparse: %s: %s is %T memory, which the GPU cannot use", fn, name, mr)
 		}
-		if s := h.st.Stream(); s != nil && mr.Device() != s.Device() {
+		if s := h.st.Stream(); s != nil && mr.Device() != nil && mr.Device() != s.Device() { // nil: a resource of no one device
 			return fmt.Errorf("sparse: %s: %s is on %v, the handle's stream on %v", fn, name, mr.Device(), s.Device())
 		}
 	}

@@ -124,7 +124,11 @@ func linkFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) i
 		if slices.Contains(extra, "-lto") {
 			*lto = true
 		}
-		if *ptx && !*lto {
+		anyKind := false // --kind any: the contents tell, once read
+		for _, in := range inputs {
+			anyKind = anyKind || in.kind == "any"
+		}
+		if *ptx && !*lto && !anyKind {
 			return usageError(stderr, "link", "--ptx needs --lto (linked PTX comes from link-time optimisation)")
 		}
 		path := *out
@@ -142,6 +146,9 @@ func linkFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) i
 			if codes[i].CodeType() == core.CodeLTOIR { // found by --kind any
 				*lto = true
 			}
+		}
+		if *ptx && !*lto { // after --kind any has told what the inputs are
+			return usageError(stderr, "link", "--ptx needs --lto (linked PTX comes from link-time optimisation)")
 		}
 		opts := &core.LinkerOptions{Arch: a.SM(), LTO: *lto, Extra: extra, NoCache: true}
 		l, err := core.NewLinker(opts, codes...)
