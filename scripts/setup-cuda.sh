@@ -35,7 +35,22 @@ set -euo pipefail
 # Bump RECIPE whenever the layout produced below changes: a new value forces re-extraction.
 RECIPE=1
 SUITE=trixie
-MIRROR=${CUDAGO_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# The Debian mirror: CUDAGO_DEBIAN_MIRROR, else the first Debian archive (a URI
+# ending in /debian) in this machine's own apt sources, deb822 (.sources) or
+# one-line (sources.list) format. No host is written here.
+apt_mirror() {
+  local f
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -r "$f" ] || continue
+    awk 'tolower($1) == "uris:" { for (i = 2; i <= NF; i++) if ($i ~ /\/debian\/?$/) { sub(/\/$/, "", $i); print $i; exit } }' "$f"
+  done
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -r "$f" ] || continue
+    # deb [options] URI suite components...
+    awk '$1 == "deb" { i = 2; if ($i ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ } if ($i ~ /\/debian\/?$/) { sub(/\/$/, "", $i); print $i; exit } }' "$f"
+  done
+}
+MIRROR=${CUDAGO_DEBIAN_MIRROR:-$(apt_mirror | head -n 1)}
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 # Packages unpacked whole with dpkg -x.
@@ -232,6 +247,7 @@ done
 
 if ((${#MISSING[@]})); then
   [[ -r "$KEYRING" ]] || die "$KEYRING not found: install the debian-archive-keyring package"
+  [[ -n "$MIRROR" ]] || die "no Debian mirror: none of this machine's apt sources (/etc/apt/sources.list, /etc/apt/sources.list.d/*.sources or *.list) names a .../debian archive; set CUDAGO_DEBIAN_MIRROR to one"
   APT="$CUDA_DIR/apt"
   mkdir -p "$APT/apt.conf.d" "$APT/preferences.d" "$APT/sources.list.d" "$APT/trusted.gpg.d" \
            "$APT/lists/partial" "$APT/cache/archives/partial" "$APT/state" "$APT/log"
