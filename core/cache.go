@@ -135,7 +135,7 @@ func activeCache() *diskCache {
 		return nil
 	}
 	dir, err := CacheDir()
-	if err != nil || dir == "" {
+	if err != nil || dir == "" || checkCacheRoot(dir) != nil {
 		return nil
 	}
 	return &diskCache{dir: dir, max: cacheMaxBytes()}
@@ -240,7 +240,7 @@ func (c *diskCache) put(e *cacheEntry) error {
 	}
 	p := c.path(e.Key)
 	dir := filepath.Dir(p)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
 	if err := fsutil.WriteAtomic(p, b, 0o600); err != nil {

@@ -684,3 +684,59 @@ func TestCacheTrimOnlyItsOwnFiles(t *testing.T) {
 		t.Errorf("trim over the bound left %d .cgc files, want only the foreign one", n)
 	}
 }
+
+// TestCacheRootPermissions: a missing cache root is created 0700 and
+// entry folders 0700; a root that group or others may write, or that
+// another user owns, turns the cache off with one warning.
+func TestCacheRootPermissions(t *testing.T) {
+	var warnings []string
+	old := cacheWarn
+	cacheWarn = func(m string) { warnings = append(warnings, m) }
+	t.Cleanup(func() { cacheWarn = old })
+
+	fresh := filepath.Join(t.TempDir(), "a", "cache")
+	t.Setenv("CUDAGO_CACHE_DIR", fresh)
+	t.Setenv("CUDAGO_CACHE", "")
+	c := activeCache()
+	if c == nil {
+		t.Fatalf("no cache in a fresh root (warnings %q)", warnings)
+	}
+	if err := c.put(testEntry(testKey("perm"), 10)); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{fresh, filepath.Dir(c.path(testKey("perm")))} {
+		if fi, err := os.Stat(d); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: mode %v, %v; want 0700", d, fi.Mode().Perm(), err)
+		}
+	}
+
+	open := t.TempDir()
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CUDAGO_CACHE_DIR", open)
+	for range 2 {
+		if activeCache() != nil {
+			t.Error("a world-writable cache root was used")
+		}
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "writable by group or others") || !strings.Contains(warnings[0], open) {
+		t.Errorf("warnings %q; want one naming %s as writable by group or others", warnings, open)
+	}
+
+	if os.Getuid() != 0 {
+		t.Log("not root: the other-owner case needs chown")
+		return
+	}
+	theirs := t.TempDir()
+	if err := os.Chown(theirs, 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CUDAGO_CACHE_DIR", theirs)
+	if activeCache() != nil {
+		t.Error("a cache root owned by another user was used")
+	}
+	if len(warnings) != 2 || !strings.Contains(warnings[1], "belongs to user 4242") {
+		t.Errorf("warnings %q; want a second naming user 4242", warnings)
+	}
+}

@@ -75,7 +75,10 @@
 // the compiler's version, in $CUDAGO_CACHE_DIR (default os.UserCacheDir()/cudago),
 // bounded by CUDAGO_CACHE_MAX bytes (1 GiB). CUDAGO_CACHE=off or
 // ProgramOptions.NoCache bypass it; sources that include files from disk are
-// never cached, since the cache cannot see those files change. A compiler or
+// never cached, since the cache cannot see those files change. The cache's
+// folders are created 0700; a root that another user owns, or that group or
+// others may write, is refused with a warning and compiling goes on without
+// it, since another user could plant code there. A compiler or
 // linker failure returns a *CompileError or *LinkError holding the log.
 //
 // # Errors
