@@ -4,7 +4,8 @@
 // libraries. It is pure Go: no cgo, no CUDA library.
 //
 // Parse reads a fat binary from memory and Open from a file; both accept a
-// raw fat binary (one or several concatenated containers) or a host ELF file.
+// raw fat binary (one or several concatenated containers), a host ELF file
+// or an ar archive of host objects.
 // Entry.Data returns an image decompressed, byte-identical to what
 // cuobjdump -xelf all -xptx all writes; File.ExtractName gives the name
 // cuobjdump writes it under and File.List prints what cuobjdump -lelf -lptx
@@ -79,6 +80,16 @@
 //	16 ptr    filename_or_fatbins
 //
 // When neither data section is present the wrappers are followed instead.
+//
+// # Archives
+//
+// nvcc -lib writes an ar archive of host objects. ParseArchive (and Parse
+// and Open on input starting "!<arch>\n") reads each member that is a host
+// ELF object as above, or a raw fat binary, and notes the others; GNU and BSD
+// long member names are understood. As cuobjdump does, List prints each
+// member's lines under a "member /abs/path/libk.a:k.o:" line, and entries
+// are numbered, and named after the archive, across all members
+// (libk.3.sm_80.cubin).
 //
 // # Names
 //

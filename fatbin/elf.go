@@ -18,9 +18,9 @@ const (
 )
 
 // Open reads the file at path, which may be a raw fat binary (nvcc -fatbin,
-// fatbinary, nvFatbin output) or a host ELF (object, executable or shared
-// library) with embedded fat binaries; see ParseELF for which sections are
-// read.
+// fatbinary, nvFatbin output), a host ELF (object, executable or shared
+// library) with embedded fat binaries (see ParseELF for which sections are
+// read) or an ar archive of such objects (see ParseArchive).
 func Open(path string) (*File, error) {
 	fh, err := os.Open(path)
 	if err != nil {
@@ -55,8 +55,22 @@ func ParseELF(b []byte) (*File, error) {
 	return readELF(bytes.NewReader(b), int64(len(b)))
 }
 
-// readELF reads the fat binaries of the ELF file r, which is size bytes long.
-func readELF(r io.ReaderAt, size int64) (f *File, err error) {
+// readELF reads the fat binaries of the ELF file r, which is size bytes long,
+// failing when there are none.
+func readELF(r io.ReaderAt, size int64) (*File, error) {
+	f, err := readELFFile(r, size)
+	if err != nil {
+		return nil, err
+	}
+	if len(f.Containers) == 0 {
+		return nil, fmt.Errorf("fatbin: no fat binary in ELF file (no %s, %s or %s section)", SectionFatbin, SectionRelFatbin, SectionWrapper)
+	}
+	return f, nil
+}
+
+// readELFFile is readELF, except that an ELF file without fat binaries (a
+// host-only object in an archive) gives a File with no containers.
+func readELFFile(r io.ReaderAt, size int64) (f *File, err error) {
 	// debug/elf is meant to return errors on malformed input; make sure a
 	// panic in it on some corner case surfaces as an error all the same.
 	defer func() {
@@ -88,9 +102,6 @@ func readELF(r io.ReaderAt, size int64) (f *File, err error) {
 		if err := f.readWrappers(ef, r, size); err != nil {
 			return nil, err
 		}
-	}
-	if len(f.Containers) == 0 {
-		return nil, fmt.Errorf("fatbin: no fat binary in ELF file (no %s, %s or %s section)", SectionFatbin, SectionRelFatbin, SectionWrapper)
 	}
 	return f, nil
 }

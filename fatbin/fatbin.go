@@ -1,6 +1,7 @@
 package fatbin
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"strings"
@@ -214,13 +215,15 @@ type Container struct {
 	Size    int64  // header plus payload
 	Version uint16 // container format version (1)
 	Section string // ELF section it was found in; "" for raw input
+	Member  int    // index in File.Members for archive input, else 0
 	Entries []*Entry
 }
 
 // File is a parsed fat binary: one or more containers.
 type File struct {
 	Containers []*Container
-	Entries    []*Entry // all entries of all containers, in file order
+	Entries    []*Entry  // all entries of all containers, in file order
+	Members    []*Member // the objects of an ar archive, in archive order; nil for other input
 }
 
 // FormatError reports malformed input.
@@ -245,11 +248,14 @@ var le = binary.LittleEndian
 
 // Parse parses a fat binary held in b: a raw fat binary (one or more
 // containers, as written by nvcc -fatbin, fatbinary or nvFatbin) or a host
-// ELF file holding .nv_fatbin sections (see ParseELF). The returned File and
-// its entries alias b.
+// ELF file holding .nv_fatbin sections (see ParseELF) or an ar archive of
+// such files (see ParseArchive). The returned File and its entries alias b.
 func Parse(b []byte) (*File, error) {
 	if len(b) >= 4 && string(b[:4]) == "\x7fELF" {
 		return ParseELF(b)
+	}
+	if IsArchive(b) || bytes.HasPrefix(b, []byte(thinArchiveMagic)) {
+		return ParseArchive(b)
 	}
 	f := &File{}
 	if err := f.parseContainers(b, 0, ""); err != nil {

@@ -11,7 +11,7 @@ import (
 // files) and then to everything a caller may do with the result: Data on
 // every entry, names, listing. Seeds: the committed samples of up to 12 KiB
 // under testdata/cuda*/ (made by nvcc, fatbinary and nvFatbin from CUDA 12.4
-// and 13.0), synthetic entries with each compression, and
+// and 13.0), synthetic entries with each compression, ar archives, and
 // testdata/fuzz/FuzzParse.
 func FuzzParse(f *testing.F) {
 	for _, b := range testdataInputs(f) {
@@ -29,6 +29,13 @@ func FuzzParse(f *testing.F) {
 		synth{kind: KindLTOIR, arch: 90, flags: FlagObfuscated | FlagZstd, payload: []byte("opaque"), usize: 100}.build(),
 	))
 	f.Add(append(container(ptxEntry(".version 8.4").build()), container()...))
+	// ar archives: GNU and BSD long names, an object with fat binaries, a
+	// raw fat binary member and a member of neither kind.
+	obj := readTestdata(f, "cuda12.4/xrdc.o")
+	fb := container(ptxEntry(".version 8.4").build())
+	f.Add(arArchive("gnu", arMember{"tmpxft_00006afb_00000000-13_k.o", obj}, arMember{"h.txt", []byte("x")}))
+	f.Add(arArchive("bsd", arMember{"a long member name.fatbin", fb}, arMember{"b.fatbin", fb}))
+	f.Add(arArchive("gnu", arMember{"a_long_member_name.fatbin", fb}, arMember{"another_long_name.fatbin", fb}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = exercise(t, b)
 	})

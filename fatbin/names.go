@@ -3,6 +3,7 @@ package fatbin
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -89,9 +90,14 @@ func stem(p string) string {
 //
 //	ELF file    1: app.1.sm_80.cubin
 //	PTX file    1: app.1.sm_90.ptx
+//
+// For an archive, each member's lines follow a blank line and a line naming
+// it, "member /abs/libk.a:k.o:", where a relative path is joined to the
+// current directory (uncleaned, as cuobjdump does); numbering goes on
+// across members.
 func (f *File) List(w io.Writer, path string) error {
 	var nelf, nptx int
-	for _, e := range f.Entries {
+	list := func(e *Entry) error {
 		var label string
 		var n int
 		switch {
@@ -102,11 +108,35 @@ func (f *File) List(w io.Writer, path string) error {
 			nptx++
 			label, n = "PTX", nptx
 		default:
-			continue
+			return nil
 		}
 		name := f.extractName(e, n, path)
-		if _, err := fmt.Fprintf(w, "%s file %4d: %s\n", label, n, name); err != nil {
+		_, err := fmt.Fprintf(w, "%s file %4d: %s\n", label, n, name)
+		return err
+	}
+	if f.Members == nil {
+		for _, e := range f.Entries {
+			if err := list(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	apath := path
+	if !strings.HasPrefix(path, "/") {
+		if wd, err := os.Getwd(); err == nil {
+			apath = strings.TrimSuffix(wd, "/") + "/" + path
+		}
+	}
+	next := 0 // entries are in member order
+	for mi, m := range f.Members {
+		if _, err := fmt.Fprintf(w, "\nmember %s:%s:\n", apath, m.Name); err != nil {
 			return err
+		}
+		for ; next < len(f.Entries) && f.Containers[f.Entries[next].Container].Member == mi; next++ {
+			if err := list(f.Entries[next]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -14,10 +14,11 @@ func init() {
 	register(&command{
 		name:    "extract",
 		args:    "[-o dir] [--elf] [--ptx] [--ltoir] file",
-		summary: "extract the code images of a fat binary or host ELF file, as cuobjdump does",
+		summary: "extract the code images of a fat binary, host ELF file or archive, as cuobjdump does",
 		help: `
-Extract writes the images of a fat binary, or of a host object, executable
-or shared library with embedded fat binaries, to files: the same files,
+Extract writes the images of a fat binary, or of a host object, executable,
+shared library or static library (ar archive) with embedded fat binaries,
+to files: the same files,
 byte for byte and under the same names, that cuobjdump -xelf all -xptx all
 writes (x.sm_90.cubin for code identified as x.cu, else a.2.sm_80.cubin
 after the input's name; see 'cudago ls'). Compressed images are

@@ -15,15 +15,22 @@ func init() {
 	register(&command{
 		name:    "ls",
 		args:    "[--json] file",
-		summary: "list the code images of a fat binary or of a host ELF file holding some",
+		summary: "list the code images of a fat binary, or of a host ELF file or archive holding some",
 		help: `
 Ls lists the ELF (cubin) and PTX images of a fat binary, or of a host
-object, executable or shared library with embedded fat binaries, printing
-exactly what cuobjdump -lelf -lptx prints:
+object, executable, shared library or static library (ar archive, as
+nvcc -lib writes) with embedded fat binaries, printing exactly what
+cuobjdump -lelf -lptx prints:
 
 	ELF file    1: x.sm_80.cubin
 	ELF file    2: x.sm_90.cubin
 	PTX file    1: x.sm_90.ptx
+
+For an archive each member's images come under a line naming it, and are
+numbered and named after the archive across members:
+
+	member /abs/libk.a:k.o:
+	ELF file    1: libk.1.sm_90.cubin
 
 The names are those cudago extract (and cuobjdump -xelf all -xptx all)
 write the images under. It reads the file with cudago's own pure-Go
@@ -37,6 +44,7 @@ cuobjdump does not list included:
 	  "entries": [{
 	    "index": 0,                  // position in the file, over all containers
 	    "container": 0,              // which fat binary container holds it
+	    "member": "k.o",             // archive member holding it (archives only)
 	    "kind": "elf",               // elf, ptx, ltoir, cubin, index, relocptx
 	    "arch": "sm_80",             // as in the extract name (sm_90a, sm_100f)
 	    "sm": 80,
@@ -72,6 +80,7 @@ type lsReport struct {
 type lsEntry struct {
 	Index            int    `json:"index"`
 	Container        int    `json:"container"`
+	Member           string `json:"member,omitempty"`
 	Kind             string `json:"kind"`
 	Arch             string `json:"arch"`
 	SM               int    `json:"sm"`
@@ -148,6 +157,9 @@ func lsFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) int
 				Host:             e.Host(),
 				Flags:            e.Flags.String(),
 				Obfuscated:       e.Obfuscated,
+			}
+			if f.Members != nil {
+				le.Member = f.Members[f.Containers[e.Container].Member].Name
 			}
 			if e.Flags&fatbin.FlagELFAttrs == 0 {
 				le.Options = strings.TrimRight(e.Options, "\x00")

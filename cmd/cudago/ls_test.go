@@ -119,6 +119,34 @@ func TestLsExtractNvccExecutable(t *testing.T) {
 	}
 }
 
+// TestLsExtractNvccArchive: a static library of two objects, as nvcc -lib
+// writes it, is listed and extracted as cuobjdump does (member lines,
+// numbering across members, names after the archive).
+func TestLsExtractNvccArchive(t *testing.T) {
+	dir := t.TempDir()
+	k := writeFile(t, dir, "k.cu", saxpySrc)
+	m := writeFile(t, dir, "m.cu", "__global__ void twice(int *v) { v[threadIdx.x] *= 2; }\n")
+	lib := filepath.Join(dir, "libk.a")
+	tool(t, dir, "nvcc", "-lib", "-rdc=true", "-gencode", "arch=compute_80,code=[sm_80,compute_80]",
+		"-gencode", "arch=compute_90,code=sm_90", "-o", lib, k, m)
+	list := checkLikeCuobjdump(t, lib, 5)
+	if strings.Count(list, "\nmember "+lib+":") != 2 || !strings.Contains(list, "ELF file    4: libk.4.sm_90.cubin") ||
+		!strings.Contains(list, "PTX file    2: libk.2.sm_80.ptx") {
+		t.Errorf("listing:\n%s", list)
+	}
+	var rep lsReport
+	if err := json.Unmarshal([]byte(mustRun(t, "ls", "--json", lib)), &rep); err != nil {
+		t.Fatal(err)
+	}
+	members := map[string]int{}
+	for _, e := range rep.Entries {
+		members[e.Member]++
+	}
+	if len(members) != 2 || members[""] != 0 {
+		t.Errorf("entries by member: %v", members)
+	}
+}
+
 func TestLsJSON(t *testing.T) {
 	dir := t.TempDir()
 	src := writeFile(t, dir, "saxpy.cu", saxpySrc)
