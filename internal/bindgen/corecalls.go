@@ -243,14 +243,7 @@ func (m *model) emitCore(cfg *coreConfig) (map[string][]byte, int, error) {
 	h.WriteString("\tCGX_N\n};\nextern void *cgx_fn[CGX_N];\n\n")
 	h.WriteString("/* Their C types: handles are uintptr_t, other pointers void *. */\n")
 	for _, e := range entries {
-		var ps []string
-		for _, p := range e.params {
-			ps = append(ps, cDecl(p.fnC, p.name))
-		}
-		if len(ps) == 0 {
-			ps = []string{"void"}
-		}
-		fmt.Fprintf(&h, "typedef cgx_result (*cgx_%s_t)(%s);\n", e.c.name, strings.Join(ps, ", "))
+		fnTypedef(&h, "cgx_result", e.c.name, e.params)
 	}
 	h.WriteString("/* The shims. */\n")
 	var c bytes.Buffer
@@ -748,4 +741,18 @@ func (g *mirrorGen) goChecks() []string {
 		out = append(out, fmt.Sprintf("\t_ = [1]struct{}{}[unsafe.Sizeof(C.cgx_%s{})-unsafe.Sizeof(driver.%s{})]\n", n, goName))
 	}
 	return out
+}
+
+// fnTypedef writes the C type of entry point name, cgx_<name>_t, which
+// CGX_CALL casts the table's pointer to: handles are uintptr_t, other
+// pointers void *.
+func fnTypedef(h *bytes.Buffer, ret, name string, params []*coreParam) {
+	var ps []string
+	for _, p := range params {
+		ps = append(ps, cDecl(p.fnC, p.name))
+	}
+	if len(ps) == 0 {
+		ps = []string{"void"}
+	}
+	fmt.Fprintf(h, "typedef %s (*cgx_%s_t)(%s);\n", ret, name, strings.Join(ps, ", "))
 }

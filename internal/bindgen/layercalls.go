@@ -251,14 +251,7 @@ func emitCalls(key string, list *callList, models map[string]*model) (map[string
 	fmt.Fprintf(&h, "\tCGX_N\n};\nextern void *%s[CGX_N];\n\n", tableC)
 	h.WriteString("/* Their C types: handles are uintptr_t, other pointers void *. */\n")
 	for _, e := range entries {
-		var ps []string
-		for _, p := range e.params {
-			ps = append(ps, cDecl(p.fnC, p.name))
-		}
-		if len(ps) == 0 {
-			ps = []string{"void"}
-		}
-		fmt.Fprintf(&h, "typedef %s (*cgx_%s_t)(%s);\n", e.f.retC, e.f.cname, strings.Join(ps, ", "))
+		fnTypedef(&h, e.f.retC, e.f.cname, e.params)
 	}
 	h.WriteString("\n/* The shims. */\n")
 	var c bytes.Buffer
