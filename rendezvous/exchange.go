@@ -165,7 +165,11 @@ func (e Env) serve(ctx context.Context, deadline time.Time, wait time.Duration, 
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", la)
 	if err != nil {
-		return nil, fmt.Errorf("rendezvous: rank 0 cannot listen on %s (for %s): %w", la, e.Addr, err)
+		hint := ""
+		if errors.Is(err, syscall.EADDRINUSE) {
+			hint = " (another program or job has the port: choose another with MASTER_PORT or " + envAddr + ")"
+		}
+		return nil, fmt.Errorf("rendezvous: rank 0 cannot listen on %s (for %s): %w%s", la, e.Addr, err, hint)
 	}
 	s := &server{
 		e: e, deadline: deadline, ln: ln,
