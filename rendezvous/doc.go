@@ -26,8 +26,8 @@
 //     every rank runs on one node (LOCAL_SIZE equals SIZE), 127.0.0.1;
 //     ranks on several nodes without MASTER_ADDR are an error.
 //  4. Slurm, selected by SLURM_PROCID together with SLURM_STEP_NUM_TASKS,
-//     which srun sets in every task (the shell of an sbatch script has
-//     SLURM_PROCID but is one process, and is not a Slurm rank): Rank from
+//     which srun sets in every task (the shell of an sbatch script is one
+//     process, whatever SLURM_NTASKS says, and has no step variables): Rank from
 //     SLURM_PROCID, WorldSize from SLURM_STEP_NUM_TASKS (srun's -n),
 //     LocalRank from SLURM_LOCALID, LocalWorldSize from the entry for
 //     SLURM_NODEID in SLURM_STEP_TASKS_PER_NODE (or SLURM_TASKS_PER_NODE,
