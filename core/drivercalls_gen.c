@@ -288,6 +288,18 @@ cg_ret cgx_cuMemPoolImportPointer(uintptr_t ctx, unsigned long long *ptrOut, uin
 	return 0;
 }
 
+cg_ret cgx_cuMemPoolGetAccess(uintptr_t ctx, unsigned int *flags, uintptr_t memPool, void *location) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemPoolGetAccess, flags, memPool, location);
+	return 0;
+}
+
+cg_ret cgx_cuMemPoolSetAccess(uintptr_t ctx, uintptr_t pool, void *map_, unsigned long count) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemPoolSetAccess, pool, map_, count);
+	return 0;
+}
+
 cg_ret cgx_cuMemGetAllocationGranularity(uintptr_t ctx, unsigned long *granularity, void *prop, unsigned int option) {
 	CGX_ENTER(ctx);
 	CGX_CALL(cuMemGetAllocationGranularity, granularity, prop, option);

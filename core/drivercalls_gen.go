@@ -35,6 +35,8 @@ package core
 #cgo noescape cgx_cuMemPoolImportFromShareableHandle
 #cgo noescape cgx_cuMemPoolExportPointer
 #cgo noescape cgx_cuMemPoolImportPointer
+#cgo noescape cgx_cuMemPoolGetAccess
+#cgo noescape cgx_cuMemPoolSetAccess
 #cgo noescape cgx_cuMemGetAllocationGranularity
 #cgo noescape cgx_cuMemAddressReserve
 #cgo noescape cgx_cuMemCreate
@@ -87,6 +89,8 @@ package core
 #cgo nocallback cgx_cuMemPoolImportFromShareableHandle
 #cgo nocallback cgx_cuMemPoolExportPointer
 #cgo nocallback cgx_cuMemPoolImportPointer
+#cgo nocallback cgx_cuMemPoolGetAccess
+#cgo nocallback cgx_cuMemPoolSetAccess
 #cgo nocallback cgx_cuMemGetAllocationGranularity
 #cgo nocallback cgx_cuMemAddressReserve
 #cgo nocallback cgx_cuMemCreate
@@ -179,6 +183,8 @@ var driverCalls = [C.CGX_N]struct {
 	{"cuMemPoolImportFromShareableHandle", 0},
 	{"cuMemPoolExportPointer", 0},
 	{"cuMemPoolImportPointer", 0},
+	{"cuMemPoolGetAccess", 0},
+	{"cuMemPoolSetAccess", 0},
 	{"cuMemGetAllocationGranularity", 0},
 	{"cuMemAddressReserve", 0},
 	{"cuMemAddressFree", 0},
@@ -492,6 +498,17 @@ func cuMemPoolExportPointer(ctx driver.Context, ptr driver.Deviceptr) (shareData
 func cuMemPoolImportPointer(ctx driver.Context, pool driver.MemoryPool, shareData *driver.MemPoolPtrExportData) (ptrOut driver.Deviceptr, err error) {
 	err = cerr(C.cgx_cuMemPoolImportPointer(C.uintptr_t(ctx), (*C.ulonglong)(unsafe.Pointer(&ptrOut)), C.uintptr_t(pool), unsafe.Pointer(shareData)))
 	return
+}
+
+// cuMemPoolGetAccess calls cuMemPoolGetAccess in context ctx; see driver.MemPoolGetAccess.
+func cuMemPoolGetAccess(ctx driver.Context, memPool driver.MemoryPool, location *driver.MemLocation) (flags driver.MemAccessFlags, err error) {
+	err = cerr(C.cgx_cuMemPoolGetAccess(C.uintptr_t(ctx), (*C.uint)(unsafe.Pointer(&flags)), C.uintptr_t(memPool), unsafe.Pointer(location)))
+	return
+}
+
+// cuMemPoolSetAccess calls cuMemPoolSetAccess in context ctx; see driver.MemPoolSetAccess.
+func cuMemPoolSetAccess(ctx driver.Context, pool driver.MemoryPool, map_ *driver.MemAccessDesc, count uint64) error {
+	return cerr(C.cgx_cuMemPoolSetAccess(C.uintptr_t(ctx), C.uintptr_t(pool), unsafe.Pointer(map_), C.ulong(count)))
 }
 
 // cuMemGetAllocationGranularity calls cuMemGetAllocationGranularity in context ctx; see driver.MemGetAllocationGranularity.

@@ -202,6 +202,8 @@ enum {
 	CGX_cuMemPoolImportFromShareableHandle,
 	CGX_cuMemPoolExportPointer,
 	CGX_cuMemPoolImportPointer,
+	CGX_cuMemPoolGetAccess,
+	CGX_cuMemPoolSetAccess,
 	CGX_cuMemGetAllocationGranularity,
 	CGX_cuMemAddressReserve,
 	CGX_cuMemAddressFree,
@@ -299,6 +301,8 @@ typedef cgx_result (*cgx_cuMemPoolExportToShareableHandle_t)(void *handleOut, ui
 typedef cgx_result (*cgx_cuMemPoolImportFromShareableHandle_t)(void *poolOut, void *handle, unsigned int handleType, unsigned long long flags);
 typedef cgx_result (*cgx_cuMemPoolExportPointer_t)(void *shareDataOut, unsigned long long ptr);
 typedef cgx_result (*cgx_cuMemPoolImportPointer_t)(void *ptrOut, uintptr_t pool, void *shareData);
+typedef cgx_result (*cgx_cuMemPoolGetAccess_t)(void *flags, uintptr_t memPool, void *location);
+typedef cgx_result (*cgx_cuMemPoolSetAccess_t)(uintptr_t pool, void *map_, unsigned long count);
 typedef cgx_result (*cgx_cuMemGetAllocationGranularity_t)(void *granularity, void *prop, unsigned int option);
 typedef cgx_result (*cgx_cuMemAddressReserve_t)(void *ptr, unsigned long size, unsigned long alignment, unsigned long long addr, unsigned long long flags);
 typedef cgx_result (*cgx_cuMemAddressFree_t)(unsigned long long ptr, unsigned long size);
@@ -385,6 +389,8 @@ cg_ret cgx_cuMemPoolExportToShareableHandle(uintptr_t ctx, void *handleOut, uint
 cg_ret cgx_cuMemPoolImportFromShareableHandle(uintptr_t ctx, uintptr_t *poolOut, void *handle, unsigned int handleType, unsigned long long flags);
 cg_ret cgx_cuMemPoolExportPointer(uintptr_t ctx, void *shareDataOut, unsigned long long ptr);
 cg_ret cgx_cuMemPoolImportPointer(uintptr_t ctx, unsigned long long *ptrOut, uintptr_t pool, void *shareData);
+cg_ret cgx_cuMemPoolGetAccess(uintptr_t ctx, unsigned int *flags, uintptr_t memPool, void *location);
+cg_ret cgx_cuMemPoolSetAccess(uintptr_t ctx, uintptr_t pool, void *map_, unsigned long count);
 cg_ret cgx_cuMemGetAllocationGranularity(uintptr_t ctx, unsigned long *granularity, void *prop, unsigned int option);
 cg_ret cgx_cuMemAddressReserve(uintptr_t ctx, unsigned long long *ptr, unsigned long size, unsigned long alignment, unsigned long long addr, unsigned long long flags);
 cg_ret cgx_cuMemAddressFree(uintptr_t ctx, unsigned long long ptr, unsigned long size);

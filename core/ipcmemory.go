@@ -169,7 +169,20 @@ func ImportIPCMemoryResource(dev *Device, handle *os.File) (*IPCMemoryResource, 
 	if err != nil {
 		return nil, err
 	}
-	return newIPCMemoryResource(dev, pool, true), nil
+	r := newIPCMemoryResource(dev, pool, true)
+	// As NVIDIA's streamOrderedAllocationIPC sample: grant dev read-write
+	// access unless it has it (the pool's own device has; setting it for
+	// that device is an error).
+	loc := driver.MemLocation{Type: driver.MemLocationTypeDevice, Id: int32(dev.handle)}
+	flags, err := cuMemPoolGetAccess(h, pool, &loc)
+	if err == nil && flags != driver.MemAccessFlagsProtReadwrite {
+		desc := driver.MemAccessDesc{Location: loc, Flags: driver.MemAccessFlagsProtReadwrite}
+		err = cuMemPoolSetAccess(h, pool, &desc, 1)
+	}
+	if err != nil {
+		return nil, errors.Join(err, r.Close())
+	}
+	return r, nil
 }
 
 // fdHandle is a file descriptor as the void * handle that

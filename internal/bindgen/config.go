@@ -302,6 +302,8 @@ var driverCore = coreConfig{
 		{name: "cuMemPoolImportFromShareableHandle", flags: inCtx | noEscape | noCallback},
 		{name: "cuMemPoolExportPointer", flags: inCtx | noEscape | noCallback},
 		{name: "cuMemPoolImportPointer", flags: inCtx | noEscape | noCallback},
+		{name: "cuMemPoolGetAccess", flags: inCtx | noEscape | noCallback},
+		{name: "cuMemPoolSetAccess", flags: inCtx | noEscape | noCallback},
 
 		// Virtual memory (VirtualMemoryResource).
 		{name: "cuMemGetAllocationGranularity", flags: inCtx | noEscape | noCallback},
