@@ -435,10 +435,28 @@ func CopyFromDeviceAsync[T any](stream *Stream, dst []T, src *Buffer) error {
 // ---- device-to-device ----
 
 // CopyFrom copies all of src into the start of b and waits for the copy.
+// It runs on b's stream (see Buffer), after the work queued there.
+//
 // Buffers of different devices are copied peer to peer (cuMemcpyPeer).
+// That works between any two devices, staged through host memory; once
+// peer access is enabled (Device.EnablePeerAccess, both ways for the
+// fastest copies), it goes directly over NVLink or PCIe where the devices
+// can reach each other (Device.CanAccessPeer). b's stream cannot see the
+// work of src's device, so CopyFrom first waits for src's stream as well:
+// a synchronous peer copy sees the work queued on both buffers' streams
+// before it.
 func (b *Buffer) CopyFrom(src *Buffer) error { return b.copyFrom(nil, src, true) }
 
-// CopyFromAsync queues a copy of all of src into the start of b on stream.
+// CopyFromAsync queues a copy of all of src into the start of b on stream
+// and returns.
+//
+// Between devices (as cuda.core's Buffer.copy_from), stream may belong to
+// either buffer's device (any other is refused), and the copy is ordered
+// on it only: work queued on the other device that writes src or reads b
+// must be ordered with the copy by the caller, with an Event recorded on
+// one stream and waited for on the other (Stream.Record, Stream.Wait),
+// which works across devices. Neither buffer may be closed, nor src
+// rewritten, before the copy is done.
 func (b *Buffer) CopyFromAsync(stream *Stream, src *Buffer) error {
 	if stream == nil {
 		return errors.New("core: Buffer.CopyFromAsync: nil stream")
@@ -447,6 +465,9 @@ func (b *Buffer) CopyFromAsync(stream *Stream, src *Buffer) error {
 }
 
 func (b *Buffer) copyFrom(stream *Stream, src *Buffer, sync bool) error {
+	if b == nil {
+		return errors.New("core: Buffer.CopyFrom: nil destination *Buffer")
+	}
 	if src == nil {
 		return errors.New("core: Buffer.CopyFrom: nil source *Buffer")
 	}
@@ -456,6 +477,10 @@ func (b *Buffer) copyFrom(stream *Stream, src *Buffer, sync bool) error {
 	if b.root() == src.root() && b.ptr < src.ptr+driver.Deviceptr(src.size) && src.ptr < b.ptr+driver.Deviceptr(src.size) {
 		// cuMemcpyDtoD of overlapping ranges is undefined.
 		return fmt.Errorf("core: Buffer.CopyFrom: source and destination overlap (%d bytes at %#x and %#x)", src.size, src.ptr, b.ptr)
+	}
+	sd, dd := src.mr.Device(), b.mr.Device()
+	if sd != dd && stream != nil && stream.ctx.dev != sd && stream.ctx.dev != dd {
+		return fmt.Errorf("core: Buffer.CopyFromAsync: a copy from %v to %v cannot be ordered on a stream of %v", sd, dd, stream.ctx.dev)
 	}
 	h, s, err := b.acquireWith(stream)
 	if err != nil {
@@ -469,12 +494,25 @@ func (b *Buffer) copyFrom(stream *Stream, src *Buffer, sync bool) error {
 	if src.size == 0 {
 		return nil
 	}
-	sd, dd := src.mr.Device(), b.mr.Device()
 	if sd == dd {
 		if err := cuMemcpyDtoDAsync(h, b.ptr, src.ptr, uint64(src.size), s.handle); err != nil {
 			return err
 		}
 		return syncIf(sync, h, s)
+	}
+	if sync {
+		// b's stream does not order with src's device: wait for src's
+		// stream here, on the host.
+		ss := src.opStream()
+		sh, err := ss.acquire()
+		if err != nil {
+			return err
+		}
+		err = cuStreamSynchronize(sh, ss.handle)
+		ss.release()
+		if err != nil {
+			return err
+		}
 	}
 	dh, err := dd.primary.acquire()
 	if err != nil {

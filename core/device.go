@@ -294,15 +294,30 @@ func (d *Device) StreamPriorityRange() (least, greatest int, err error) {
 	return int(l), int(g), err
 }
 
-// CanAccessPeer reports whether d can access peer's memory directly.
+// CanAccessPeer reports whether d can access peer's memory directly (over
+// NVLink or PCIe). A device is not its own peer: CanAccessPeer(d) is
+// false, as the driver says.
 func (d *Device) CanAccessPeer(peer *Device) (bool, error) {
+	if peer == nil {
+		return false, errors.New("core: Device.CanAccessPeer: nil peer *Device")
+	}
 	v, err := cuDeviceCanAccessPeer(d.handle, peer.handle)
 	return v != 0, err
 }
 
 // EnablePeerAccess lets d's primary context access peer's memory (it is
-// not an error if access is already enabled).
+// not an error if access is already enabled): kernels running on d may
+// then use addresses of peer's Buffers. Access is one-way; enable it on
+// peer too for the other direction. Peer copies (Buffer.CopyFrom between
+// devices) work without it, staged through host memory; with it they go
+// directly over NVLink or PCIe.
 func (d *Device) EnablePeerAccess(peer *Device) error {
+	if peer == nil {
+		return errors.New("core: Device.EnablePeerAccess: nil peer *Device")
+	}
+	if peer == d {
+		return fmt.Errorf("core: Device.EnablePeerAccess: %v is not its own peer", d)
+	}
 	h, err := d.primary.acquire()
 	if err != nil {
 		return err

@@ -20,7 +20,7 @@
 // # Lifetimes
 //
 // Every type that owns a CUDA resource (Context, Stream, Event, Buffer,
-// ObjectCode, Graph, GraphExec) has a Close that is
+// ObjectCode, Graph, GraphExec, IPCMemoryResource) has a Close that is
 // idempotent and safe to call from any goroutine. Using a resource after its
 // Close returns ErrClosed, never a crash: each one holds a guard that an
 // operation acquires for the length of its driver call, so Close waits for
@@ -66,6 +66,19 @@
 // LegacyMemoryResource give page-locked host, managed and cuMemAlloc memory.
 // Buffer.View makes a non-owning view at an offset; closing the buffer ends
 // its views.
+//
+// # Several devices and processes
+//
+// Buffer.CopyFrom copies between devices (cuMemcpyPeer), directly once
+// Device.EnablePeerAccess has been called where Device.CanAccessPeer
+// allows; CopyFromAsync orders the copy on one stream of either device,
+// and Events order it with the other device's work. An IPCMemoryResource
+// is a pool whose Buffers another process imports: an IPCChannel (ListenIPC,
+// DialIPC, over a Unix-domain socket) carries the pool's file descriptor
+// and each Buffer's descriptor. A VirtualMemoryResource reserves an
+// address range per allocation and maps memory into it, so that
+// VirtualMemoryResource.Grow enlarges a Buffer without moving it, and can
+// give other devices access to it.
 //
 // # Compilation and the cache
 //

@@ -246,6 +246,108 @@ cg_ret cgx_cuPointerGetAttribute(uintptr_t ctx, void *data, unsigned int attribu
 	return 0;
 }
 
+cg_ret cgx_cuMemPoolCreate(uintptr_t ctx, uintptr_t *pool, void *poolProps) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemPoolCreate, pool, poolProps);
+	return 0;
+}
+
+cg_ret cgx_cuMemPoolDestroy(uintptr_t ctx, uintptr_t pool) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemPoolDestroy, pool);
+	return 0;
+}
+
+cg_ret cgx_cuMemAllocFromPoolAsync(uintptr_t ctx, unsigned long long *dptr, unsigned long bytesize, uintptr_t pool, uintptr_t hStream) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemAllocFromPoolAsync, dptr, bytesize, pool, hStream);
+	return 0;
+}
+
+cg_ret cgx_cuMemPoolExportToShareableHandle(uintptr_t ctx, void *handleOut, uintptr_t pool, unsigned int handleType, unsigned long long flags) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemPoolExportToShareableHandle, handleOut, pool, handleType, flags);
+	return 0;
+}
+
+cg_ret cgx_cuMemPoolImportFromShareableHandle(uintptr_t ctx, uintptr_t *poolOut, void *handle, unsigned int handleType, unsigned long long flags) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemPoolImportFromShareableHandle, poolOut, handle, handleType, flags);
+	return 0;
+}
+
+cg_ret cgx_cuMemPoolExportPointer(uintptr_t ctx, void *shareDataOut, unsigned long long ptr) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemPoolExportPointer, shareDataOut, ptr);
+	return 0;
+}
+
+cg_ret cgx_cuMemPoolImportPointer(uintptr_t ctx, unsigned long long *ptrOut, uintptr_t pool, void *shareData) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemPoolImportPointer, ptrOut, pool, shareData);
+	return 0;
+}
+
+cg_ret cgx_cuMemPoolGetAccess(uintptr_t ctx, unsigned int *flags, uintptr_t memPool, void *location) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemPoolGetAccess, flags, memPool, location);
+	return 0;
+}
+
+cg_ret cgx_cuMemPoolSetAccess(uintptr_t ctx, uintptr_t pool, void *map_, unsigned long count) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemPoolSetAccess, pool, map_, count);
+	return 0;
+}
+
+cg_ret cgx_cuMemGetAllocationGranularity(uintptr_t ctx, unsigned long *granularity, void *prop, unsigned int option) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemGetAllocationGranularity, granularity, prop, option);
+	return 0;
+}
+
+cg_ret cgx_cuMemAddressReserve(uintptr_t ctx, unsigned long long *ptr, unsigned long size, unsigned long alignment, unsigned long long addr, unsigned long long flags) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemAddressReserve, ptr, size, alignment, addr, flags);
+	return 0;
+}
+
+cg_ret cgx_cuMemAddressFree(uintptr_t ctx, unsigned long long ptr, unsigned long size) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemAddressFree, ptr, size);
+	return 0;
+}
+
+cg_ret cgx_cuMemCreate(uintptr_t ctx, unsigned long long *handle, unsigned long size, void *prop, unsigned long long flags) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemCreate, handle, size, prop, flags);
+	return 0;
+}
+
+cg_ret cgx_cuMemRelease(uintptr_t ctx, unsigned long long handle) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemRelease, handle);
+	return 0;
+}
+
+cg_ret cgx_cuMemMap(uintptr_t ctx, unsigned long long ptr, unsigned long size, unsigned long offset, unsigned long long handle, unsigned long long flags) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemMap, ptr, size, offset, handle, flags);
+	return 0;
+}
+
+cg_ret cgx_cuMemUnmap(uintptr_t ctx, unsigned long long ptr, unsigned long size) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemUnmap, ptr, size);
+	return 0;
+}
+
+cg_ret cgx_cuMemSetAccess(uintptr_t ctx, unsigned long long ptr, unsigned long size, void *desc, unsigned long count) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemSetAccess, ptr, size, desc, count);
+	return 0;
+}
+
 cg_ret cgx_cuMemcpyDtoDAsync(uintptr_t ctx, unsigned long long dstDevice, unsigned long long srcDevice, unsigned long byteCount, uintptr_t hStream) {
 	CGX_ENTER(ctx);
 	CGX_CALL(cuMemcpyDtoDAsync, dstDevice, srcDevice, byteCount, hStream);

@@ -29,6 +29,18 @@ package core
 #cgo noescape cgx_cuMemHostAlloc
 #cgo noescape cgx_cuMemAllocManaged
 #cgo noescape cgx_cuPointerGetAttribute
+#cgo noescape cgx_cuMemPoolCreate
+#cgo noescape cgx_cuMemAllocFromPoolAsync
+#cgo noescape cgx_cuMemPoolExportToShareableHandle
+#cgo noescape cgx_cuMemPoolImportFromShareableHandle
+#cgo noescape cgx_cuMemPoolExportPointer
+#cgo noescape cgx_cuMemPoolImportPointer
+#cgo noescape cgx_cuMemPoolGetAccess
+#cgo noescape cgx_cuMemPoolSetAccess
+#cgo noescape cgx_cuMemGetAllocationGranularity
+#cgo noescape cgx_cuMemAddressReserve
+#cgo noescape cgx_cuMemCreate
+#cgo noescape cgx_cuMemSetAccess
 #cgo noescape cgx_cuKernelGetFunction
 #cgo noescape cgx_cuKernelGetParamInfo
 #cgo noescape cgx_cuKernelGetAttribute
@@ -71,6 +83,18 @@ package core
 #cgo nocallback cgx_cuMemHostAlloc
 #cgo nocallback cgx_cuMemAllocManaged
 #cgo nocallback cgx_cuPointerGetAttribute
+#cgo nocallback cgx_cuMemPoolCreate
+#cgo nocallback cgx_cuMemAllocFromPoolAsync
+#cgo nocallback cgx_cuMemPoolExportToShareableHandle
+#cgo nocallback cgx_cuMemPoolImportFromShareableHandle
+#cgo nocallback cgx_cuMemPoolExportPointer
+#cgo nocallback cgx_cuMemPoolImportPointer
+#cgo nocallback cgx_cuMemPoolGetAccess
+#cgo nocallback cgx_cuMemPoolSetAccess
+#cgo nocallback cgx_cuMemGetAllocationGranularity
+#cgo nocallback cgx_cuMemAddressReserve
+#cgo nocallback cgx_cuMemCreate
+#cgo nocallback cgx_cuMemSetAccess
 #cgo nocallback cgx_cuMemcpyDtoDAsync
 #cgo nocallback cgx_cuMemsetD8Async
 #cgo nocallback cgx_cuMemsetD32Async
@@ -152,6 +176,23 @@ var driverCalls = [C.CGX_N]struct {
 	{"cuMemFreeHost", 0},
 	{"cuMemAllocManaged", 0},
 	{"cuPointerGetAttribute", 0},
+	{"cuMemPoolCreate", 0},
+	{"cuMemPoolDestroy", 0},
+	{"cuMemAllocFromPoolAsync", 0},
+	{"cuMemPoolExportToShareableHandle", 0},
+	{"cuMemPoolImportFromShareableHandle", 0},
+	{"cuMemPoolExportPointer", 0},
+	{"cuMemPoolImportPointer", 0},
+	{"cuMemPoolGetAccess", 0},
+	{"cuMemPoolSetAccess", 0},
+	{"cuMemGetAllocationGranularity", 0},
+	{"cuMemAddressReserve", 0},
+	{"cuMemAddressFree", 0},
+	{"cuMemCreate", 0},
+	{"cuMemRelease", 0},
+	{"cuMemMap", 0},
+	{"cuMemUnmap", 0},
+	{"cuMemSetAccess", 0},
 	{"cuMemcpyHtoDAsync", 0},
 	{"cuMemcpyDtoHAsync", 0},
 	{"cuMemcpyDtoDAsync", 0},
@@ -417,6 +458,100 @@ func cuMemAllocManaged(ctx driver.Context, bytesize uint64, flags uint32) (dptr 
 // cuPointerGetAttribute calls cuPointerGetAttribute in context ctx; see driver.PointerGetAttribute.
 func cuPointerGetAttribute(ctx driver.Context, data unsafe.Pointer, attribute driver.PointerAttribute, ptr driver.Deviceptr) error {
 	return cerr(C.cgx_cuPointerGetAttribute(C.uintptr_t(ctx), data, C.uint(attribute), C.ulonglong(ptr)))
+}
+
+// cuMemPoolCreate calls cuMemPoolCreate in context ctx; see driver.MemPoolCreate.
+func cuMemPoolCreate(ctx driver.Context, poolProps *driver.MemPoolProps) (pool driver.MemoryPool, err error) {
+	err = cerr(C.cgx_cuMemPoolCreate(C.uintptr_t(ctx), (*C.uintptr_t)(unsafe.Pointer(&pool)), unsafe.Pointer(poolProps)))
+	return
+}
+
+// cuMemPoolDestroy calls cuMemPoolDestroy in context ctx; see driver.MemPoolDestroy.
+func cuMemPoolDestroy(ctx driver.Context, pool driver.MemoryPool) error {
+	return cerr(C.cgx_cuMemPoolDestroy(C.uintptr_t(ctx), C.uintptr_t(pool)))
+}
+
+// cuMemAllocFromPoolAsync calls cuMemAllocFromPoolAsync in context ctx; see driver.MemAllocFromPoolAsync.
+func cuMemAllocFromPoolAsync(ctx driver.Context, bytesize uint64, pool driver.MemoryPool, hStream driver.Stream) (dptr driver.Deviceptr, err error) {
+	err = cerr(C.cgx_cuMemAllocFromPoolAsync(C.uintptr_t(ctx), (*C.ulonglong)(unsafe.Pointer(&dptr)), C.ulong(bytesize), C.uintptr_t(pool), C.uintptr_t(hStream)))
+	return
+}
+
+// cuMemPoolExportToShareableHandle calls cuMemPoolExportToShareableHandle in context ctx; see driver.MemPoolExportToShareableHandle.
+func cuMemPoolExportToShareableHandle(ctx driver.Context, handleOut unsafe.Pointer, pool driver.MemoryPool, handleType driver.MemAllocationHandleType, flags uint64) error {
+	return cerr(C.cgx_cuMemPoolExportToShareableHandle(C.uintptr_t(ctx), handleOut, C.uintptr_t(pool), C.uint(handleType), C.ulonglong(flags)))
+}
+
+// cuMemPoolImportFromShareableHandle calls cuMemPoolImportFromShareableHandle in context ctx; see driver.MemPoolImportFromShareableHandle.
+func cuMemPoolImportFromShareableHandle(ctx driver.Context, handle unsafe.Pointer, handleType driver.MemAllocationHandleType, flags uint64) (poolOut driver.MemoryPool, err error) {
+	err = cerr(C.cgx_cuMemPoolImportFromShareableHandle(C.uintptr_t(ctx), (*C.uintptr_t)(unsafe.Pointer(&poolOut)), handle, C.uint(handleType), C.ulonglong(flags)))
+	return
+}
+
+// cuMemPoolExportPointer calls cuMemPoolExportPointer in context ctx; see driver.MemPoolExportPointer.
+func cuMemPoolExportPointer(ctx driver.Context, ptr driver.Deviceptr) (shareDataOut driver.MemPoolPtrExportData, err error) {
+	err = cerr(C.cgx_cuMemPoolExportPointer(C.uintptr_t(ctx), unsafe.Pointer(&shareDataOut), C.ulonglong(ptr)))
+	return
+}
+
+// cuMemPoolImportPointer calls cuMemPoolImportPointer in context ctx; see driver.MemPoolImportPointer.
+func cuMemPoolImportPointer(ctx driver.Context, pool driver.MemoryPool, shareData *driver.MemPoolPtrExportData) (ptrOut driver.Deviceptr, err error) {
+	err = cerr(C.cgx_cuMemPoolImportPointer(C.uintptr_t(ctx), (*C.ulonglong)(unsafe.Pointer(&ptrOut)), C.uintptr_t(pool), unsafe.Pointer(shareData)))
+	return
+}
+
+// cuMemPoolGetAccess calls cuMemPoolGetAccess in context ctx; see driver.MemPoolGetAccess.
+func cuMemPoolGetAccess(ctx driver.Context, memPool driver.MemoryPool, location *driver.MemLocation) (flags driver.MemAccessFlags, err error) {
+	err = cerr(C.cgx_cuMemPoolGetAccess(C.uintptr_t(ctx), (*C.uint)(unsafe.Pointer(&flags)), C.uintptr_t(memPool), unsafe.Pointer(location)))
+	return
+}
+
+// cuMemPoolSetAccess calls cuMemPoolSetAccess in context ctx; see driver.MemPoolSetAccess.
+func cuMemPoolSetAccess(ctx driver.Context, pool driver.MemoryPool, map_ *driver.MemAccessDesc, count uint64) error {
+	return cerr(C.cgx_cuMemPoolSetAccess(C.uintptr_t(ctx), C.uintptr_t(pool), unsafe.Pointer(map_), C.ulong(count)))
+}
+
+// cuMemGetAllocationGranularity calls cuMemGetAllocationGranularity in context ctx; see driver.MemGetAllocationGranularity.
+func cuMemGetAllocationGranularity(ctx driver.Context, prop *driver.MemAllocationProp, option driver.MemAllocationGranularityFlags) (granularity uint64, err error) {
+	err = cerr(C.cgx_cuMemGetAllocationGranularity(C.uintptr_t(ctx), (*C.ulong)(unsafe.Pointer(&granularity)), unsafe.Pointer(prop), C.uint(option)))
+	return
+}
+
+// cuMemAddressReserve calls cuMemAddressReserve in context ctx; see driver.MemAddressReserve.
+func cuMemAddressReserve(ctx driver.Context, size uint64, alignment uint64, addr driver.Deviceptr, flags uint64) (ptr driver.Deviceptr, err error) {
+	err = cerr(C.cgx_cuMemAddressReserve(C.uintptr_t(ctx), (*C.ulonglong)(unsafe.Pointer(&ptr)), C.ulong(size), C.ulong(alignment), C.ulonglong(addr), C.ulonglong(flags)))
+	return
+}
+
+// cuMemAddressFree calls cuMemAddressFree in context ctx; see driver.MemAddressFree.
+func cuMemAddressFree(ctx driver.Context, ptr driver.Deviceptr, size uint64) error {
+	return cerr(C.cgx_cuMemAddressFree(C.uintptr_t(ctx), C.ulonglong(ptr), C.ulong(size)))
+}
+
+// cuMemCreate calls cuMemCreate in context ctx; see driver.MemCreate.
+func cuMemCreate(ctx driver.Context, size uint64, prop *driver.MemAllocationProp, flags uint64) (handle driver.MemGenericAllocationHandle, err error) {
+	err = cerr(C.cgx_cuMemCreate(C.uintptr_t(ctx), (*C.ulonglong)(unsafe.Pointer(&handle)), C.ulong(size), unsafe.Pointer(prop), C.ulonglong(flags)))
+	return
+}
+
+// cuMemRelease calls cuMemRelease in context ctx; see driver.MemRelease.
+func cuMemRelease(ctx driver.Context, handle driver.MemGenericAllocationHandle) error {
+	return cerr(C.cgx_cuMemRelease(C.uintptr_t(ctx), C.ulonglong(handle)))
+}
+
+// cuMemMap calls cuMemMap in context ctx; see driver.MemMap.
+func cuMemMap(ctx driver.Context, ptr driver.Deviceptr, size uint64, offset uint64, handle driver.MemGenericAllocationHandle, flags uint64) error {
+	return cerr(C.cgx_cuMemMap(C.uintptr_t(ctx), C.ulonglong(ptr), C.ulong(size), C.ulong(offset), C.ulonglong(handle), C.ulonglong(flags)))
+}
+
+// cuMemUnmap calls cuMemUnmap in context ctx; see driver.MemUnmap.
+func cuMemUnmap(ctx driver.Context, ptr driver.Deviceptr, size uint64) error {
+	return cerr(C.cgx_cuMemUnmap(C.uintptr_t(ctx), C.ulonglong(ptr), C.ulong(size)))
+}
+
+// cuMemSetAccess calls cuMemSetAccess in context ctx; see driver.MemSetAccess.
+func cuMemSetAccess(ctx driver.Context, ptr driver.Deviceptr, size uint64, desc *driver.MemAccessDesc, count uint64) error {
+	return cerr(C.cgx_cuMemSetAccess(C.uintptr_t(ctx), C.ulonglong(ptr), C.ulong(size), unsafe.Pointer(desc), C.ulong(count)))
 }
 
 // cuMemcpyDtoDAsync calls cuMemcpyDtoDAsync (cuMemcpyDtoDAsync_v2) in context ctx; see driver.MemcpyDtoDAsync.

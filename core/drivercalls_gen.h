@@ -195,6 +195,23 @@ enum {
 	CGX_cuMemFreeHost,
 	CGX_cuMemAllocManaged,
 	CGX_cuPointerGetAttribute,
+	CGX_cuMemPoolCreate,
+	CGX_cuMemPoolDestroy,
+	CGX_cuMemAllocFromPoolAsync,
+	CGX_cuMemPoolExportToShareableHandle,
+	CGX_cuMemPoolImportFromShareableHandle,
+	CGX_cuMemPoolExportPointer,
+	CGX_cuMemPoolImportPointer,
+	CGX_cuMemPoolGetAccess,
+	CGX_cuMemPoolSetAccess,
+	CGX_cuMemGetAllocationGranularity,
+	CGX_cuMemAddressReserve,
+	CGX_cuMemAddressFree,
+	CGX_cuMemCreate,
+	CGX_cuMemRelease,
+	CGX_cuMemMap,
+	CGX_cuMemUnmap,
+	CGX_cuMemSetAccess,
 	CGX_cuMemcpyHtoDAsync,
 	CGX_cuMemcpyDtoHAsync,
 	CGX_cuMemcpyDtoDAsync,
@@ -277,6 +294,23 @@ typedef cgx_result (*cgx_cuMemHostAlloc_t)(void *pp, unsigned long bytesize, uns
 typedef cgx_result (*cgx_cuMemFreeHost_t)(void *p);
 typedef cgx_result (*cgx_cuMemAllocManaged_t)(void *dptr, unsigned long bytesize, unsigned int flags);
 typedef cgx_result (*cgx_cuPointerGetAttribute_t)(void *data, unsigned int attribute, unsigned long long ptr);
+typedef cgx_result (*cgx_cuMemPoolCreate_t)(void *pool, void *poolProps);
+typedef cgx_result (*cgx_cuMemPoolDestroy_t)(uintptr_t pool);
+typedef cgx_result (*cgx_cuMemAllocFromPoolAsync_t)(void *dptr, unsigned long bytesize, uintptr_t pool, uintptr_t hStream);
+typedef cgx_result (*cgx_cuMemPoolExportToShareableHandle_t)(void *handleOut, uintptr_t pool, unsigned int handleType, unsigned long long flags);
+typedef cgx_result (*cgx_cuMemPoolImportFromShareableHandle_t)(void *poolOut, void *handle, unsigned int handleType, unsigned long long flags);
+typedef cgx_result (*cgx_cuMemPoolExportPointer_t)(void *shareDataOut, unsigned long long ptr);
+typedef cgx_result (*cgx_cuMemPoolImportPointer_t)(void *ptrOut, uintptr_t pool, void *shareData);
+typedef cgx_result (*cgx_cuMemPoolGetAccess_t)(void *flags, uintptr_t memPool, void *location);
+typedef cgx_result (*cgx_cuMemPoolSetAccess_t)(uintptr_t pool, void *map_, unsigned long count);
+typedef cgx_result (*cgx_cuMemGetAllocationGranularity_t)(void *granularity, void *prop, unsigned int option);
+typedef cgx_result (*cgx_cuMemAddressReserve_t)(void *ptr, unsigned long size, unsigned long alignment, unsigned long long addr, unsigned long long flags);
+typedef cgx_result (*cgx_cuMemAddressFree_t)(unsigned long long ptr, unsigned long size);
+typedef cgx_result (*cgx_cuMemCreate_t)(void *handle, unsigned long size, void *prop, unsigned long long flags);
+typedef cgx_result (*cgx_cuMemRelease_t)(unsigned long long handle);
+typedef cgx_result (*cgx_cuMemMap_t)(unsigned long long ptr, unsigned long size, unsigned long offset, unsigned long long handle, unsigned long long flags);
+typedef cgx_result (*cgx_cuMemUnmap_t)(unsigned long long ptr, unsigned long size);
+typedef cgx_result (*cgx_cuMemSetAccess_t)(unsigned long long ptr, unsigned long size, void *desc, unsigned long count);
 typedef cgx_result (*cgx_cuMemcpyHtoDAsync_t)(unsigned long long dstDevice, const void *srcHost, unsigned long byteCount, uintptr_t hStream);
 typedef cgx_result (*cgx_cuMemcpyDtoHAsync_t)(void *dstHost, unsigned long long srcDevice, unsigned long byteCount, uintptr_t hStream);
 typedef cgx_result (*cgx_cuMemcpyDtoDAsync_t)(unsigned long long dstDevice, unsigned long long srcDevice, unsigned long byteCount, uintptr_t hStream);
@@ -348,6 +382,23 @@ cg_ret cgx_cuMemHostAlloc(uintptr_t ctx, void *pp, unsigned long bytesize, unsig
 cg_ret cgx_cuMemFreeHost(uintptr_t ctx, void *p);
 cg_ret cgx_cuMemAllocManaged(uintptr_t ctx, unsigned long long *dptr, unsigned long bytesize, unsigned int flags);
 cg_ret cgx_cuPointerGetAttribute(uintptr_t ctx, void *data, unsigned int attribute, unsigned long long ptr);
+cg_ret cgx_cuMemPoolCreate(uintptr_t ctx, uintptr_t *pool, void *poolProps);
+cg_ret cgx_cuMemPoolDestroy(uintptr_t ctx, uintptr_t pool);
+cg_ret cgx_cuMemAllocFromPoolAsync(uintptr_t ctx, unsigned long long *dptr, unsigned long bytesize, uintptr_t pool, uintptr_t hStream);
+cg_ret cgx_cuMemPoolExportToShareableHandle(uintptr_t ctx, void *handleOut, uintptr_t pool, unsigned int handleType, unsigned long long flags);
+cg_ret cgx_cuMemPoolImportFromShareableHandle(uintptr_t ctx, uintptr_t *poolOut, void *handle, unsigned int handleType, unsigned long long flags);
+cg_ret cgx_cuMemPoolExportPointer(uintptr_t ctx, void *shareDataOut, unsigned long long ptr);
+cg_ret cgx_cuMemPoolImportPointer(uintptr_t ctx, unsigned long long *ptrOut, uintptr_t pool, void *shareData);
+cg_ret cgx_cuMemPoolGetAccess(uintptr_t ctx, unsigned int *flags, uintptr_t memPool, void *location);
+cg_ret cgx_cuMemPoolSetAccess(uintptr_t ctx, uintptr_t pool, void *map_, unsigned long count);
+cg_ret cgx_cuMemGetAllocationGranularity(uintptr_t ctx, unsigned long *granularity, void *prop, unsigned int option);
+cg_ret cgx_cuMemAddressReserve(uintptr_t ctx, unsigned long long *ptr, unsigned long size, unsigned long alignment, unsigned long long addr, unsigned long long flags);
+cg_ret cgx_cuMemAddressFree(uintptr_t ctx, unsigned long long ptr, unsigned long size);
+cg_ret cgx_cuMemCreate(uintptr_t ctx, unsigned long long *handle, unsigned long size, void *prop, unsigned long long flags);
+cg_ret cgx_cuMemRelease(uintptr_t ctx, unsigned long long handle);
+cg_ret cgx_cuMemMap(uintptr_t ctx, unsigned long long ptr, unsigned long size, unsigned long offset, unsigned long long handle, unsigned long long flags);
+cg_ret cgx_cuMemUnmap(uintptr_t ctx, unsigned long long ptr, unsigned long size);
+cg_ret cgx_cuMemSetAccess(uintptr_t ctx, unsigned long long ptr, unsigned long size, void *desc, unsigned long count);
 cg_ret cgx_cuMemcpyDtoDAsync(uintptr_t ctx, unsigned long long dstDevice, unsigned long long srcDevice, unsigned long byteCount, uintptr_t hStream);
 cg_ret cgx_cuMemcpyPeerAsync(uintptr_t ctx, unsigned long long dstDevice, uintptr_t dstContext, unsigned long long srcDevice, uintptr_t srcContext, unsigned long byteCount, uintptr_t hStream);
 cg_ret cgx_cuMemsetD8Async(uintptr_t ctx, unsigned long long dstDevice, unsigned char uc, unsigned long n, uintptr_t hStream);

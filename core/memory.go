@@ -6,7 +6,7 @@ import (
 	"github.com/cudago/cudago/bindings/driver"
 )
 
-// MemoryResource allocates and frees Buffers. The package has four:
+// MemoryResource allocates and frees Buffers. The package has six:
 //
 //   - DeviceMemoryResource: device memory from the device's stream-ordered
 //     pool (cuMemAllocAsync / cuMemFreeAsync); every Device's default.
@@ -15,11 +15,15 @@ import (
 //   - ManagedMemoryResource: unified memory (cuMemAllocManaged), reachable
 //     from host and device.
 //   - LegacyMemoryResource: plain device memory (cuMemAlloc / cuMemFree).
+//   - IPCMemoryResource: a stream-ordered pool of its own whose Buffers
+//     other processes can import (see ListenIPC).
+//   - VirtualMemoryResource: device memory mapped into a reserved address
+//     range (cuMemCreate / cuMemMap), which Grow extends in place.
 //
 // Other implementations wrap their memory with NewBuffer; their Deallocate
 // must be safe for concurrent use (finalizers of forgotten Buffers call it
 // from cleanup goroutines). Resources own no driver object themselves and
-// need no Close.
+// need no Close, but for IPCMemoryResource, which owns its pool.
 type MemoryResource interface {
 	// Allocate allocates size bytes, ordered on stream where the resource
 	// is stream-ordered (nil: the device's legacy default stream).

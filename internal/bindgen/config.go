@@ -293,6 +293,28 @@ var driverCore = coreConfig{
 		{name: "cuMemAllocManaged", flags: inCtx | noEscape | noCallback},
 		{name: "cuPointerGetAttribute", flags: inCtx | noEscape | noCallback},
 
+		// Pools of their own, shared between processes (IPCMemoryResource).
+		// The pool is an output the header does not mark as one.
+		{name: "cuMemPoolCreate", flags: inCtx | noEscape | noCallback, outs: []string{"pool"}},
+		{name: "cuMemPoolDestroy", flags: inCtx},
+		{name: "cuMemAllocFromPoolAsync", flags: inCtx | noEscape | noCallback},
+		{name: "cuMemPoolExportToShareableHandle", flags: inCtx | noEscape | noCallback},
+		{name: "cuMemPoolImportFromShareableHandle", flags: inCtx | noEscape | noCallback},
+		{name: "cuMemPoolExportPointer", flags: inCtx | noEscape | noCallback},
+		{name: "cuMemPoolImportPointer", flags: inCtx | noEscape | noCallback},
+		{name: "cuMemPoolGetAccess", flags: inCtx | noEscape | noCallback},
+		{name: "cuMemPoolSetAccess", flags: inCtx | noEscape | noCallback},
+
+		// Virtual memory (VirtualMemoryResource).
+		{name: "cuMemGetAllocationGranularity", flags: inCtx | noEscape | noCallback},
+		{name: "cuMemAddressReserve", flags: inCtx | noEscape | noCallback},
+		{name: "cuMemAddressFree", flags: inCtx},
+		{name: "cuMemCreate", flags: inCtx | noEscape | noCallback},
+		{name: "cuMemRelease", flags: inCtx},
+		{name: "cuMemMap", flags: inCtx},
+		{name: "cuMemUnmap", flags: inCtx},
+		{name: "cuMemSetAccess", flags: inCtx | noEscape | noCallback},
+
 		// Copies and sets.
 		{name: "cuMemcpyHtoDAsync", flags: cOnly},
 		{name: "cuMemcpyDtoHAsync", flags: cOnly},

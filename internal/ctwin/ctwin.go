@@ -1,6 +1,6 @@
-// Package ctwin holds C loops that the math-library packages' benchmarks
-// compare themselves with in the same process: the same library entry
-// points, called from C with no Go in between.
+// Package ctwin holds C loops that benchmarks compare themselves with in
+// the same process (the math-library packages', core's peer copies): the
+// same library entry points, called from C with no Go in between.
 package ctwin
 
 /*

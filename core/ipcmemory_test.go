@@ -1,0 +1,477 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cudago/cudago/bindings/driver"
+)
+
+// fakeDevice is a Device that never reaches the driver, with the primary
+// context its streams need.
+func fakeDevice(ordinal int) *Device {
+	d := &Device{ordinal: ordinal}
+	d.primary = newPrimaryContext(d)
+	return d
+}
+
+func TestIPCMemoryResourceMisuse(t *testing.T) {
+	if _, err := NewIPCMemoryResource(nil, IPCMemoryOptions{}); err == nil {
+		t.Error("NewIPCMemoryResource(nil): no error")
+	}
+	d := fakeDevice(0)
+	if _, err := NewIPCMemoryResource(d, IPCMemoryOptions{MaxSize: -1}); err == nil || !strings.Contains(err.Error(), "negative MaxSize") {
+		t.Errorf("NewIPCMemoryResource with MaxSize -1: %v", err)
+	}
+	f, err := os.CreateTemp(t.TempDir(), "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := ImportIPCMemoryResource(nil, f); err == nil {
+		t.Error("ImportIPCMemoryResource(nil device): no error")
+	}
+	if _, err := ImportIPCMemoryResource(d, nil); err == nil {
+		t.Error("ImportIPCMemoryResource(nil handle): no error")
+	}
+
+	imp := &IPCMemoryResource{dev: d, imported: true}
+	if _, err := imp.Allocate(16, nil); err == nil || !strings.Contains(err.Error(), "imported pool cannot allocate") {
+		t.Errorf("Allocate on an imported resource: %v", err)
+	}
+	if _, err := imp.ExportHandle(); err == nil || !strings.Contains(err.Error(), "only its exporter") {
+		t.Errorf("ExportHandle of an imported resource: %v", err)
+	}
+	if _, err := imp.ImportBuffer(IPCBufferDescriptor{}, nil); err == nil || !strings.Contains(err.Error(), "descriptor of 0 bytes") {
+		t.Errorf("ImportBuffer of an empty descriptor: %v", err)
+	}
+	if !imp.Imported() || imp.HostAccessible() || !imp.DeviceAccessible() || imp.Device() != d {
+		t.Error("an imported resource's properties")
+	}
+	own := &IPCMemoryResource{dev: d}
+	if _, err := own.ImportBuffer(IPCBufferDescriptor{Size: 8}, nil); err == nil || !strings.Contains(err.Error(), "this process's own") {
+		t.Errorf("ImportBuffer into the exporter's resource: %v", err)
+	}
+	other := fakeDevice(1)
+	if _, err := own.Allocate(16, &Stream{ctx: other.primary}); err == nil || !strings.Contains(err.Error(), "stream is on") {
+		t.Errorf("Allocate on another device's stream: %v", err)
+	}
+	if _, err := own.Allocate(-1, nil); err == nil || !strings.Contains(err.Error(), "negative size") {
+		t.Errorf("Allocate(-1): %v", err)
+	}
+	// Closed: no allocation, no export, no import (no driver call: the
+	// guard comes first).
+	own.life.close()
+	impClosed := &IPCMemoryResource{dev: d, imported: true}
+	impClosed.life.close()
+	if _, err := own.Allocate(16, nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("Allocate after Close: %v", err)
+	}
+	if _, err := own.ExportHandle(); !errors.Is(err, ErrClosed) {
+		t.Errorf("ExportHandle after Close: %v", err)
+	}
+	if _, err := impClosed.ImportBuffer(IPCBufferDescriptor{Size: 8}, nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("ImportBuffer after Close: %v", err)
+	}
+	if err := own.Close(); err != nil {
+		t.Errorf("Close of a closed resource: %v", err)
+	}
+	var nilR *IPCMemoryResource
+	if err := nilR.Close(); err != nil {
+		t.Errorf("Close of a nil resource: %v", err)
+	}
+
+	// Descriptors: only whole buffers of an exporter's resource.
+	var nilB *Buffer
+	if _, err := nilB.IPCDescriptor(); err == nil {
+		t.Error("IPCDescriptor of a nil *Buffer: no error")
+	}
+	plain := &Buffer{ptr: 0x1000, size: 64, mr: &fakeMR{}}
+	if _, err := plain.IPCDescriptor(); err == nil || !strings.Contains(err.Error(), "cannot be shared with other processes") {
+		t.Errorf("IPCDescriptor of a non-IPC buffer: %v", err)
+	}
+	exp := &IPCMemoryResource{dev: d}
+	whole := &Buffer{ptr: 0x1000, size: 64, mr: exp}
+	v, err := whole.View(8, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.IPCDescriptor(); err == nil || !strings.Contains(err.Error(), "a view cannot be shared") {
+		t.Errorf("IPCDescriptor of a view: %v", err)
+	}
+	imported := &Buffer{ptr: 0x1000, size: 64, mr: imp}
+	if _, err := imported.IPCDescriptor(); err == nil || !strings.Contains(err.Error(), "the buffer is imported") {
+		t.Errorf("IPCDescriptor of an imported buffer: %v", err)
+	}
+	whole.life.close()
+	if _, err := whole.IPCDescriptor(); !errors.Is(err, ErrClosed) {
+		t.Errorf("IPCDescriptor of a closed buffer: %v", err)
+	}
+	// The channel refuses them the same way, before sending anything.
+	_, c, _ := ipcPair(t)
+	ctx := ctxT(t)
+	if err := c.SendBuffer(ctx, whole); !errors.Is(err, ErrClosed) {
+		t.Errorf("SendBuffer of a closed buffer: %v", err)
+	}
+	if err := c.SendBuffer(ctx, plain); err == nil {
+		t.Error("SendBuffer of a non-IPC buffer: no error")
+	}
+	if err := c.SendMemoryResource(ctx, imp); err == nil {
+		t.Error("SendMemoryResource of an imported resource: no error")
+	}
+	if err := c.SendMemoryResource(ctx, nil); err == nil {
+		t.Error("SendMemoryResource(nil): no error")
+	}
+	if _, err := c.ReceiveBuffer(ctx, nil, nil); err == nil {
+		t.Error("ReceiveBuffer(nil resource): no error")
+	}
+}
+
+// ipcCapable skips the test where dev cannot share pools through file
+// descriptors (the driver says so; it fails under CUDAGO_REQUIRE_GPU=1 on
+// a GPU that should).
+func ipcCapable(t *testing.T, dev *Device) {
+	t.Helper()
+	v, err := dev.Attribute(driver.DeviceAttributeMempoolSupportedHandleTypes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v&int(driver.MemHandleTypePosixFileDescriptor) == 0 {
+		t.Skipf("%v cannot share memory pools through file descriptors (handle types %#x)", dev, v)
+	}
+}
+
+// TestGPUIPCResource uses an IPCMemoryResource in one process: allocate,
+// copy, describe, export, and the guards around Close.
+func TestGPUIPCResource(t *testing.T) {
+	dev := requireGPU(t)
+	ipcCapable(t, dev)
+	r, err := NewIPCMemoryResource(dev, IPCMemoryOptions{MaxSize: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Imported() {
+		t.Error("a new resource says it is imported")
+	}
+	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 1<<20 + 3
+	b, err := r.Allocate(n, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := pattern(n, 0x3c)
+	if err := CopyToDevice(b, want); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, n)
+	if err := CopyFromDevice(got, b); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("round trip through an IPC pool buffer differs")
+	}
+	d, err := b.IPCDescriptor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Size != n || d.Data == ([64]byte{}) {
+		t.Errorf("descriptor: size %d, data all zero %v", d.Size, d.Data == ([64]byte{}))
+	}
+	v, _ := b.View(16, 16)
+	if _, err := v.IPCDescriptor(); err == nil {
+		t.Error("descriptor of a view: no error")
+	}
+	f, err := r.ExportHandle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Stat(); err != nil {
+		t.Errorf("the exported handle is not an open file: %v", err)
+	}
+	f.Close()
+	if _, err := r.ImportBuffer(d, nil); err == nil {
+		t.Error("ImportBuffer into the exporting resource: no error")
+	}
+	// More than MaxSize: refused by the driver.
+	if big, err := r.Allocate(128<<20, s); err == nil {
+		big.Close()
+		t.Error("allocating 128 MiB from a pool of at most 64 MiB: no error")
+	}
+	// Buffers of a different device's stream are refused.
+	if cnt, _ := DeviceCount(); cnt >= 2 {
+		d1, _ := GetDevice(1)
+		if _, err := r.Allocate(16, d1.DefaultStream()); err == nil {
+			t.Error("Allocate on another device's stream: no error")
+		}
+	}
+	// Closing the resource first: its buffers stay usable until their
+	// own Close; it allocates and exports no more.
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := b.Memset8(0x42); err != nil {
+		t.Fatalf("Memset8 of a buffer of a closed pool: %v", err)
+	}
+	if err := CopyFromDevice(got, b); err != nil || got[n-1] != 0x42 {
+		t.Fatalf("reading a buffer of a closed pool: %#x, %v", got[n-1], err)
+	}
+	if _, err := r.Allocate(16, s); !errors.Is(err, ErrClosed) {
+		t.Errorf("Allocate after Close: %v", err)
+	}
+	if _, err := r.ExportHandle(); !errors.Is(err, ErrClosed) {
+		t.Errorf("ExportHandle after Close: %v", err)
+	}
+	if _, err := b.IPCDescriptor(); !errors.Is(err, ErrClosed) {
+		t.Errorf("IPCDescriptor of a buffer of a closed pool: %v", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Errorf("Close of a buffer after its pool's: %v", err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.Sync(); err != nil { // nothing recorded meanwhile
+		t.Errorf("Device.Sync: %v", err)
+	}
+}
+
+// The child of TestGPUIPCChildProcess is this test binary run with
+// -test.run=^TestHelperIPCChild$ and these variables.
+const (
+	ipcChildEnv     = "CUDAGO_IPC_CHILD"      // the socket path
+	ipcChildSizeEnv = "CUDAGO_IPC_CHILD_SIZE" // the buffer's size
+)
+
+// The child's answers.
+const (
+	ipcAnswerOK       = "ok"
+	ipcAnswerImported = "stale import: imported"
+	ipcAnswerRefused  = "stale import: refused: "
+)
+
+// TestGPUIPCChildProcess shares a pool buffer with a child process: the
+// parent writes a pattern and sends the pool and the buffer; the child
+// imports them, checks every byte, writes a second pattern, closes its
+// import and answers; the parent then reads the second pattern. Last, the
+// parent sends the descriptor of a buffer it has already closed, and the
+// child reports what importing it does (logged: the driver decides).
+func TestGPUIPCChildProcess(t *testing.T) {
+	dev := requireGPU(t)
+	ipcCapable(t, dev)
+	r, err := NewIPCMemoryResource(dev, IPCMemoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 4<<20 + 7
+	b, err := r.Allocate(n, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := CopyToDevice(b, pattern(n, 0xa1)); err != nil {
+		t.Fatal(err)
+	}
+
+	l, path := ipcListen(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperIPCChild$", "-test.v")
+	cmd.Env = append(os.Environ(), ipcChildEnv+"="+path, ipcChildSizeEnv+"="+strconv.Itoa(n))
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := false
+	defer func() {
+		if !waited {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("the child's output:\n%s", out.String())
+		}
+	}()
+	ch, err := l.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	if err := ch.SendMemoryResource(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.SendBuffer(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	ans, err := ch.Receive(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(ans) != ipcAnswerOK {
+		t.Fatalf("the child answered %q", ans)
+	}
+	got := make([]byte, n)
+	if err := CopyFromDevice(got, b); err != nil {
+		t.Fatal(err)
+	}
+	if want := pattern(n, 0x5e); !bytes.Equal(got, want) {
+		i := 0
+		for got[i] == want[i] {
+			i++
+		}
+		t.Fatalf("the child's pattern: byte %d = %#x, want %#x", i, got[i], want[i])
+	}
+
+	// A descriptor of a buffer closed (and freed) before it is sent.
+	stale, err := r.Allocate(1<<20, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd, err := stale.IPCDescriptor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stale.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil { // the free is done
+		t.Fatal(err)
+	}
+	if err := ch.SendBuffer(ctx, stale); !errors.Is(err, ErrClosed) {
+		t.Errorf("SendBuffer of a closed buffer: %v, want ErrClosed", err)
+	}
+	if err := ch.sendDescriptor(ctx, sd); err != nil { // around the guard
+		t.Fatal(err)
+	}
+	ans, err = ch.Receive(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch a := string(ans); {
+	case a == ipcAnswerImported:
+		t.Logf("importing the descriptor of a freed buffer succeeded (the pool had kept the block): documented as undefined")
+	case strings.HasPrefix(a, ipcAnswerRefused):
+		t.Logf("importing the descriptor of a freed buffer failed: %s", strings.TrimPrefix(a, ipcAnswerRefused))
+	default:
+		t.Errorf("the child answered %q about the stale descriptor", a)
+	}
+	ch.Close()
+	waited = true
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the child: %v", err)
+	}
+	if !strings.Contains(out.String(), "--- PASS: TestHelperIPCChild") {
+		t.Errorf("the child did not pass TestHelperIPCChild:\n%s", out.String())
+	}
+}
+
+// TestHelperIPCChild is the child process of TestGPUIPCChildProcess; run
+// directly, it skips.
+func TestHelperIPCChild(t *testing.T) {
+	path := os.Getenv(ipcChildEnv)
+	if path == "" {
+		t.Skip("the child process of TestGPUIPCChildProcess")
+	}
+	n, err := strconv.Atoi(os.Getenv(ipcChildSizeEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ch, err := DialIPC(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	fail := func(format string, a ...any) {
+		t.Helper()
+		msg := fmt.Sprintf(format, a...)
+		ch.Send(ctx, []byte("child: "+msg))
+		t.Fatal(msg)
+	}
+	r, err := ch.ReceiveMemoryResource(ctx)
+	if err != nil {
+		fail("ReceiveMemoryResource: %v", err)
+	}
+	defer r.Close()
+	if !r.Imported() {
+		fail("the received resource is not marked imported")
+	}
+	if _, err := r.Allocate(16, nil); err == nil {
+		fail("Allocate on an imported resource: no error")
+	}
+	b, err := ch.ReceiveBuffer(ctx, r, nil)
+	if err != nil {
+		fail("ReceiveBuffer: %v", err)
+	}
+	if b.Size() != n {
+		fail("imported %d bytes, want %d", b.Size(), n)
+	}
+	if _, err := b.IPCDescriptor(); err == nil {
+		fail("IPCDescriptor of an imported buffer: no error")
+	}
+	got := make([]byte, n)
+	if err := CopyFromDevice(got, b); err != nil {
+		fail("reading the imported buffer: %v", err)
+	}
+	want := pattern(n, 0xa1)
+	for i := range got {
+		if got[i] != want[i] {
+			fail("imported byte %d = %#x, want %#x", i, got[i], want[i])
+		}
+	}
+	if err := CopyToDevice(b, pattern(n, 0x5e)); err != nil {
+		fail("writing the imported buffer: %v", err)
+	}
+	if err := b.Close(); err != nil { // complete before the parent goes on
+		fail("closing the import: %v", err)
+	}
+	if err := b.Close(); err != nil {
+		fail("closing the import twice: %v", err)
+	}
+	if err := ch.Send(ctx, []byte(ipcAnswerOK)); err != nil {
+		t.Fatal(err)
+	}
+
+	// The stale descriptor: report what the driver does.
+	sb, err := ch.ReceiveBuffer(ctx, r, nil)
+	ans := ipcAnswerImported
+	if err != nil {
+		var de *driver.Error
+		if !errors.As(err, &de) {
+			fail("importing a stale descriptor: %v (%T), want a *driver.Error", err, err)
+		}
+		ans = ipcAnswerRefused + err.Error()
+	} else if err := sb.Close(); err != nil {
+		t.Logf("closing the stale import: %v", err)
+	}
+	if err := ch.Send(ctx, []byte(ans)); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the parent to close the channel before exiting.
+	if _, err := ch.Receive(ctx); err == nil {
+		t.Error("a message after the last answer")
+	}
+}
