@@ -79,16 +79,17 @@ func (r *Report) mode() (Mode, string) {
 		}
 		return ModeUnknown, "unknown: the driver opened with " + module + " and compatibility mode off"
 	}
+	const notOpened = " (the driver was not opened)"
 	c := r.Config
 	switch {
 	case c.ForceCompat.Set && c.ForceCompat.Value:
-		return ModeCompat, "compatibility mode, forced by force_compat_mode (" + c.ForceCompat.From + ")"
+		return ModeCompat, "compatibility mode, forced by force_compat_mode (" + c.ForceCompat.From + ")" + notOpened
 	case r.NvidiaFS:
-		return ModeGPUDirect, "GPUDirect Storage through nvidia-fs " + r.NvidiaFSVersion + ", for the file systems that support it (the driver was not opened)"
+		return ModeGPUDirect, "GPUDirect Storage through nvidia-fs " + r.NvidiaFSVersion + ", for the file systems that support it" + notOpened
 	case c.AllowCompat.Set && !c.AllowCompat.Value:
 		return ModeUnknown, "unavailable: nvidia-fs not loaded and allow_compat_mode is false (" + c.AllowCompat.From + ")"
 	}
-	return ModeCompat, "compatibility mode (" + module + "): POSIX reads and writes through host memory"
+	return ModeCompat, "compatibility mode (" + module + "): POSIX reads and writes through host memory" + notOpened
 }
 
 func compatTail(allow bool) string {

@@ -366,9 +366,9 @@ func TestReportMode(t *testing.T) {
 	}{
 		{Report{LibraryErr: "x"}, ModeUnknown, "unavailable: libcufile did not load"},
 		{Report{DriverErr: "gds: boom"}, ModeUnknown, "unavailable: gds: boom"},
-		{Report{}, ModeCompat, "compatibility mode (nvidia-fs not loaded): POSIX reads and writes through host memory"},
+		{Report{}, ModeCompat, "compatibility mode (nvidia-fs not loaded): POSIX reads and writes through host memory (the driver was not opened)"},
 		{Report{Config: Config{AllowCompat: set(false)}}, ModeUnknown, "unavailable: nvidia-fs not loaded and allow_compat_mode is false (X)"},
-		{Report{Config: Config{ForceCompat: set(true)}, NvidiaFS: true}, ModeCompat, "compatibility mode, forced by force_compat_mode (X)"},
+		{Report{Config: Config{ForceCompat: set(true)}, NvidiaFS: true}, ModeCompat, "compatibility mode, forced by force_compat_mode (X) (the driver was not opened)"},
 		{Report{NvidiaFS: true, NvidiaFSVersion: "2.17.5"}, ModeGPUDirect, "GPUDirect Storage through nvidia-fs 2.17.5, for the file systems that support it (the driver was not opened)"},
 		{open(ModeGPUDirect, "2.17", true), ModeGPUDirect, "GPUDirect Storage through nvidia-fs 2.17, for the file systems that support it; compatibility mode for the others"},
 		{open(ModeGPUDirect, "", false), ModeGPUDirect, "GPUDirect Storage through PCIe P2PDMA, for the file systems that support it"},
