@@ -83,7 +83,9 @@ func lookup(p driver.Deviceptr, n int) *registration {
 // when that pays and when it happens by itself. Registering a registered
 // buffer again does nothing; a range that overlaps a registered one
 // without being it is refused. The registration ends by Deregister,
-// CloseDriver, or when b's memory is freed.
+// CloseDriver, or when b's memory is freed; memory freed with its context
+// (Context.Close of a created context) is not seen going, so close such
+// buffers, or Deregister them, first.
 func Register(b *core.Buffer) error {
 	if b == nil {
 		return errors.New("gds: Register: nil *core.Buffer")
