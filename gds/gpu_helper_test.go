@@ -13,7 +13,9 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/bindtest"
 	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/pathfinder"
 )
 
 // gpu returns device 0 and a new non-blocking stream, closed when the
@@ -21,6 +23,7 @@ import (
 func gpu(t testing.TB) (*core.Device, *core.Stream) {
 	t.Helper()
 	testenv.RequireGPU(t)
+	bindtest.Load(t, pathfinder.CuFile) // a GPU machine without libcufile skips
 	d, err := core.GetDevice(0)
 	if err != nil {
 		t.Fatal(err)
