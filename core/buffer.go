@@ -29,6 +29,7 @@ type Buffer struct {
 	cleanup runtime.Cleanup
 	parent  *Buffer // for a View: the buffer that owns the memory
 	noReuse bool    // a graph's allocation (made while capturing): never kept for reuse
+	hooks   *freeHooks
 }
 
 // NewBuffer wraps memory of resource mr, to be freed by mr.Deallocate on
@@ -36,7 +37,7 @@ type Buffer struct {
 func NewBuffer(ptr driver.Deviceptr, size int, mr MemoryResource, stream *Stream) *Buffer {
 	b := &Buffer{ptr: ptr, size: size, mr: mr, stream: stream}
 	if ptr != 0 {
-		b.cleanup = runtime.AddCleanup(b, freeBuffer, bufferRef{ptr, size, mr, stream})
+		b.cleanup = runtime.AddCleanup(b, freeBuffer, bufferRef{ptr, size, mr, stream, nil})
 	}
 	return b
 }
@@ -46,11 +47,13 @@ type bufferRef struct {
 	size   int
 	mr     MemoryResource
 	stream *Stream
+	hooks  *freeHooks // Buffer.OnFree's
 }
 
 // freeBuffer is the finalizer of a forgotten Buffer. Its error is recorded
 // for the next Sync of the buffer's context.
 func freeBuffer(r bufferRef) {
+	r.hooks.run()
 	if err := r.mr.Deallocate(r.ptr, r.size, r.stream); err != nil {
 		if c := r.context(); c != nil {
 			c.record(fmt.Sprintf("freeing a forgotten Buffer (%d bytes at %#x)", r.size, uint64(r.ptr)), err)
@@ -169,6 +172,7 @@ func (b *Buffer) CloseOn(stream *Stream) error {
 		return nil
 	}
 	b.cleanup.Stop()
+	b.hooks.run() // set before b was closed: OnFree held b
 	if r, ok := b.mr.(*DeviceMemoryResource); ok {
 		return r.release(b.ptr, b.size, stream, b.noReuse)
 	}

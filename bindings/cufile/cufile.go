@@ -12,6 +12,7 @@ package cufile
 import (
 	"fmt"
 
+	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/internal/dl"
 )
 
@@ -19,7 +20,8 @@ import (
 type MissingFunctionError = dl.MissingFunctionError
 
 // Error is a failed cuFile call. errors.Is(err, OpError(...)) matches the
-// cuFile code.
+// cuFile code; for CU_FILE_CUDA_DRIVER_ERROR, errors.Is also matches the
+// CUDA driver's code (errors.Is(err, driver.ErrorNoDevice)).
 type Error struct {
 	Func   string
 	Code   OpError
@@ -29,13 +31,18 @@ type Error struct {
 func (e *Error) Error() string {
 	s := fmt.Sprintf("cufile: %s: %s", e.Func, e.Code)
 	if e.CUCode != 0 {
-		s += fmt.Sprintf(" (CUresult %d)", e.CUCode)
+		s += fmt.Sprintf(" (%s)", driver.Result(e.CUCode))
 	}
 	return s
 }
 
-// Unwrap returns the cuFile code.
-func (e *Error) Unwrap() error { return e.Code }
+// Unwrap returns the cuFile code, and the driver's when there is one.
+func (e *Error) Unwrap() []error {
+	if e.CUCode != 0 {
+		return []error{e.Code, driver.Result(e.CUCode)}
+	}
+	return []error{e.Code}
+}
 
 // Error makes an OpError usable as an error and an errors.Is target.
 func (v OpError) Error() string { return v.String() }
@@ -45,4 +52,12 @@ func check(i int, s Status) error {
 		return nil
 	}
 	return &Error{Func: procs.Proc(i).Name, Code: s.Err, CUCode: uint32(s.CuErr)}
+}
+
+// PackedStatusError is StatusError for a status packed into 32 bits, as the
+// in-context calls that internal/bindgen -calls generates pack it (their
+// header's cgx_pack_cufile, since a cg_ret holds 32 bits of status): Err in
+// the low 16 bits, CuErr in the 15 above. nil for 0.
+func PackedStatusError(name string, code uint32) error {
+	return StatusError(name, Status{Err: OpError(code & 0xffff), CuErr: code >> 16})
 }

@@ -7,10 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/cudago/cudago/bindings/driver"
+	"github.com/cudago/cudago/gds"
 	"github.com/cudago/cudago/pathfinder"
 )
 
@@ -32,6 +36,13 @@ fix it: set CUDAGO_<LIB>_PATH or CUDA_HOME, or run scripts/setup-cuda.sh.
 It then prints the CUDA version the driver supports and each GPU's name,
 compute capability, total memory, PCI bus id, multiprocessor count and UUID,
 or why there is no GPU (such as cuInit returning CUDA_ERROR_NO_DEVICE).
+
+Last, GPUDirect Storage: cuFile's version, whether the nvidia-fs kernel
+module is loaded, the cufile.json cuFile reads (CUFILE_ENV_PATH_JSON or
+/etc/cufile.json) and its compatibility settings, and the mode: GPUDirect,
+cuFile's compatibility mode (POSIX I/O through host memory), or
+unavailable. With a GPU it opens the cuFile driver and reports what the
+driver says.
 
 Doctor exits 0 whenever it could produce the report, even if libraries or
 GPUs are missing, and 1 with -require-gpu when there is no usable GPU.
@@ -81,6 +92,7 @@ type doctorReport struct {
 	Driver      driverReport    `json:"driver"`
 	GPUs        []gpuReport     `json:"gpus"`
 	NoGPUReason string          `json:"no_gpu_reason"`
+	GDS         gdsReport       `json:"gds"`
 }
 
 type libraryReport struct {
@@ -129,6 +141,24 @@ type gpuReport struct {
 	Errors            []string `json:"errors"`
 }
 
+// gdsReport is GPUDirect Storage's section: what gds.Check finds.
+type gdsReport struct {
+	CuFileVersion   string `json:"cufile_version"`
+	CuFileError     string `json:"cufile_error"`
+	NvidiaFS        bool   `json:"nvidia_fs"`
+	NvidiaFSVersion string `json:"nvidia_fs_version"`
+	ConfigPath      string `json:"config_path"`
+	ConfigFound     bool   `json:"config_found"`
+	ConfigError     string `json:"config_error"`
+	AllowCompatMode string `json:"allow_compat_mode"`
+	ForceCompatMode string `json:"force_compat_mode"`
+	Mode            string `json:"mode"`
+	Summary         string `json:"summary"`
+	DriverOpened    bool   `json:"driver_opened"`
+	DriverError     string `json:"driver_error"`
+	MaxDirectIOSize int64  `json:"max_direct_io_size"`
+}
+
 var libDescriptions = map[pathfinder.Lib]string{
 	pathfinder.Driver:    "CUDA driver API (libcuda)",
 	pathfinder.NVRTC:     "runtime compiler (NVRTC)",
@@ -149,6 +179,49 @@ var libDescriptions = map[pathfinder.Lib]string{
 // doctor gathers the report. It never fails: whatever cannot be learnt is
 // recorded in the report with the reason.
 func doctor() *doctorReport {
+	rep := doctorLibsAndGPUs()
+	rep.GDS = checkGDS(len(rep.GPUs) > 0)
+	return rep
+}
+
+// checkGDS reports on GPUDirect Storage, opening the cuFile driver when
+// there is a GPU. cuFile logs its errors to cufile.log in the current
+// directory unless told otherwise: doctor sends them to a file it removes.
+func checkGDS(withGPU bool) gdsReport {
+	if withGPU && os.Getenv("CUFILE_LOGFILE_PATH") == "" {
+		if dir, err := os.MkdirTemp("", "cudago-doctor-"); err == nil {
+			defer os.RemoveAll(dir)
+			os.Setenv("CUFILE_LOGFILE_PATH", filepath.Join(dir, "cufile.log"))
+			defer os.Unsetenv("CUFILE_LOGFILE_PATH")
+		}
+	}
+	r := gds.Check(withGPU)
+	setting := func(s gds.Setting) string {
+		if !s.Set {
+			return ""
+		}
+		return strconv.FormatBool(s.Value)
+	}
+	g := gdsReport{
+		CuFileVersion: r.LibraryVersion, CuFileError: r.LibraryErr,
+		NvidiaFS: r.NvidiaFS, NvidiaFSVersion: r.NvidiaFSVersion,
+		ConfigPath: r.Config.Path, ConfigFound: r.Config.Found, ConfigError: r.Config.Err,
+		AllowCompatMode: setting(r.Config.AllowCompat), ForceCompatMode: setting(r.Config.ForceCompat),
+		Summary: r.Summary, DriverOpened: r.DriverOpened, DriverError: r.DriverErr,
+		MaxDirectIOSize: r.Driver.MaxDirectIOSize,
+	}
+	switch r.Mode {
+	case gds.ModeGPUDirect:
+		g.Mode = "gpudirect"
+	case gds.ModeCompat:
+		g.Mode = "compat"
+	default:
+		g.Mode = "unavailable"
+	}
+	return g
+}
+
+func doctorLibsAndGPUs() *doctorReport {
 	rep := &doctorReport{
 		Schema:    1,
 		Go:        runtime.Version(),
@@ -385,6 +458,34 @@ func (r *doctorReport) writeText(w io.Writer) {
 			fmt.Fprintf(w, "     error:              %s\n", e)
 		}
 	}
+	g := r.GDS
+	fmt.Fprint(w, "\nGPUDirect Storage\n")
+	line := func(k, v string) { fmt.Fprintf(w, "  %-19s%s\n", k+":", v) }
+	if g.CuFileVersion != "" {
+		line("cuFile", g.CuFileVersion)
+	} else {
+		line("cuFile", "not loaded ("+firstLine(g.CuFileError)+")")
+	}
+	if g.NvidiaFS {
+		line("nvidia-fs", "loaded "+g.NvidiaFSVersion)
+	} else {
+		line("nvidia-fs", "not loaded")
+	}
+	cfg := "absent"
+	if g.ConfigFound {
+		cfg = "read"
+	}
+	line("config", g.ConfigPath+" ("+cfg+")")
+	if g.ConfigError != "" {
+		line("config error", g.ConfigError)
+	}
+	for _, kv := range [][2]string{{"allow_compat_mode", g.AllowCompatMode}, {"force_compat_mode", g.ForceCompatMode}} {
+		if kv[1] == "" {
+			kv[1] = "not set (cuFile's default)"
+		}
+		line(kv[0], kv[1])
+	}
+	line("mode", g.Summary)
 	fmt.Fprintf(w, "\n%d of %d libraries found, %d GPU(s)\n", found, len(r.Libraries), len(r.GPUs))
 }
 

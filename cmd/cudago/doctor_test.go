@@ -36,7 +36,7 @@ func TestDoctorJSON(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("doctor --json exited %d, want 0", code)
 	}
-	for _, k := range []string{"schema", "go", "os", "arch", "libraries", "driver", "gpus", "no_gpu_reason"} {
+	for _, k := range []string{"schema", "go", "os", "arch", "libraries", "driver", "gpus", "no_gpu_reason", "gds"} {
 		if _, ok := rep[k]; !ok {
 			t.Errorf("report lacks field %q", k)
 		}
@@ -116,6 +116,7 @@ func TestDoctorJSON(t *testing.T) {
 	if !ok {
 		t.Fatalf("gpus = %#v, want a list (never null)", rep["gpus"])
 	}
+	checkGDSReport(t, rep, byName["cufile"], len(gpus) > 0)
 	reason, _ := rep["no_gpu_reason"].(string)
 	drv, _ := rep["driver"].(map[string]any)
 	if len(gpus) == 0 {
@@ -163,6 +164,43 @@ func TestDoctorJSON(t *testing.T) {
 	}
 }
 
+// checkGDSReport checks doctor's GPUDirect Storage section: every field,
+// a version where libcufile loaded, and a driver opened only with a GPU.
+func checkGDSReport(t *testing.T, rep map[string]any, cufileLib map[string]any, withGPU bool) {
+	t.Helper()
+	g, ok := rep["gds"].(map[string]any)
+	if !ok {
+		t.Fatalf("gds = %#v, want an object", rep["gds"])
+	}
+	for _, k := range []string{"cufile_version", "cufile_error", "nvidia_fs", "nvidia_fs_version", "config_path", "config_found",
+		"config_error", "allow_compat_mode", "force_compat_mode", "mode", "summary", "driver_opened", "driver_error", "max_direct_io_size"} {
+		if _, ok := g[k]; !ok {
+			t.Errorf("gds lacks field %q", k)
+		}
+	}
+	switch g["mode"] {
+	case "gpudirect", "compat", "unavailable":
+	default:
+		t.Errorf("gds mode %q", g["mode"])
+	}
+	if g["summary"] == "" || g["config_path"] == "" {
+		t.Errorf("gds: no summary or config path: %v", g)
+	}
+	if cufileLib != nil && cufileLib["found"] == true && (g["cufile_version"] == "" || g["cufile_error"] != "") {
+		t.Errorf("libcufile loaded but gds has no version: %v", g)
+	}
+	if cufileLib != nil && cufileLib["found_by"] == "local install" && g["cufile_version"] != "1.9" {
+		t.Errorf("libcufile of the local install: gds version %v, want 1.9", g["cufile_version"])
+	}
+	if !withGPU && (g["driver_opened"] != false || g["driver_error"] != "") {
+		t.Errorf("no GPU, but the cuFile driver was opened or tried: %v", g)
+	}
+	if withGPU && g["driver_opened"] != true && g["driver_error"] == "" {
+		t.Errorf("a GPU, but the cuFile driver neither opened nor said why: %v", g)
+	}
+	t.Logf("GPUDirect Storage: %v", g["summary"])
+}
+
 func TestDoctorRequireGPU(t *testing.T) {
 	code, rep := doctorJSON(t, "--require-gpu")
 	want := exitOK
@@ -179,7 +217,7 @@ func TestDoctorText(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("doctor exited %d; stderr:\n%s", code, stderr)
 	}
-	for _, want := range []string{"Libraries", "nvrtc", "Driver", "GPUs", "libraries found"} {
+	for _, want := range []string{"Libraries", "nvrtc", "Driver", "GPUs", "libraries found", "GPUDirect Storage", "  mode:"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, stdout)
 		}

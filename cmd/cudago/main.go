@@ -37,7 +37,11 @@
 // fix it. Then it prints the CUDA version the driver supports and, for each
 // GPU, its name, compute capability, total memory, PCI bus id,
 // multiprocessor count and UUID, or why there is none (for example
-// "no GPU: cuInit returned CUDA_ERROR_NO_DEVICE").
+// "no GPU: cuInit returned CUDA_ERROR_NO_DEVICE"). Last, GPUDirect Storage:
+// cuFile's version, whether the nvidia-fs kernel module is loaded, the
+// cufile.json cuFile reads and its compatibility settings, and the mode
+// (GPUDirect, cuFile's compatibility mode, or unavailable), from the
+// cuFile driver itself when there is a GPU.
 //
 // doctor exits 0 whenever the report could be produced, even when libraries
 // or GPUs are missing: reporting is its job. With -require-gpu it exits 1
@@ -87,7 +91,23 @@
 //	    "uuid": "GPU-6d6f2b3a-...",
 //	    "errors": []                     // queries about this GPU that failed
 //	  }],
-//	  "no_gpu_reason": ""                // why "gpus" is empty, e.g. "cuInit returned CUDA_ERROR_NO_DEVICE (...)"
+//	  "no_gpu_reason": "",               // why "gpus" is empty, e.g. "cuInit returned CUDA_ERROR_NO_DEVICE (...)"
+//	  "gds": {                           // GPUDirect Storage (package gds's Check)
+//	    "cufile_version": "1.9",         // libcufile's cuFileGetVersion ("" when it did not load)
+//	    "cufile_error": "",              // why it did not load
+//	    "nvidia_fs": false,              // the nvidia-fs kernel module is loaded
+//	    "nvidia_fs_version": "",
+//	    "config_path": "/etc/cufile.json", // what cuFile reads: CUFILE_ENV_PATH_JSON or /etc/cufile.json
+//	    "config_found": false,
+//	    "config_error": "",
+//	    "allow_compat_mode": "",         // "true", "false", or "" when neither the file nor
+//	    "force_compat_mode": "",         // CUFILE_ALLOW/FORCE_COMPAT_MODE sets it
+//	    "mode": "compat",                // "gpudirect", "compat" or "unavailable"
+//	    "summary": "compatibility mode (nvidia-fs not loaded): ...",
+//	    "driver_opened": false,          // opened (only with a GPU) and asked
+//	    "driver_error": "",              // why it did not open
+//	    "max_direct_io_size": 0          // the driver's largest request, bytes (0 unless opened)
+//	  }
 //	}
 package main
 

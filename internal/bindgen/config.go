@@ -77,6 +77,12 @@ type libConfig struct {
 	// aliases: the same C type as another package's (cudaStream_t is the
 	// driver's CUstream), or a Go builtin (cuComplex is complex64).
 	foreign map[string]*foreignType
+
+	// packedStatus names the bindings' Go function that turns a struct
+	// status packed into 32 bits back into the error (cuFile's
+	// CUfileError_t: cufile.PackedStatusError); the in-context calls of
+	// layer packages (layercalls.go) need one for such a status.
+	packedStatus string
 }
 
 func libNames() string {
@@ -215,7 +221,8 @@ var configs = map[string]*libConfig{
 		symbolCandidates: func(decl string) (string, []string) {
 			return decl, []string{decl}
 		},
-		rename: map[string]string{"CUfileError_t": "Status", "CUfileError": "Status"},
+		rename:       map[string]string{"CUfileError_t": "Status", "CUfileError": "Status"},
+		packedStatus: "PackedStatusError",
 	},
 }
 
@@ -423,11 +430,20 @@ var layerCalls = map[string]*callList{
 			"cusparseSpMM", "cusparseSpMM_bufferSize", "cusparseSpMV", "cusparseSpMV_bufferSize",
 		},
 	},
+	"gds": {
+		libs: []string{"cufile"},
+		calls: []string{
+			"cuFileBufDeregister", "cuFileBufRegister", "cuFileDriverClose_v2", "cuFileDriverGetProperties", "cuFileDriverOpen",
+			"cuFileGetVersion", "cuFileHandleDeregister", "cuFileHandleRegister", "cuFileRead", "cuFileReadAsync",
+			"cuFileStreamDeregister", "cuFileWrite", "cuFileWriteAsync",
+		},
+		errno: []string{"cuFileRead", "cuFileWrite"},
+	},
 	// A few calls of every math library (and a count-checked one of NVVM),
 	// for the generator's tests: internal/calltest calls them without a GPU
 	// and compares them with the bindings.
 	"internal/calltest": {
-		libs: []string{"cublas", "cublaslt", "curand", "cufft", "cusparse", "cusolver", "nvvm"},
+		libs: []string{"cublas", "cublaslt", "curand", "cufft", "cusparse", "cusolver", "nvvm", "cufile"},
 		calls: []string{
 			"cublasCreate", "cublasDestroy", "cublasGetVersion", "cublasSetStream", "cublasSgemm", "cublasSgemm_64", "cublasLoggerConfigure",
 			"cublasLtCreate", "cublasLtDestroy", "cublasLtMatmulDescCreate", "cublasLtMatmul",
@@ -436,7 +452,9 @@ var layerCalls = map[string]*callList{
 			"cusparseCreate", "cusparseDestroy", "cusparseCreateMatDescr", "cusparseDestroyMatDescr", "cusparseCcsr2csr_compress",
 			"cusolverDnCreate", "cusolverDnDestroy", "cusolverDnSgetrf_bufferSize", "cusolverDnSgetrf",
 			"nvvmCreateProgram", "nvvmAddModuleToProgram", "nvvmDestroyProgram",
+			"cuFileGetVersion", "cuFileDriverOpen", "cuFileUseCount", "cuFileHandleDeregister", "cuFileRead",
 		},
 		noEscape: []string{"cublasGetVersion", "curandGetVersion", "cufftEstimate1d", "nvvmCreateProgram"},
+		errno:    []string{"cuFileRead"},
 	},
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"modernc.org/cc/v4"
 )
 
 // The packages over the math libraries (blas, rng, fft, sparse, solver)
@@ -32,6 +34,12 @@ import (
 //     cublaslt.Matmul: the library's C prefix and the bindings' Go name),
 //     whose signature is the bindings function's with ctx driver.Context
 //     first: the same parameters, results, count checks and errors.
+//
+// A call returns its library's status, or (cuFile's cuFileRead, ...) an
+// integer, which the shim stores through an extra pointer, or nothing. A
+// status that is a struct (cuFile's CUfileError_t, two codes) is packed
+// into the cg_ret's 32 bits by a function the header defines
+// (cgx_pack_<lib>), which the bindings' packedStatus function unpacks.
 
 // callList is what one package calls in its libraries.
 type callList struct {
@@ -46,6 +54,11 @@ type callList struct {
 	// nocallback, which lets the Go side keep the variables it passes by
 	// address (outputs, host scalars) on its stack.
 	noEscape []string
+	// errno lists calls that return an integer and report a failure as -1
+	// with errno set (cuFileRead, cuFileWrite): the shim clears errno
+	// before the call and cgo reads it after, and the generated function
+	// returns it as err (a syscall.Errno) when the call returned -1.
+	errno []string
 }
 
 // The files -calls writes.
@@ -105,7 +118,19 @@ type layerEntry struct {
 	params []*coreParam
 	shim   bool // has a shim and a Go function (not the context helpers)
 	flags  coreFlags
+	ret    retKind
+	errno  bool // the call reports -1 with errno (callList.errno)
 }
+
+// retKind is what a library call returns.
+type retKind int
+
+const (
+	retStatus       retKind = iota // the library's status, an integer
+	retPackedStatus                // a struct status, packed by cgx_pack_<lib>
+	retInt                         // an integer result, stored through ret_
+	retVoid                        // nothing
+)
 
 // libFile names a library in errors about an entry point never resolved.
 func libFile(lib string) string {
@@ -129,7 +154,7 @@ func emitCalls(key string, list *callList, models map[string]*model) (map[string
 	// Names a parameter must not take: the packages and globals the
 	// generated file uses, its context and error, CGX_CALL's locals.
 	reserved := map[string]bool{"ctx": true, "err": true, "unsafe": true, "C": true, "f_": true, "r_": true,
-		"cgx": true, "cgxCalls": true, "driver": true}
+		"cgx": true, "cgxCalls": true, "driver": true, "ret": true, "ret_": true, "e_": true, "s_": true}
 	for _, lib := range list.libs {
 		reserved[lib] = true
 		reserved["cgx"+exportName(lib)] = true
@@ -160,6 +185,19 @@ func emitCalls(key string, list *callList, models map[string]*model) (map[string
 			return nil, fmt.Errorf("calls of %s: noEscape names %s, which is not in its calls", key, n)
 		}
 		quiet[n] = true
+	}
+	withErrno := map[string]bool{}
+	for _, n := range list.errno {
+		if !slices.Contains(list.calls, n) {
+			return nil, fmt.Errorf("calls of %s: errno names %s, which is not in its calls", key, n)
+		}
+		withErrno[n] = true
+	}
+	packed := map[string]bool{} // libraries whose status is a struct, packed into 32 bits
+	for _, lib := range list.libs {
+		if m := models[lib]; m != nil && m.cfg.packedStatus != "" {
+			packed[lib] = true
+		}
 	}
 
 	// The context helpers CGX_ENTER uses, from the driver's model.
@@ -192,13 +230,17 @@ func emitCalls(key string, list *callList, models map[string]*model) (map[string
 		}
 		lib := libOf[name]
 		m, g := models[lib], gens[lib]
-		if !f.retIsStatus || strings.HasPrefix(f.retC, "struct") {
-			return nil, fmt.Errorf("calls of %s: %s does not return %s", key, name, m.cfg.resultType)
+		rk, err := returnKind(m, f)
+		if err != nil {
+			return nil, fmt.Errorf("calls of %s: %v", key, err)
+		}
+		if withErrno[name] && rk != retInt {
+			return nil, fmt.Errorf("calls of %s: errno names %s, which does not return an integer", key, name)
 		}
 		if _, ok := m.cfg.logFuncs[name]; ok {
 			return nil, fmt.Errorf("calls of %s: %s: the bindings add the library's log to its error, which the generated call cannot", key, name)
 		}
-		e := &layerEntry{m: m, g: g, f: f, shim: true}
+		e := &layerEntry{m: m, g: g, f: f, shim: true, ret: rk, errno: withErrno[name]}
 		if quiet[name] {
 			e.flags = noEscape | noCallback
 		}
@@ -244,6 +286,11 @@ func emitCalls(key string, list *callList, models map[string]*model) (map[string
 			}
 		}
 	}
+	for _, lib := range list.libs {
+		if packed[lib] {
+			h.WriteString(packStatusC(models[lib]))
+		}
+	}
 	h.WriteString("/* The entry points, by index. */\nenum {\n")
 	for _, e := range entries {
 		fmt.Fprintf(&h, "\tCGX_%s,\n", e.f.cname)
@@ -255,7 +302,11 @@ func emitCalls(key string, list *callList, models map[string]*model) (map[string
 	}
 	h.WriteString("\n/* The shims. */\n")
 	var c bytes.Buffer
-	fmt.Fprintf(&c, "/* %s */\n\n#include %q\n\nvoid *%s[CGX_N];\n", text, callsHFile, tableC)
+	fmt.Fprintf(&c, "/* %s */\n\n", text)
+	if len(list.errno) > 0 {
+		c.WriteString("#include <errno.h>\n")
+	}
+	fmt.Fprintf(&c, "#include %q\n\nvoid *%s[CGX_N];\n", callsHFile, tableC)
 	for _, e := range entries {
 		if !e.shim {
 			continue
@@ -266,9 +317,12 @@ func emitCalls(key string, list *callList, models map[string]*model) (map[string
 			ps = append(ps, cDecl(p.shimC, p.name))
 			args = append(args, p.name)
 		}
+		if e.ret == retInt {
+			ps = append(ps, cDecl(e.f.retC+" *", "ret_"))
+		}
 		proto := fmt.Sprintf("cg_ret %s(%s)", shimName(e), strings.Join(ps, ", "))
 		fmt.Fprintf(&h, "%s;\n", proto)
-		fmt.Fprintf(&c, "\n%s {\n\tCGX_ENTER_LIB(ctx);\n\tCGX_CALL(%s);\n\treturn 0;\n}\n", proto, strings.Join(append([]string{e.f.cname}, args...), ", "))
+		fmt.Fprintf(&c, "\n%s {\n\tCGX_ENTER_LIB(ctx);\n%s\treturn 0;\n}\n", proto, shimCall(e, args))
 	}
 	h.WriteString("\n#endif\n")
 
@@ -277,7 +331,11 @@ func emitCalls(key string, list *callList, models map[string]*model) (map[string
 	fmt.Fprintf(&body, "// cgx.Missing is CG_MISSING.\nvar _ = [1]struct{}{}[C.CG_MISSING-cgx.Missing]\n\n")
 	body.WriteString("// The bindings packages whose entry points the table holds.\nvar (\n")
 	for _, lib := range append([]string{"driver"}, list.libs...) {
-		fmt.Fprintf(&body, "\tcgx%s = cgx.NewLib(%q, %s.Proc, %s.StatusError)\n", exportName(lib), libFile(lib), lib, lib)
+		statusErr := "StatusError"
+		if packed[lib] {
+			statusErr = models[lib].cfg.packedStatus
+		}
+		fmt.Fprintf(&body, "\tcgx%s = cgx.NewLib(%q, %s.Proc, %s.%s)\n", exportName(lib), libFile(lib), lib, lib, statusErr)
 	}
 	body.WriteString(")\n\n")
 	fmt.Fprintf(&body, `// cgxCalls fills the C table %s (by CGX_ index) on first use, with
@@ -377,26 +435,141 @@ func emitLayerCall(b *bytes.Buffer, e *layerEntry, shim string) {
 		}
 		args = append(args, p.arg)
 	}
+	if e.ret == retInt {
+		outs = append(outs, "ret "+e.f.retGo)
+		args = append(args, fmt.Sprintf("(*%s)(unsafe.Pointer(&ret))", cgoType(e.f.retC)))
+	}
 	outs = append(outs, "err error")
 	ref := lib + "." + e.f.goName
 	decl := ""
 	if e.f.decl != e.f.cname {
 		decl = " (" + e.f.decl + ")"
 	}
+	doc := fmt.Sprintf("%s is %s%s called in context ctx: one cgo call makes ctx current, if it is not, and calls the entry point that package %s resolves; a ctx of 0 leaves the thread's current context as it is. Its results and errors are those of %s, and a *driver.Error where ctx cannot be made current.",
+		callName(e), ref, decl, lib, ref)
+	if e.errno {
+		doc += " When it returns -1, err is the errno it set (a syscall.Errno), if any."
+	}
 	b.WriteString("\n")
-	comment(b, wrap(fmt.Sprintf("%s is %s%s called in context ctx: one cgo call makes ctx current, if it is not, and calls the entry point that package %s resolves; a ctx of 0 leaves the thread's current context as it is. Its results and errors are those of %s, and a *driver.Error where ctx cannot be made current.",
-		callName(e), ref, decl, lib, ref), 76))
+	comment(b, wrap(doc, 76))
 	fmt.Fprintf(b, "func %s(%s) (%s) {\n", callName(e), strings.Join(ins, ", "), strings.Join(outs, ", "))
 	e.m.emitChecksAs(b, e.f, "cgx.CountError")
 	b.WriteString("\tcgxCalls.Load()\n")
 	for _, p := range e.params {
 		b.WriteString(p.pre)
 	}
-	fmt.Fprintf(b, "\terr = cgxCalls.Err(uint64(C.%s(%s)))\n", shim, strings.Join(args, ", "))
+	if e.errno {
+		fmt.Fprintf(b, "\tr_, e_ := C.%s(%s)\n\terr = cgxCalls.Err(uint64(r_))\n", shim, strings.Join(args, ", "))
+		b.WriteString("\tif err == nil && ret == -1 && e_ != nil {\n\t\terr = e_\n\t}\n")
+	} else {
+		fmt.Fprintf(b, "\terr = cgxCalls.Err(uint64(C.%s(%s)))\n", shim, strings.Join(args, ", "))
+	}
 	for _, p := range e.params {
 		b.WriteString(p.post)
 	}
 	b.WriteString("\treturn\n}\n")
+}
+
+// returnKind says how a generated call returns what f returns: the
+// library's status, a struct status packed by the header's cgx_pack_<lib>
+// (which needs the library's packedStatus), an integer, or nothing.
+// Anything else (a string, a pointer, another struct) is refused.
+func returnKind(m *model, f *funcDef) (retKind, error) {
+	switch {
+	case f.retIsStatus && !strings.HasPrefix(f.retC, "struct"):
+		return retStatus, nil
+	case f.retIsStatus:
+		if m.cfg.packedStatus == "" {
+			return 0, fmt.Errorf("%s returns the struct %s, and library %s has no packedStatus to unpack it", f.cname, m.cfg.resultType, m.cfg.name)
+		}
+		if err := packableStatus(f.ret); err != nil {
+			return 0, fmt.Errorf("%s returns %s: %v", f.cname, m.cfg.resultType, err)
+		}
+		return retPackedStatus, nil
+	case f.ret.Kind() == cc.Void:
+		return retVoid, nil
+	case f.retGo != "" && f.retGo != "string" && isIntegerKind(f.ret.Kind()):
+		return retInt, nil
+	}
+	return 0, fmt.Errorf("%s returns %s, not %s, an integer or nothing, which a generated call cannot return", f.cname, f.retC, m.cfg.resultType)
+}
+
+func isIntegerKind(k cc.Kind) bool {
+	switch k {
+	case cc.Char, cc.SChar, cc.UChar, cc.Short, cc.UShort, cc.Int, cc.UInt, cc.Long, cc.ULong, cc.LongLong, cc.ULongLong, cc.Enum:
+		return true
+	}
+	return false
+}
+
+// packableStatus checks that a struct status is two 32-bit codes, which
+// cgx_pack_<lib> fits into a cg_ret's 32 bits.
+func packableStatus(t cc.Type) error {
+	type fielder interface {
+		NumFields() int
+		FieldByIndex(int) *cc.Field
+	}
+	ft, ok := t.(fielder)
+	if !ok || ft.NumFields() != 2 {
+		return fmt.Errorf("a struct status must hold two 32-bit codes")
+	}
+	for i := range 2 {
+		f := ft.FieldByIndex(i).Type()
+		if !isIntegerKind(f.Kind()) || f.Size() != 4 {
+			return fmt.Errorf("a struct status must hold two 32-bit codes; field %d is %v", i, f)
+		}
+	}
+	return nil
+}
+
+// packStatusC is the C that a header needs for library m's struct status:
+// its definition (the bindings' layout) and cgx_pack_<lib>, which packs it
+// as m's packedStatus function unpacks it.
+func packStatusC(m *model) string {
+	var def, name string
+	for _, f := range m.funcs {
+		if f.retIsStatus && strings.HasPrefix(f.retC, "struct") {
+			name = f.retC
+			def = m.cstructs[name]
+			break
+		}
+	}
+	if name == "" {
+		return ""
+	}
+	return fmt.Sprintf(`/* The status of %s, %s, is a struct of two codes: the shims pack a
+   failed one into a cg_ret's 32 bits, the first code in the low 16 bits and
+   the second in the 15 above (each saturated, so never CG_MISSING), and
+   %s.%s unpacks them. */
+%sstatic inline unsigned cgx_pack_%s(%s s) {
+	unsigned lo = s.f0 > 0xffffu ? 0xffffu : (unsigned)s.f0;
+	unsigned hi = s.f1 > 0x7ffeu ? 0x7ffeu : (unsigned)s.f1;
+	return lo | hi << 16;
+}
+
+`, m.cfg.name, m.cfg.resultType, m.cfg.name, m.cfg.packedStatus, def, m.cfg.name, name)
+}
+
+// shimCall is the body of a shim after CGX_ENTER_LIB: the call through the
+// table, as CGX_CALL makes it for a status, and for the other returns the
+// same lookup written out.
+func shimCall(e *layerEntry, args []string) string {
+	name := e.f.cname
+	call := fmt.Sprintf("((cgx_%s_t)f_)(%s)", name, strings.Join(args, ", "))
+	lookup := fmt.Sprintf("\tvoid *f_ = CGX_TABLE[CGX_%s];\n\tif (!f_) return CG_RET(CGX_%s, CG_MISSING);\n", name, name)
+	switch e.ret {
+	case retPackedStatus:
+		return lookup + fmt.Sprintf("\t%s s_ = %s;\n\tif (s_.f0 || s_.f1) return CG_RET(CGX_%s, cgx_pack_%s(s_));\n", e.f.retC, call, name, e.m.cfg.name)
+	case retInt:
+		clear := ""
+		if e.errno {
+			clear = "\terrno = 0;\n"
+		}
+		return lookup + clear + fmt.Sprintf("\t*ret_ = %s;\n", call)
+	case retVoid:
+		return lookup + fmt.Sprintf("\t%s;\n", call)
+	}
+	return fmt.Sprintf("\tCGX_CALL(%s);\n", strings.Join(append([]string{name}, args...), ", "))
 }
 
 // wrap breaks text into lines of at most width bytes, between words.

@@ -214,7 +214,9 @@ func TestLayerCallsRejects(t *testing.T) {
 		{"unknown", callList{libs: []string{"cublas"}, calls: []string{"cublasNoSuch"}}, "no function of cublas"},
 		{"symbol name", callList{libs: []string{"cublas"}, calls: []string{"cublasSgemm_v2"}}, "C API name"},
 		{"twice", callList{libs: []string{"cublas"}, calls: []string{"cublasCreate", "cublasCreate"}}, "listed twice"},
-		{"no status", callList{libs: []string{"cublas"}, calls: []string{"cublasGetStatusString"}}, "does not return cublasStatus_t"},
+		{"no status", callList{libs: []string{"cublas"}, calls: []string{"cublasGetStatusString"}}, "returns void*, not cublasStatus_t, an integer or nothing"},
+		{"errno on a status", callList{libs: []string{"cublas"}, calls: []string{"cublasCreate"}, errno: []string{"cublasCreate"}}, "does not return an integer"},
+		{"errno unlisted", callList{libs: []string{"cublas"}, calls: []string{"cublasCreate"}, errno: []string{"cublasDestroy"}}, "not in its calls"},
 		{"log", callList{libs: []string{"nvrtc"}, calls: []string{"nvrtcCompileProgram"}}, "log"},
 		{"strings", callList{libs: []string{"nvrtc"}, calls: []string{"nvrtcCreateProgram"}}, "array of strings"},
 		{"noEscape", callList{libs: []string{"cublas"}, calls: []string{"cublasCreate"}, noEscape: []string{"cublasDestroy"}}, "not in its calls"},
@@ -282,6 +284,67 @@ func TestLayerCallShapes(t *testing.T) {
 	}
 	if strings.Contains(c, "cgx_blas_cuCtxGetCurrent(") {
 		t.Error("the context helpers have shims")
+	}
+}
+
+// TestLayerCallShapesCuFile checks what cuFile's calls generate: a struct
+// status packed by the header's cgx_pack_cufile and unpacked by
+// cufile.PackedStatusError, an integer result stored through ret_ (with
+// errno cleared before the call and read by cgo after it where asked), and
+// a call that returns nothing.
+func TestLayerCallShapesCuFile(t *testing.T) {
+	list := &callList{libs: []string{"cufile"}, calls: []string{"cuFileDriverOpen", "cuFileRead", "cuFileUseCount", "cuFileHandleDeregister"}, errno: []string{"cuFileRead"}}
+	ms := callModels(t, list)
+	files, err := emitCalls("gds", list, ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goSrc, h, c := string(files[callsGoFile]), string(files[callsHFile]), string(files[callsCFile])
+	for _, want := range []string{
+		"cgxCufile = cgx.NewLib(\"libcufile\", cufile.Proc, cufile.PackedStatusError)",
+		"func cuFileDriverOpen(ctx driver.Context) (err error) {",
+		"func cuFileRead(ctx driver.Context, fh cufile.Handle, bufPtrBase unsafe.Pointer, size uint64, fileOffset int64, bufPtrOffset int64) (ret int64, err error) {",
+		"\tr_, e_ := C.cgx_gds_cuFileRead(C.uintptr_t(ctx), C.uintptr_t(fh), bufPtrBase, C.ulong(size), C.long(fileOffset), C.long(bufPtrOffset), (*C.long)(unsafe.Pointer(&ret)))\n\terr = cgxCalls.Err(uint64(r_))\n\tif err == nil && ret == -1 && e_ != nil {\n\t\terr = e_\n\t}\n",
+		"func cuFileUseCount(ctx driver.Context) (ret int64, err error) {\n\tcgxCalls.Load()\n\terr = cgxCalls.Err(uint64(C.cgx_gds_cuFileUseCount(C.uintptr_t(ctx), (*C.long)(unsafe.Pointer(&ret)))))\n",
+		"func cuFileHandleDeregister(ctx driver.Context, fh cufile.Handle) (err error) {",
+	} {
+		if !strings.Contains(goSrc, want) {
+			t.Errorf("the Go file lacks %q", want)
+		}
+	}
+	for _, want := range []string{
+		"struct cg_CUfileError_t {\n\tunsigned int f0;\n\tunsigned int f1;\n};\nstatic inline unsigned cgx_pack_cufile(struct cg_CUfileError_t s) {",
+		"typedef struct cg_CUfileError_t (*cgx_cuFileDriverOpen_t)(void);",
+		"typedef long (*cgx_cuFileRead_t)(uintptr_t fh, void *bufPtrBase, unsigned long size, long fileOffset, long bufPtrOffset);",
+		"cg_ret cgx_gds_cuFileRead(uintptr_t ctx, uintptr_t fh, void *bufPtrBase, unsigned long size, long fileOffset, long bufPtrOffset, long *ret_);",
+	} {
+		if !strings.Contains(h, want) {
+			t.Errorf("the header lacks %q", want)
+		}
+	}
+	for _, want := range []string{
+		"#include <errno.h>\n",
+		"\tstruct cg_CUfileError_t s_ = ((cgx_cuFileDriverOpen_t)f_)();\n\tif (s_.f0 || s_.f1) return CG_RET(CGX_cuFileDriverOpen, cgx_pack_cufile(s_));\n",
+		"\tif (!f_) return CG_RET(CGX_cuFileRead, CG_MISSING);\n\terrno = 0;\n\t*ret_ = ((cgx_cuFileRead_t)f_)(fh, bufPtrBase, size, fileOffset, bufPtrOffset);\n\treturn 0;\n",
+		"\t*ret_ = ((cgx_cuFileUseCount_t)f_)();\n\treturn 0;\n",
+		"\t((cgx_cuFileHandleDeregister_t)f_)(fh);\n\treturn 0;\n",
+	} {
+		if !strings.Contains(c, want) {
+			t.Errorf("the C file lacks %q", want)
+		}
+	}
+	if strings.Count(c, "errno = 0;") != 1 {
+		t.Error("errno is cleared for a call not in errno")
+	}
+
+	// A struct status needs the library's packedStatus.
+	m := *ms["cufile"]
+	cfg := *m.cfg
+	cfg.packedStatus = ""
+	m.cfg = &cfg
+	ms2 := map[string]*model{"driver": ms["driver"], "cufile": &m}
+	if _, err := emitCalls("gds", &callList{libs: []string{"cufile"}, calls: []string{"cuFileDriverOpen"}}, ms2); err == nil || !strings.Contains(err.Error(), "no packedStatus") {
+		t.Errorf("a struct status without packedStatus: %v", err)
 	}
 }
 

@@ -5,14 +5,18 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cudago/cudago/bindings/cublas"
 	"github.com/cudago/cudago/bindings/cublaslt"
 	"github.com/cudago/cudago/bindings/cufft"
+	"github.com/cudago/cudago/bindings/cufile"
 	"github.com/cudago/cudago/bindings/curand"
 	"github.com/cudago/cudago/bindings/cusolver"
 	"github.com/cudago/cudago/bindings/cusparse"
@@ -44,6 +48,8 @@ var pairs = []struct{ gen, bind any }{
 	{cusolverDnSgetrfBufferSize, cusolver.DnSgetrfBufferSize}, {cusolverDnSgetrf, cusolver.DnSgetrf},
 	{nvvmCreateProgram, nvvm.CreateProgram}, {nvvmAddModuleToProgram, nvvm.AddModuleToProgram},
 	{nvvmDestroyProgram, nvvm.DestroyProgram},
+	{cuFileGetVersion, cufile.GetVersion}, {cuFileDriverOpen, cufile.DriverOpen}, {cuFileUseCount, cufile.UseCount},
+	{cuFileHandleDeregister, cufile.HandleDeregister}, {cuFileRead, cufile.Read},
 }
 
 // funcName is the package-qualified name of a function value.
@@ -59,7 +65,7 @@ func funcName(f any) (pkg, name string) {
 // every function of calls_gen.go.
 func TestSignatures(t *testing.T) {
 	prefix := map[string]string{"cublas": "cublas", "cublaslt": "cublasLt", "curand": "curand", "cufft": "cufft",
-		"cusparse": "cusparse", "cusolver": "cusolver", "nvvm": "nvvm"}
+		"cusparse": "cusparse", "cusolver": "cusolver", "nvvm": "nvvm", "cufile": "cuFile"}
 	ctxType := reflect.TypeFor[driver.Context]()
 	listed := map[string]bool{}
 	for _, p := range pairs {
@@ -267,6 +273,84 @@ func TestSameAsBindings(t *testing.T) {
 		}
 		same(t, "AddModuleToProgram", nvvmAddModuleToProgram(0, p1, "abc", 3, "m"), nvvm.AddModuleToProgram(p2, "abc", 3, "m"))
 	})
+}
+
+// TestSameAsBindingsCuFile does the same for cuFile, whose status is a
+// struct (CUfileError_t) that the shims pack into 32 bits, whose
+// cuFileRead returns a byte count (or -1 and errno), and whose
+// cuFileHandleDeregister returns nothing.
+func TestSameAsBindingsCuFile(t *testing.T) {
+	bindtest.Load(t, pathfinder.CuFile)
+	// cuFile logs its errors to cufile.log in the current directory
+	// unless told otherwise; it reads the variable at each driver open.
+	t.Setenv("CUFILE_LOGFILE_PATH", filepath.Join(t.TempDir(), "cufile.log"))
+	// cuFile dlopens libcuda.so.1 itself: loading the driver first makes
+	// it find the one cudago uses (by soname) rather than fail without.
+	gpuErr := driver.Init(0)
+
+	var v1, v2 int32
+	same(t, "GetVersion", cuFileGetVersion(0, &v1), cufile.GetVersion(&v2))
+	if v1 != v2 || v1 < 1000 {
+		t.Errorf("versions %d and %d, want 1000*major+10*minor", v1, v2)
+	}
+	n1, err1 := cuFileUseCount(0)
+	n2, err2 := cufile.UseCount()
+	same(t, "UseCount", err1, err2)
+	if n1 != n2 || n1 < 0 {
+		t.Errorf("use counts %d and %d", n1, n2)
+	}
+	if gpuErr == nil {
+		// Both open the driver (or fail alike: no nvidia-fs and no
+		// compatibility mode), which counts its users; both close it.
+		err1, err2 := cuFileDriverOpen(0), cufile.DriverOpen()
+		same(t, "DriverOpen", err1, err2)
+		if err1 != nil {
+			t.Logf("DriverOpen with a GPU: %v", err1)
+			return
+		}
+		if n, err := cufile.UseCount(); err != nil || n < 1 {
+			t.Errorf("UseCount after two opens: %d, %v", n, err)
+		}
+		for range 2 {
+			if err := cufile.DriverCloseV2(); err != nil {
+				t.Error(err)
+			}
+		}
+		return
+	}
+	// Without a GPU (with libcuda loaded) the driver does not open:
+	// CU_FILE_CUDA_DRIVER_ERROR carrying cuInit's CUDA_ERROR_NO_DEVICE,
+	// unpacked from the shim's 32 bits into the bindings' own error.
+	err1 = cuFileDriverOpen(0)
+	same(t, "DriverOpen", err1, cufile.DriverOpen())
+	var e *cufile.Error
+	if !errors.As(err1, &e) || e.Func != "cuFileDriverOpen" || e.Code != cufile.CudaDriverError || e.CUCode != uint32(driver.ErrorNoDevice) ||
+		!errors.Is(err1, cufile.CudaDriverError) || !errors.Is(err1, driver.ErrorNoDevice) {
+		t.Errorf("DriverOpen without a GPU: %#v, want CU_FILE_CUDA_DRIVER_ERROR with CUDA_ERROR_NO_DEVICE", err1)
+	}
+	if got, want := err1.Error(), "cufile: cuFileDriverOpen: CU_FILE_CUDA_DRIVER_ERROR (CUDA_ERROR_NO_DEVICE)"; got != want {
+		t.Errorf("DriverOpen without a GPU: %q, want %q", got, want)
+	}
+	// No handle: -1 from both; the generated call adds the errno.
+	r1, err1 := cuFileRead(0, 0, nil, 10, 0, 0)
+	r2, err2 := cufile.Read(0, nil, 10, 0, 0)
+	if r1 != -1 || r2 != -1 || err2 != nil {
+		t.Errorf("Read(no handle): %d and %d (%v), want -1", r1, r2, err2)
+	}
+	if err1 != nil {
+		if _, ok := err1.(syscall.Errno); !ok {
+			t.Errorf("Read(no handle): %#v, want nil or a syscall.Errno", err1)
+		}
+	}
+	t.Logf("Read(no handle) without a GPU: %d, errno %v", r1, err1)
+	same(t, "HandleDeregister(no handle)", cuFileHandleDeregister(0, 0), cufile.HandleDeregister(0))
+	if ents, err := os.ReadDir("."); err == nil {
+		for _, d := range ents {
+			if d.Name() == "cufile.log" {
+				t.Error("cuFile wrote cufile.log into the package directory")
+			}
+		}
+	}
 }
 
 // TestContextFailure: a context that cannot be made current gives the

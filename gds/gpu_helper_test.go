@@ -1,0 +1,198 @@
+package gds
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/bindtest"
+	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/pathfinder"
+)
+
+// gpu returns device 0 and a new non-blocking stream, closed when the
+// test ends; it skips without a GPU (fails with CUDAGO_REQUIRE_GPU=1).
+func gpu(t testing.TB) (*core.Device, *core.Stream) {
+	t.Helper()
+	testenv.RequireGPU(t)
+	bindtest.Load(t, pathfinder.CuFile) // a GPU machine without libcufile skips
+	d, err := core.GetDevice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := d.NewStream(core.StreamOptions{NonBlocking: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Sync(); err != nil {
+			t.Errorf("Stream.Sync: %v", err)
+		}
+		s.Close()
+	})
+	return d, s
+}
+
+// alloc allocates n bytes on s, ready for synchronous transfers (which do
+// not wait for streams), and frees them when the test ends.
+func alloc(t testing.TB, d *core.Device, s *core.Stream, n int) *core.Buffer {
+	t.Helper()
+	b, err := d.Allocate(n, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// randomBytes are n reproducible random bytes.
+func randomBytes(n int, seed uint64) []byte {
+	b := make([]byte, n)
+	var s [32]byte
+	s[0], s[1] = byte(seed), byte(seed>>8)
+	rand.NewChaCha8(s).Read(b)
+	return b
+}
+
+// sameBytes fails the test unless got is want, naming the first byte that
+// differs.
+func sameBytes(t testing.TB, what string, got, want []byte) {
+	t.Helper()
+	if bytes.Equal(got, want) {
+		return
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d bytes, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("%s: byte %d of %d is %#02x, want %#02x", what, i, len(got), got[i], want[i])
+		}
+	}
+}
+
+// readBack copies a buffer's bytes to the host.
+func readBack(t testing.TB, b *core.Buffer) []byte {
+	t.Helper()
+	out := make([]byte, b.Size())
+	if err := core.CopyFromDevice(out, b); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// dataDir returns an empty folder, removed when the test ends, on a file
+// system where cuFile reads files: the first of CUDAGO_GDS_DIR, the
+// temporary folder and the package's folder (on the GPU machine's disk)
+// where a probe file reads back through gds. cuFile refuses some file
+// systems even in compatibility mode, and /tmp may be one (tmpfs).
+func dataDir(t testing.TB) string {
+	t.Helper()
+	dirChoice.once.Do(chooseDataDir)
+	if dirChoice.err != nil {
+		t.Fatal(dirChoice.err)
+	}
+	t.Log(dirChoice.log)
+	d, err := os.MkdirTemp(dirChoice.parent, "gds-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+var dirChoice struct {
+	once   sync.Once
+	parent string
+	log    string
+	err    error
+}
+
+func chooseDataDir() {
+	var cands []string
+	if d := os.Getenv("CUDAGO_GDS_DIR"); d != "" {
+		cands = append(cands, d)
+	}
+	cands = append(cands, os.TempDir())
+	if wd, err := os.Getwd(); err == nil {
+		cands = append(cands, wd)
+	}
+	var tried []string
+	for _, c := range cands {
+		err := probeDir(c)
+		if err == nil {
+			dirChoice.parent = c
+			dirChoice.log = fmt.Sprintf("test files under %s (%s)", c, fsType(c))
+			return
+		}
+		tried = append(tried, fmt.Sprintf("%s (%s): %v", c, fsType(c), err))
+	}
+	dirChoice.err = errors.New("no folder where cuFile reads a file back (set CUDAGO_GDS_DIR): " + strings.Join(tried, "; "))
+}
+
+// probeDir writes a small file in dir and reads it back through gds.
+func probeDir(dir string) error {
+	d, err := os.MkdirTemp(dir, "gds-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(d)
+	want := randomBytes(5000, 1)
+	p := filepath.Join(d, "probe")
+	if err := os.WriteFile(p, want, 0o600); err != nil {
+		return err
+	}
+	dev, err := core.GetDevice(0)
+	if err != nil {
+		return err
+	}
+	b, err := dev.Allocate(len(want), nil)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if err := dev.Sync(); err != nil {
+		return err
+	}
+	f, err := Open(p, os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if n, err := f.ReadAt(b, 0); err != nil || n != len(want) {
+		return fmt.Errorf("read %d bytes of %d: %v", n, len(want), err)
+	}
+	got := make([]byte, len(want))
+	if err := core.CopyFromDevice(got, b); err != nil {
+		return err
+	}
+	if !bytes.Equal(got, want) {
+		return errors.New("read back other bytes")
+	}
+	return nil
+}
+
+// fsType names the file system of dir.
+func fsType(dir string) string {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return "file system unknown: " + err.Error()
+	}
+	names := map[int64]string{0xEF53: "ext4", 0x58465342: "xfs", 0x01021994: "tmpfs", 0x794c7630: "overlayfs",
+		0x9123683E: "btrfs", 0x6969: "nfs", 0x65735546: "fuse", 0x858458f6: "ramfs", 0xFF534D42: "cifs", 0x2FC12FC1: "zfs"}
+	if n, ok := names[int64(st.Type)]; ok {
+		return n
+	}
+	return fmt.Sprintf("file system %#x", st.Type)
+}
