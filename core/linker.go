@@ -205,9 +205,13 @@ func (l *Linker) Link(target string) (*ObjectCode, error) {
 	default:
 		return nil, fmt.Errorf("core: Link: unknown target %q (want \"cubin\" or \"ptx\")", target)
 	}
-	for _, c := range l.inputs {
+	for i, c := range l.inputs {
 		if len(c.code) == 0 {
 			return nil, fmt.Errorf("core: Link: %v is empty", c)
+		}
+		// nvJitLink and the driver's linker trust cubins as the loader does.
+		if err := c.checkImage(); err != nil {
+			return nil, fmt.Errorf("core: Link: input %s: %w", l.inputName(i, c), err)
 		}
 	}
 	out, key, cache := l.linkCached(target) // cache.go

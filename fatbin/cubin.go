@@ -434,12 +434,12 @@ func (c *cubinChecker) contents(i int) error {
 	return nil
 }
 
-// symtab checks that section i is a symbol table and returns its number
-// of symbols.
-func (c *cubinChecker) symtab(i int, user string) (uint64, error) {
+// symtab checks that section i, which section user links to, is a symbol
+// table and returns its number of symbols.
+func (c *cubinChecker) symtab(i, user int) (uint64, error) {
 	s := c.secs[i]
 	if s.typ != shtSymtab && s.typ != shtDynsym {
-		return 0, cubinErr(s.offset, "%s links to %s, not a symbol table", user, c.secName(i))
+		return 0, cubinErr(s.offset, "%s links to %s, not a symbol table", c.secName(user), c.secName(i))
 	}
 	return s.size / elfSymSize, nil
 }
@@ -449,7 +449,7 @@ func (c *cubinChecker) symbolTable(i int) error {
 	if s.entsize != elfSymSize || s.size%elfSymSize != 0 {
 		return cubinErr(s.offset, "%s: entry size %d and size %#x, want 24-byte entries", c.secName(i), s.entsize, s.size)
 	}
-	if err := c.stringTable(int(s.link), fmt.Sprintf("string table of %s,", c.secName(i))); err != nil {
+	if err := c.stringTable(int(s.link), "string table"); err != nil {
 		return err
 	}
 	nsym := s.size / elfSymSize
@@ -495,7 +495,7 @@ func (c *cubinChecker) relocations(i int) error {
 	if s.entsize != want || s.size%want != 0 {
 		return cubinErr(s.offset, "%s: entry size %d and size %#x, want %d-byte entries", c.secName(i), s.entsize, s.size, want)
 	}
-	nsym, err := c.symtab(int(s.link), c.secName(i))
+	nsym, err := c.symtab(int(s.link), i)
 	if err != nil {
 		return err
 	}
@@ -525,7 +525,7 @@ func (c *cubinChecker) nvInfo(i int) error {
 	var nsym uint64
 	var symErr error
 	if s.link != 0 {
-		nsym, symErr = c.symtab(int(s.link), c.secName(i))
+		nsym, symErr = c.symtab(int(s.link), i)
 	} else {
 		symErr = cubinErr(s.offset, "%s: sh_link 0 names no symbol table", c.secName(i))
 	}
@@ -594,7 +594,7 @@ func (c *cubinChecker) callgraph(i int) error {
 	if s.size%8 != 0 {
 		return cubinErr(s.offset, "%s: size %#x not a multiple of 8", c.secName(i), s.size)
 	}
-	nsym, err := c.symtab(int(s.link), c.secName(i))
+	nsym, err := c.symtab(int(s.link), i)
 	if err != nil {
 		return err
 	}
@@ -635,9 +635,12 @@ func (f *File) ValidateCubins() error {
 		if !e.Kind.IsELF() {
 			continue
 		}
-		d, err := e.Data()
-		if err != nil {
-			return err
+		d := e.raw // what Data returns for a stored ELF entry, without the copy
+		if e.Compressed || e.Obfuscated {
+			var err error
+			if d, err = e.Data(); err != nil {
+				return err
+			}
 		}
 		if err := ValidateCubin(d); err != nil {
 			return fmt.Errorf("fatbin: entry %d at offset %#x (%s %s): %w", e.Index, e.Offset, e.Kind, e.ArchName(), err)
