@@ -36,6 +36,7 @@ const (
 	shtSymtab   = 2
 	shtStrtab   = 3
 	shtRela     = 4
+	shtNote     = 7
 	shtNobits   = 8
 	shtRel      = 9
 	shtDynsym   = 11
@@ -172,6 +173,7 @@ func (c *cubinChecker) data(i int) []byte {
 //     EXTERNS valid, and the instruction offsets of EXIT_INSTR_OFFSETS,
 //     SYSCALL_OFFSETS and the like inside the kernel's code;
 //   - .nv.callgraph entries: symbol indices or the negative markers;
+//   - notes: each inside its section;
 //   - program headers: contents inside the file, alignment a power of two.
 //
 // A cubin the CUDA 12 and 13 toolchains write always passes. The checks
@@ -430,6 +432,29 @@ func (c *cubinChecker) contents(i int) error {
 		return c.nvInfo(i)
 	case shtCUDACallgraph:
 		return c.callgraph(i)
+	case shtNote:
+		return c.notes(i)
+	}
+	return nil
+}
+
+// notes checks the framing of a note section (.note.nv.cuinfo,
+// .note.nv.tkinfo): {uint32 namesz, descsz, type}, then the name and the
+// descriptor, each padded to 4 bytes, inside the section.
+func (c *cubinChecker) notes(i int) error {
+	s := c.secs[i]
+	d := c.data(i)
+	for off := uint64(0); off < uint64(len(d)); {
+		rest := uint64(len(d)) - off
+		if rest < 12 {
+			return cubinErr(s.offset+off, "%s: truncated note header at %#x", c.secName(i), off)
+		}
+		namesz, descsz := uint64(le.Uint32(d[off:])), uint64(le.Uint32(d[off+4:]))
+		n := 12 + (namesz+3)&^3 + (descsz+3)&^3
+		if n > rest {
+			return cubinErr(s.offset+off, "%s: note at %#x (name %d, descriptor %d bytes) past the end of the section", c.secName(i), off, namesz, descsz)
+		}
+		off += n
 	}
 	return nil
 }

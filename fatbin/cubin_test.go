@@ -206,14 +206,17 @@ func TestValidateCubinNVCC(t *testing.T) {
 // at: the sm_90 entry of testdata/cuda12.4/plain.fatbin (.nv.info with
 // REGCOUNT/FRAME_SIZE, .nv.info._Z1kPff with EXIT_INSTR_OFFSETS,
 // .nv.callgraph, two RELA sections, a symbol table, program headers).
-func elfSample(t testing.TB) []byte {
+func elfSample(t testing.TB) []byte { return sampleCubin(t, "cuda12.4/plain.fatbin", 90) }
+
+// sampleCubin returns the first cubin for sm_<arch> in a sample.
+func sampleCubin(t testing.TB, sample string, arch int) []byte {
 	t.Helper()
-	f, err := Parse(readTestdata(t, "cuda12.4/plain.fatbin"))
+	f, err := Parse(readTestdata(t, sample))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range f.Entries {
-		if e.Kind == KindELF && e.Arch == 90 {
+		if e.Kind == KindELF && e.Arch == arch {
 			d, err := e.Data()
 			if err != nil {
 				t.Fatal(err)
@@ -221,8 +224,34 @@ func elfSample(t testing.TB) []byte {
 			return d
 		}
 	}
-	t.Fatal("no sm_90 cubin in cuda12.4/plain.fatbin")
+	t.Fatalf("no sm_%d cubin in %s", arch, sample)
 	return nil
+}
+
+// TestValidateCubinRefusesNote: CUDA 13 cubins have notes
+// (.note.nv.cuinfo, .note.nv.tkinfo); one whose size runs past its section
+// is refused.
+func TestValidateCubinRefusesNote(t *testing.T) {
+	orig := sampleCubin(t, "cuda13.0/cat.fatbin", 90)
+	if err := ValidateCubin(orig); err != nil {
+		t.Fatalf("the sample itself: %v", err)
+	}
+	for _, c := range []struct {
+		sec   string
+		field uint64 // 0 namesz, 4 descsz
+		want  string
+	}{
+		{".note.nv.cuinfo", 4, "section 6 (.note.nv.cuinfo): note at 0x0 (name 12, descriptor 256 bytes) past the end of the section"},
+		{".note.nv.tkinfo", 0, "section 5 (.note.nv.tkinfo): note at 0x0 (name 256, descriptor 140 bytes) past the end of the section"},
+	} {
+		b := bytes.Clone(orig)
+		tle.PutUint32(b[secOff(t, b, c.sec)+c.field:], 0x100)
+		err := ValidateCubin(b)
+		checkRefusal(t, c.sec, err)
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %q does not say %q", err, c.want)
+		}
+	}
 }
 
 var tle = binary.LittleEndian
