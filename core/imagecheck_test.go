@@ -135,7 +135,7 @@ func TestImageCheckLink(t *testing.T) {
 	wantImageRefusal(t, "Link", err, "core: Link: input k.cubin: invalid object code: cubin: section header table")
 }
 
-// imageCheckSrc compiles (NVRTC, sm_90) to a cubin of about 90 KB with 80
+// imageCheckSrc compiles (NVRTC, sm_90) to a cubin of about 90 KB with 87
 // sections: kernels, templates, device functions, printf, local and shared
 // memory, constants, managed variables, textures, the device heap.
 const imageCheckSrc = `

@@ -50,7 +50,7 @@ import (
 	"github.com/cudago/cudago/core"
 )
 
-// source is the built-in seed: about 90 KB of sm_90 cubin with 80
+// source is the built-in seed: about 90 KB of sm_90 cubin with 87
 // sections (kernels, templates, device functions and a call graph,
 // printf, local, shared and dynamic shared memory, constants, managed
 // variables, textures, the device heap, launch bounds).
