@@ -122,7 +122,7 @@ func (c *campaign) runChild(from int, record func(result)) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	stderr := &tailBuffer{max: 16 << 10}
+	stderr := &capBuffer{max: 8 << 10}
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a hung child is killed with what it started
 	if err := cmd.Start(); err != nil {
@@ -212,10 +212,10 @@ func (c *campaign) runChild(from int, record func(result)) (int, error) {
 	}
 }
 
-// deathReason says how a child died: the signal that killed it, or the one
-// the Go runtime reported before it exited (a SIGSEGV in C code makes the
-// runtime print "SIGSEGV: segmentation violation" and exit 2), or the exit
-// status.
+// deathReason says how a child died: the signal that killed it, a Go
+// panic (a bug on the Go side, not the driver's), the signal the Go runtime
+// reported before it exited (a SIGSEGV in C code makes it print "SIGSEGV:
+// segmentation violation" and exit 2), or the exit status.
 func deathReason(cmd *exec.Cmd, werr error, stderr string) string {
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return "killed by " + sigName(ws.Signal())
@@ -223,6 +223,10 @@ func deathReason(cmd *exec.Cmd, werr error, stderr string) string {
 	code := cmd.ProcessState.ExitCode()
 	if werr == nil {
 		return "exited 0 in the middle of a mutation"
+	}
+	if _, after, ok := strings.Cut(stderr, "panic: "); ok {
+		line, _, _ := strings.Cut(after, "\n")
+		return fmt.Sprintf("Go panic (exit %d): %s", code, line)
 	}
 	if m := sigRE.FindString(stderr); m != "" {
 		return fmt.Sprintf("%s (Go runtime report, exit %d)", m, code)
@@ -244,25 +248,38 @@ func sigName(s syscall.Signal) string {
 	return s.String()
 }
 
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
+// capBuffer keeps the first and the last max bytes written to it: the Go
+// runtime's report of a signal comes first, a goroutine dump may follow,
+// and an error message comes last.
+type capBuffer struct {
+	mu         sync.Mutex
+	max        int
+	head, tail []byte
+	dropped    bool
 }
 
-func (t *tailBuffer) Write(p []byte) (int, error) {
+func (t *capBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	n := len(p)
+	if room := t.max - len(t.head); room > 0 {
+		k := min(room, len(p))
+		t.head = append(t.head, p[:k]...)
+		p = p[k:]
 	}
-	return len(p), nil
+	t.tail = append(t.tail, p...)
+	if len(t.tail) > t.max {
+		t.tail = append(t.tail[:0], t.tail[len(t.tail)-t.max:]...)
+		t.dropped = true
+	}
+	return n, nil
 }
 
-func (t *tailBuffer) String() string {
+func (t *capBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return string(t.b)
+	if t.dropped {
+		return string(t.head) + "\n...\n" + string(t.tail)
+	}
+	return string(t.head) + string(t.tail)
 }

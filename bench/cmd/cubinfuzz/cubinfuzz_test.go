@@ -38,10 +38,10 @@ func TestMain(m *testing.M) {
 // fakeChild runs the protocol for "n=N from=F step=S" with fates
 // "segv=I" (the Go runtime's report of a SIGSEGV in C code, exit 2),
 // "kill=I" (SIGKILL), "abort=I" (SIGABRT, which the Go runtime reports and
-// exits 2 on) and "hang=I"; other mutations end ok, rejected or error by
+// exits 2 on), "panic=I" and "hang=I"; other mutations end ok, rejected or error by
 // i%3.
 func fakeChild(spec string) {
-	v := map[string]int{"segv": -1, "kill": -1, "abort": -1, "hang": -1}
+	v := map[string]int{"segv": -1, "kill": -1, "abort": -1, "hang": -1, "panic": -1}
 	for _, kv := range strings.Fields(spec) {
 		k, val, _ := strings.Cut(kv, "=")
 		v[k], _ = strconv.Atoi(val)
@@ -59,6 +59,8 @@ func fakeChild(spec string) {
 			syscall.Kill(os.Getpid(), syscall.SIGABRT)
 		case v["hang"]:
 			time.Sleep(time.Hour)
+		case v["panic"]:
+			panic("a bug")
 		}
 		time.Sleep(time.Second / 100) // the signals above arrive before the result
 		return []string{outOK, outRejected, outError}[i%3], "detail of " + strconv.Itoa(i)
@@ -71,7 +73,7 @@ func fakeChild(spec string) {
 // mutation is counted once with its outcome.
 func TestCampaignRestarts(t *testing.T) {
 	const n, jobs = 40, 3
-	fates := map[int]string{4: "segv", 11: "kill", 16: "abort", 22: "hang"}
+	fates := map[int]string{4: "segv", 11: "kill", 16: "abort", 22: "hang", 30: "panic"}
 	var spec []string
 	for i, f := range fates {
 		spec = append(spec, fmt.Sprintf("%s=%d", f, i))
@@ -102,6 +104,7 @@ func TestCampaignRestarts(t *testing.T) {
 		"kill":  "killed by SIGKILL",
 		"abort": "SIGABRT (Go runtime report, exit 2)",
 		"hang":  "no result after 2s",
+		"panic": "Go panic (exit 2): a bug",
 	}
 	for i, r := range res {
 		if r.Index != i || r.Kind != "k"+strconv.Itoa(i%2) {
@@ -274,5 +277,22 @@ func TestChildProcesses(t *testing.T) {
 		if res[i].Outcome != want[i].Outcome || res[i].Kind != want[i].Kind || res[i].Detail != want[i].Detail {
 			t.Errorf("mutation %d: child %+v, in process %+v", i, res[i], want[i])
 		}
+	}
+}
+
+// TestCapBuffer: the start and the end of a long output are kept.
+func TestCapBuffer(t *testing.T) {
+	b := &capBuffer{max: 8}
+	for _, s := range []string{"SIGSEGV", ": x", strings.Repeat("-", 100), "the end"} {
+		b.Write([]byte(s))
+	}
+	if got := b.String(); got != "SIGSEGV:\n...\n-the end" {
+		t.Errorf("%q", got)
+	}
+	b = &capBuffer{max: 8}
+	b.Write([]byte("short"))
+	b.Write([]byte(" and more"))
+	if got := b.String(); got != "short and more" {
+		t.Errorf("%q", got)
 	}
 }
