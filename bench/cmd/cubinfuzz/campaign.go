@@ -52,6 +52,9 @@ type campaign struct {
 	// child makes the command of a child that loads mutations from, from+step, ...
 	child func(from, step int) *exec.Cmd
 	kind  func(i int) string
+	// stop, when not nil, ends the campaign when it is closed: the
+	// children are killed and the mutations not done stay "skipped".
+	stop <-chan struct{}
 	// progress, when not nil, gets a line now and then and one per crash or hang.
 	progress func(format string, args ...any)
 }
@@ -102,7 +105,7 @@ func (c *campaign) run() ([]result, error) {
 // worker runs children for the indices from, from+jobs, ... until all are
 // done, starting a new child after each crash or hang.
 func (c *campaign) worker(from int, record func(result)) error {
-	for next := from; next < c.n; {
+	for next := from; next < c.n && !c.stopped(); {
 		last, err := c.runChild(next, record)
 		if err != nil {
 			return err
@@ -110,6 +113,15 @@ func (c *campaign) worker(from int, record func(result)) error {
 		next = last + c.jobs
 	}
 	return nil
+}
+
+func (c *campaign) stopped() bool {
+	select {
+	case <-c.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 var sigRE = regexp.MustCompile(`\bSIG[A-Z]+\b`)
@@ -193,6 +205,9 @@ func (c *campaign) runChild(from int, record func(result)) (int, error) {
 				return c.n, nil
 			}
 			timer.Reset(c.timeout)
+		case <-c.stop:
+			kill()
+			return c.n, nil
 		case <-timer.C:
 			if !ready {
 				kill()

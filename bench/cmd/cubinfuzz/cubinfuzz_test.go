@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 // exits 2 on), "panic=I" and "hang=I"; other mutations end ok, rejected or error by
 // i%3.
 func fakeChild(spec string) {
-	v := map[string]int{"segv": -1, "kill": -1, "abort": -1, "hang": -1, "panic": -1}
+	v := map[string]int{"sleepms": 0, "segv": -1, "kill": -1, "abort": -1, "hang": -1, "panic": -1}
 	for _, kv := range strings.Fields(spec) {
 		k, val, _ := strings.Cut(kv, "=")
 		v[k], _ = strconv.Atoi(val)
@@ -62,7 +62,7 @@ func fakeChild(spec string) {
 		case v["panic"]:
 			panic("a bug")
 		}
-		time.Sleep(time.Second / 100) // the signals above arrive before the result
+		time.Sleep(time.Duration(max(v["sleepms"], 10)) * time.Millisecond) // the signals above arrive before the result
 		return []string{outOK, outRejected, outError}[i%3], "detail of " + strconv.Itoa(i)
 	})
 }
@@ -294,5 +294,38 @@ func TestCapBuffer(t *testing.T) {
 	b.Write([]byte(" and more"))
 	if got := b.String(); got != "short and more" {
 		t.Errorf("%q", got)
+	}
+}
+
+// TestCampaignStop: closing stop ends the campaign at once, the children
+// killed, with the mutations done counted and the others skipped.
+func TestCampaignStop(t *testing.T) {
+	stop := make(chan struct{})
+	c := &campaign{
+		n: 1000, jobs: 2, timeout: 10 * time.Second, startTimeout: time.Minute, stop: stop,
+		child: func(from, step int) *exec.Cmd {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), fmt.Sprintf("CUBINFUZZ_FAKE_CHILD=n=1000 from=%d step=%d sleepms=50", from, step))
+			return cmd
+		},
+		kind: func(int) string { return "k" },
+	}
+	time.AfterFunc(time.Second, func() { close(stop) })
+	start := time.Now()
+	res, err := c.run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("stopped after %v", d)
+	}
+	done := 0
+	for _, r := range res {
+		if r.Outcome != outSkipped {
+			done++
+		}
+	}
+	if done == 0 || done > 100 {
+		t.Errorf("%d of 1000 mutations done in about a second at 20 per second per child", done)
 	}
 }

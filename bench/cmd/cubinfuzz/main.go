@@ -104,6 +104,7 @@ type options struct {
 	json    string
 	keep    string
 	verbose bool
+	maxTime time.Duration
 }
 
 func main() {
@@ -118,6 +119,7 @@ func main() {
 	flag.StringVar(&o.json, "json", "", "also write the results to `file` as JSON")
 	flag.StringVar(&o.keep, "keep", "", "write the mutations that crash or hang into `dir`")
 	flag.BoolVar(&o.verbose, "v", false, "print each crash and hang as it happens, and progress")
+	flag.DurationVar(&o.maxTime, "max-time", 0, "stop a mode after this `duration` and report the mutations done (0: no limit)")
 	only := flag.Int("only", -1, "load mutation `I` in this process (first -mode) and print the outcome")
 	write := flag.Int("write", -1, "write mutation `I` to the -o file")
 	out := flag.String("o", "", "output `file` of -write")
@@ -339,8 +341,15 @@ func run(o options, only, write int, out string) error {
 			res = checkOnly(s, o.seed, o.n)
 		} else {
 			mr.Children = o.jobs
+			var stop chan struct{}
+			if o.maxTime > 0 {
+				stop = make(chan struct{})
+				t := time.AfterFunc(o.maxTime, func() { close(stop) })
+				defer t.Stop()
+			}
 			c := &campaign{
-				n: o.n, jobs: o.jobs, timeout: o.timeout, startTimeout: 2 * time.Minute,
+				stop: stop,
+				n:    o.n, jobs: o.jobs, timeout: o.timeout, startTimeout: 2 * time.Minute,
 				child: func(from, step int) *exec.Cmd {
 					return exec.Command(self, "-child", "-mode", mode, "-cubin", tmp.Name(),
 						"-seed", strconv.FormatUint(o.seed, 10), "-n", strconv.Itoa(o.n),
@@ -359,6 +368,11 @@ func run(o options, only, write int, out string) error {
 		}
 		mr.Seconds = time.Since(start).Seconds()
 		tally(&mr, res)
+		if skipped := mr.Counts[outSkipped]; skipped > 0 {
+			mr.Note = fmt.Sprintf("stopped after %v (-max-time): %d of %d mutations done", o.maxTime, o.n-skipped, o.n)
+			mr.Mutations = o.n - skipped
+			fmt.Println("cubinfuzz:", mode+":", mr.Note)
+		}
 		if o.keep != "" {
 			if err := keep(o.keep, mode, s, o.seed, append(slices.Clone(mr.Crashes), mr.Hangs...)); err != nil {
 				return err
@@ -415,6 +429,9 @@ func tally(mr *modeReport, res []result) {
 	mr.Errors = map[string]int{}
 	for _, r := range res {
 		mr.Counts[r.Outcome]++
+		if r.Outcome == outSkipped {
+			continue
+		}
 		if mr.ByKind[r.Kind] == nil {
 			mr.ByKind[r.Kind] = map[string]int{}
 		}
