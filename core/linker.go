@@ -189,7 +189,9 @@ func (l *Linker) inputName(i int, c *ObjectCode) string {
 
 // Link links the inputs into target, "cubin" or "ptx" (PTX needs
 // LinkerOptions.LTO). The result carries the union of the inputs' symbol
-// mappings. On failure the error is a *LinkError holding the logs.
+// mappings. On failure the error is a *LinkError holding the logs; a
+// damaged cubin or fat binary input (see ObjectCode.Handle) is refused
+// first, matching ErrInvalidCode.
 func (l *Linker) Link(target string) (*ObjectCode, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -169,7 +169,8 @@ func FromCubinFile(path string, opts ...ObjectCodeOption) (*ObjectCode, error) {
 }
 
 // FromFatbin makes an ObjectCode of a fat binary in memory (it must start
-// with the fatbin magic 0xBA55ED50). The data is copied.
+// with the fatbin magic 0xBA55ED50). The data is copied. Its structure and
+// its cubins are checked when it is first loaded or linked (see Handle).
 func FromFatbin(data []byte, opts ...ObjectCodeOption) (*ObjectCode, error) {
 	return fromBytes(CodeFatbin, data, opts)
 }
@@ -350,9 +351,11 @@ func (o *ObjectCode) loadable() bool {
 
 // Handle returns the driver's CUlibrary of the code, loading it on first
 // use (cuInit, then cuLibraryLoadData: no context needed). LTO-IR,
-// objects and libraries fail with ErrNotLoadable. Without a GPU it returns
-// the driver's error, e.g. one matching driver.ErrorNoDevice. After Close
-// it returns ErrClosed.
+// objects and libraries fail with ErrNotLoadable. A cubin, and each cubin
+// of a fat binary, is checked first (fatbin.ValidateCubin; a fat binary
+// must parse): a damaged one fails, matching ErrInvalidCode, before any
+// driver call. Without a GPU it returns the driver's error, e.g. one
+// matching driver.ErrorNoDevice. After Close it returns ErrClosed.
 func (o *ObjectCode) Handle() (driver.Library, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
