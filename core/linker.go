@@ -189,7 +189,9 @@ func (l *Linker) inputName(i int, c *ObjectCode) string {
 
 // Link links the inputs into target, "cubin" or "ptx" (PTX needs
 // LinkerOptions.LTO). The result carries the union of the inputs' symbol
-// mappings. On failure the error is a *LinkError holding the logs.
+// mappings. On failure the error is a *LinkError holding the logs; a
+// damaged cubin or fat binary input (see ObjectCode.Handle) is refused
+// first, matching ErrInvalidCode.
 func (l *Linker) Link(target string) (*ObjectCode, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -205,9 +207,13 @@ func (l *Linker) Link(target string) (*ObjectCode, error) {
 	default:
 		return nil, fmt.Errorf("core: Link: unknown target %q (want \"cubin\" or \"ptx\")", target)
 	}
-	for _, c := range l.inputs {
+	for i, c := range l.inputs {
 		if len(c.code) == 0 {
 			return nil, fmt.Errorf("core: Link: %v is empty", c)
+		}
+		// nvJitLink and the driver's linker trust cubins as the loader does.
+		if err := c.checkImage(); err != nil {
+			return nil, fmt.Errorf("core: Link: input %s: %w", l.inputName(i, c), err)
 		}
 	}
 	out, key, cache := l.linkCached(target) // cache.go

@@ -61,6 +61,12 @@ type ObjectCode struct {
 	code     []byte
 	symbols  map[string]string
 
+	// The image check (checkImage) runs once, before the code first
+	// reaches the driver or a linker; for a cubin from a From*
+	// constructor it ran there already.
+	imageOnce sync.Once
+	imageErr  error
+
 	mu      sync.Mutex
 	lib     *loadedLibrary
 	cleanup runtime.Cleanup
@@ -120,11 +126,20 @@ func newObjectCode(codeType string, data []byte, name string, symbols map[string
 	return o
 }
 
+// validated marks o, made of data that validateCode accepted, as checked:
+// for a cubin, validateCode ran the whole image check.
+func validated(o *ObjectCode) *ObjectCode {
+	if o.codeType == CodeCubin {
+		o.imageOnce.Do(func() {})
+	}
+	return o
+}
+
 func fromBytes(codeType string, data []byte, opts []ObjectCodeOption) (*ObjectCode, error) {
 	if err := validateCode(codeType, data); err != nil {
 		return nil, err
 	}
-	return newObjectCode(codeType, bytes.Clone(data), "", nil, opts), nil
+	return validated(newObjectCode(codeType, bytes.Clone(data), "", nil, opts)), nil
 }
 
 func fromFile(codeType, path string, opts []ObjectCodeOption) (*ObjectCode, error) {
@@ -135,12 +150,15 @@ func fromFile(codeType, path string, opts []ObjectCodeOption) (*ObjectCode, erro
 	if err := validateCode(codeType, data); err != nil {
 		return nil, fmt.Errorf("%w (file %q)", err, path)
 	}
-	return newObjectCode(codeType, data, path, nil, opts), nil
+	return validated(newObjectCode(codeType, data, path, nil, opts)), nil
 }
 
 // FromCubin makes an ObjectCode of a CUBIN (a CUDA ELF image) in memory.
 // The data is copied. It fails, matching ErrInvalidCode, when data is not
-// a CUDA ELF.
+// a CUDA ELF or not a sound one (fatbin.ValidateCubin: tables, sections,
+// symbols, relocations and attribute records inside the image; errors.As
+// finds the *fatbin.CubinError): the driver trusts what it loads, and a
+// damaged image can crash it.
 func FromCubin(data []byte, opts ...ObjectCodeOption) (*ObjectCode, error) {
 	return fromBytes(CodeCubin, data, opts)
 }
@@ -151,7 +169,8 @@ func FromCubinFile(path string, opts ...ObjectCodeOption) (*ObjectCode, error) {
 }
 
 // FromFatbin makes an ObjectCode of a fat binary in memory (it must start
-// with the fatbin magic 0xBA55ED50). The data is copied.
+// with the fatbin magic 0xBA55ED50). The data is copied. Its structure and
+// its cubins are checked when it is first loaded or linked (see Handle).
 func FromFatbin(data []byte, opts ...ObjectCodeOption) (*ObjectCode, error) {
 	return fromBytes(CodeFatbin, data, opts)
 }
@@ -233,7 +252,7 @@ func FromFile(path string, opts ...ObjectCodeOption) (*ObjectCode, error) {
 	if err := validateCode(codeType, data); err != nil {
 		return nil, fmt.Errorf("%w (file %q)", err, path)
 	}
-	return newObjectCode(codeType, data, path, nil, opts), nil
+	return validated(newObjectCode(codeType, data, path, nil, opts)), nil
 }
 
 // ltoirMagic starts LTO-IR as NVRTC and NVVM write it (little-endian).
@@ -275,24 +294,10 @@ func validateCode(codeType string, data []byte) error {
 		if !bytes.HasPrefix(data, []byte(elf.ELFMAG)) {
 			return bad("not an ELF image (no \\x7fELF magic)")
 		}
-		f, err := parseCUDAELF(data)
-		if err != nil {
-			return bad("not a valid ELF image: %v", err)
-		}
-		if f.Machine != elf.EM_CUDA {
-			return bad("ELF machine is %v, not EM_CUDA (190)", f.Machine)
-		}
-		// The driver trusts the offsets of an image it loads: refuse a
-		// truncated one here rather than let it read past the end.
-		for _, sec := range f.Sections {
-			if sec.Type != elf.SHT_NOBITS && sec.Type != elf.SHT_NULL && (sec.Offset > uint64(len(data)) || sec.Size > uint64(len(data))-sec.Offset) {
-				return bad("section %q (%d bytes at %#x) extends past the end of the %d-byte image", sec.Name, sec.Size, sec.Offset, len(data))
-			}
-		}
-		for _, prog := range f.Progs {
-			if prog.Off > uint64(len(data)) || prog.Filesz > uint64(len(data))-prog.Off {
-				return bad("segment (%d bytes at %#x) extends past the end of the %d-byte image", prog.Filesz, prog.Off, len(data))
-			}
+		// The driver trusts the offsets and indices of an image it loads:
+		// refuse a damaged one here rather than let it crash.
+		if err := fatbin.ValidateCubin(data); err != nil {
+			return fmt.Errorf("core: %w: %w", ErrInvalidCode, err)
 		}
 	case CodeFatbin:
 		if len(data) < 16 || binary.LittleEndian.Uint32(data) != fatbin.Magic {
@@ -346,9 +351,11 @@ func (o *ObjectCode) loadable() bool {
 
 // Handle returns the driver's CUlibrary of the code, loading it on first
 // use (cuInit, then cuLibraryLoadData: no context needed). LTO-IR,
-// objects and libraries fail with ErrNotLoadable. Without a GPU it returns
-// the driver's error, e.g. one matching driver.ErrorNoDevice. After Close
-// it returns ErrClosed.
+// objects and libraries fail with ErrNotLoadable. A cubin, and each cubin
+// of a fat binary, is checked first (fatbin.ValidateCubin; a fat binary
+// must parse): a damaged one fails, matching ErrInvalidCode, before any
+// driver call. Without a GPU it returns the driver's error, e.g. one
+// matching driver.ErrorNoDevice. After Close it returns ErrClosed.
 func (o *ObjectCode) Handle() (driver.Library, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -364,6 +371,9 @@ func (o *ObjectCode) handleLocked() (driver.Library, error) {
 	}
 	if !o.loadable() {
 		return 0, fmt.Errorf("core: loading %v: %w", o, ErrNotLoadable)
+	}
+	if err := o.checkImage(); err != nil {
+		return 0, fmt.Errorf("core: loading %v: %w", o, err)
 	}
 	if err := ensureInit(); err != nil {
 		return 0, fmt.Errorf("core: loading %v: %w", o, err)

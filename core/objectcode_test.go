@@ -123,7 +123,8 @@ func TestObjectCodeValidation(t *testing.T) {
 	}{
 		{CodeCubin, []byte("not an elf at all"), "not an ELF"},
 		{CodeCubin, hostELF, "EM_CUDA"},
-		{CodeCubin, cubin[:40], "not a valid ELF"},
+		{CodeCubin, cubin[:40], "shorter than the 64-byte ELF header"},
+		{CodeCubin, cubin[:len(cubin)-1], "past the end of the file"},
 		{CodeCubin, nil, "empty"},
 		{CodeFatbin, []byte("\x50\xed\x55\xbbxxxxxxxxxxxxxxxx"), "fatbin magic 0xBA55ED50"},
 		{CodeFatbin, cubin, "fatbin magic"},

@@ -349,6 +349,12 @@ func exercise(t testing.TB, in []byte) (*File, error) {
 		_ = e.ArchName() + e.Host() + e.Flags.String() + e.Kind.String() + e.Version.String()
 		_ = e.Raw()
 	}
+	if err := f.ValidateCubins(); err != nil {
+		var ce *CubinError
+		if !strings.HasPrefix(err.Error(), "fatbin: entry ") || errors.As(err, &ce) && strings.HasPrefix(ce.Msg, "malformed image (") {
+			t.Fatalf("ValidateCubins: %v", err)
+		}
+	}
 	var sb strings.Builder
 	if err := f.List(&sb, "x"); err != nil {
 		t.Fatal(err)
