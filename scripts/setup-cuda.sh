@@ -17,6 +17,10 @@
 #                                          libcudart_static.a, libcudadevrt.a, stubs/
 #   .cuda/root/usr/include/                CUDA headers (cuda.h, cuda_runtime.h, nvrtc.h, ...), nccl.h
 #   .cuda/root/usr/lib/nvidia-cuda-toolkit/  real nvcc, cicc, libdevice/libdevice.10.bc
+#   .cuda/glibc/                           Debian trixie's glibc (libc6), apart from root/: its
+#                                          libnccl2 needs glibc 2.38, which Debian 12 lacks; the
+#                                          tests that call NCCL re-run under its loader there
+#                                          (internal/testenv.NCCLMain). Nothing else uses it.
 #   .cuda/bin/                             nvcc wrapper + links to ptxas, fatbinary, nvlink,
 #                                          cuobjdump, nvdisasm, cudafe++, bin2c, ...
 #   .cuda/env.sh                           `source` it: PATH += .cuda/bin,
@@ -83,7 +87,9 @@ PKGS=(
 DEV_PKG=nvidia-cuda-dev
 # libnccl-dev: nccl.h, nccl_net.h and the libnccl.so link, not its 245 MB static library.
 NCCL_DEV_PKG=libnccl-dev
-ALL_PKGS=("${PKGS[@]}" "$NCCL_DEV_PKG" "$DEV_PKG")
+# trixie's glibc, unpacked into .cuda/glibc (see above), not into root/.
+GLIBC_PKG=libc6
+ALL_PKGS=("${PKGS[@]}" "$NCCL_DEV_PKG" "$GLIBC_PKG" "$DEV_PKG")
 LIBDIR=usr/lib/x86_64-linux-gnu
 NCCL_DEV_MEMBERS=(
   './usr/include/*'
@@ -212,6 +218,8 @@ EOF
     [[ -e "$ROOT/$LIBDIR/$lib" ]] || die "verification failed: missing $ROOT/$LIBDIR/$lib"
   done
   [[ -e "$ROOT/usr/include/nccl.h" ]] || die "verification failed: missing $ROOT/usr/include/nccl.h"
+  "$CUDA_DIR/glibc/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" --version >/dev/null ||
+    die "verification failed: $CUDA_DIR/glibc's loader does not run"
   log "verify OK"
 }
 
@@ -362,18 +370,22 @@ else
   log "all ${#WANTED[@]} .debs cached in $DEBS (no network needed)"
 fi
 
-# extract_pkg unpacks a cached package into a root (whole, or only its listed members)
-# and adds its stamp line to STAMP_BODY.
+# extract_pkg unpacks a cached package into a root (whole, or only its listed members;
+# glibc into .cuda/glibc, replacing it) and adds its stamp line to STAMP_BODY.
 extract_pkg() {
   local f
   f=$(cached_deb "$1")
   log "dpkg -x $(basename "$f")"
   case "$1" in
     "$NCCL_DEV_PKG") dpkg-deb --fsys-tarfile "$f" | tar -x -C "$2" --wildcards "${NCCL_DEV_MEMBERS[@]}" ;;
+    "$GLIBC_PKG")
+      rm -rf "$CUDA_DIR/glibc.new" && dpkg -x "$f" "$CUDA_DIR/glibc.new" &&
+        rm -rf "$CUDA_DIR/glibc" && mv "$CUDA_DIR/glibc.new" "$CUDA_DIR/glibc" ;;
     *) dpkg -x "$f" "$2" ;;
   esac || return 1
   STAMP_BODY+="$1 $(dpkg-deb -f "$f" Version) $(basename "$f")"
   [[ "$1" == "$NCCL_DEV_PKG" ]] && STAMP_BODY+=" (partial)"
+  [[ "$1" == "$GLIBC_PKG" ]] && STAMP_BODY+=" (in glibc/)"
   STAMP_BODY+=$'\n'
 }
 
@@ -420,7 +432,7 @@ DEV_DEB=$(cached_deb "$DEV_PKG")
 log "extracting $(basename "$DEV_DEB") (headers + cudart static libs only; ~25 s)"
 ( dpkg-deb --fsys-tarfile "$DEV_DEB" | tar -x -C "$NEW" --wildcards "${DEV_MEMBERS[@]}" ) &
 DEV_PID=$!
-for p in "${PKGS[@]}" "$NCCL_DEV_PKG"; do
+for p in "${PKGS[@]}" "$NCCL_DEV_PKG" "$GLIBC_PKG"; do
   extract_pkg "$p" "$NEW" || { kill "$DEV_PID" 2>/dev/null || true; die "unpacking $p failed (corrupt .deb? delete it and rerun)"; }
 done
 wait "$DEV_PID" || die "extracting $DEV_DEB failed (corrupt? delete it and rerun)"
