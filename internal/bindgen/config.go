@@ -409,6 +409,18 @@ var layerCalls = map[string]*callList{
 			"cusparseSpMM", "cusparseSpMM_bufferSize", "cusparseSpMV", "cusparseSpMV_bufferSize",
 		},
 	},
+	// NCCL: communicators, the collectives and point-to-point calls, groups.
+	"nccl": {
+		libs: []string{"nccl"},
+		calls: []string{
+			"ncclAllGather", "ncclAllReduce", "ncclBroadcast", "ncclCommAbort", "ncclCommCount",
+			"ncclCommCuDevice", "ncclCommDestroy", "ncclCommGetAsyncError", "ncclCommInitAll", "ncclCommInitRankConfig",
+			"ncclCommShrink", "ncclCommSplit", "ncclCommUserRank", "ncclGetUniqueId", "ncclGetVersion",
+			"ncclGroupEnd", "ncclGroupStart", "ncclRecv", "ncclReduce", "ncclReduceScatter",
+			"ncclSend",
+		},
+		noEscape: []string{"ncclCommCount", "ncclCommCuDevice", "ncclCommGetAsyncError", "ncclCommUserRank", "ncclGetUniqueId", "ncclGetVersion"},
+	},
 	// A few calls of every math library (and a count-checked one of NVVM),
 	// for the generator's tests: internal/calltest calls them without a GPU
 	// and compares them with the bindings.
