@@ -14,6 +14,7 @@ import (
 	"github.com/cudago/cudago/internal/newglibc"
 	"github.com/cudago/cudago/internal/testenv"
 	"github.com/cudago/cudago/pathfinder"
+	"github.com/cudago/cudago/rendezvous"
 )
 
 // Debian's libnccl2 needs glibc 2.38: on CI's Debian 12 the tests run
@@ -389,5 +390,51 @@ func TestConfig(t *testing.T) {
 	}
 	if s := dl.GoString(c.NetName); s != "Socket" {
 		t.Errorf("NetName %q", s)
+	}
+}
+
+func TestDeviceIndex(t *testing.T) {
+	for _, c := range []struct {
+		local, localSize, n, want int
+		err                       string
+	}{
+		{0, 1, 1, 0, ""},
+		{3, 4, 1, 0, ""}, // one visible device per process
+		{3, 4, 4, 3, ""},
+		{1, 2, 8, 1, ""},
+		{4, 8, 4, 0, "local rank 4 of 8 (torchrun) but only 4 devices are visible"},
+		{0, 1, 0, 0, "no CUDA device is visible"},
+	} {
+		env := rendezvous.Env{Launcher: rendezvous.Torchrun, LocalRank: c.local, LocalWorldSize: c.localSize}
+		got, err := deviceIndex(env, c.n)
+		if c.err == "" && (err != nil || got != c.want) || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("local rank %d of %d, %d devices: %d, %v; want %d %q", c.local, c.localSize, c.n, got, err, c.want, c.err)
+		}
+	}
+}
+
+// clearLaunchers unsets (empties, which rendezvous takes as unset) the
+// variables that select a launcher.
+func clearLaunchers(t *testing.T) {
+	for _, v := range []string{"CUDAGO_RANK", "RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "SLURM_STEP_NUM_TASKS"} {
+		t.Setenv(v, "")
+	}
+}
+
+// TestInitFromEnvNoGPU: a bad launcher variable is reported first; with
+// none, rank 0 of 1 needs a device, which this machine lacks.
+func TestInitFromEnvNoGPU(t *testing.T) {
+	clearLaunchers(t)
+	t.Setenv("CUDAGO_RANK", "x")
+	if _, err := InitFromEnv(t.Context(), nil); err == nil || !strings.Contains(err.Error(), "CUDAGO_RANK") {
+		t.Errorf("InitFromEnv with CUDAGO_RANK=x: %v", err)
+	}
+	t.Setenv("CUDAGO_RANK", "")
+	if testenv.GPUError() == nil {
+		t.Skip("a GPU is present: TestGPUInitFromEnv runs instead")
+	}
+	c, err := InitFromEnv(t.Context(), nil)
+	if err == nil || !errors.Is(err, driver.ErrorNoDevice) {
+		t.Errorf("InitFromEnv without a GPU = %v, %v; want CUDA_ERROR_NO_DEVICE", c, err)
 	}
 }
