@@ -77,12 +77,12 @@ func (c *Comm) String() string {
 // result needs an end.
 func (c *Comm) begin(fn string) error {
 	if c == nil || c.state == nil {
-		return fmt.Errorf("nccl: %s: %w", fn, ErrClosed)
+		return closedErr(fn)
 	}
 	c.mu.RLock()
 	if c.closed.Load() {
 		c.mu.RUnlock()
-		return fmt.Errorf("nccl: %s: %w", fn, ErrClosed)
+		return closedErr(fn)
 	}
 	return nil
 }

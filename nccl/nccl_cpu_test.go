@@ -254,7 +254,7 @@ func TestChecks(t *testing.T) {
 			t.Errorf("closed comm: %v, want ErrClosed", err)
 		}
 	}
-	if err := closed.AllReduce(b40, b40, 10, Float32, Sum, nil); !errors.Is(err, ErrClosed) || err.Error() != "nccl: AllReduce: nccl: use of a closed communicator" {
+	if err := closed.AllReduce(b40, b40, 10, Float32, Sum, nil); !errors.Is(err, ErrClosed) || err.Error() != "nccl: AllReduce: use of a closed communicator" {
 		t.Errorf("closed comm: %q", err)
 	}
 	if _, err := closed.Split(0, 0, nil); !errors.Is(err, ErrClosed) {
@@ -436,5 +436,24 @@ func TestInitFromEnvNoGPU(t *testing.T) {
 	c, err := InitFromEnv(t.Context(), nil)
 	if err == nil || !errors.Is(err, driver.ErrorNoDevice) {
 		t.Errorf("InitFromEnv without a GPU = %v, %v; want CUDA_ERROR_NO_DEVICE", c, err)
+	}
+}
+
+// TestShrinkMissing: before NCCL 2.27.3 ncclCommShrink does not exist,
+// and the generated call returns the bindings' *MissingFunctionError,
+// without calling anything.
+func TestShrinkMissing(t *testing.T) {
+	v, err := libVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v >= ncclb.VersionCodeOf(2, 27, 3) {
+		t.Skipf("NCCL %s has ncclCommShrink", ncclb.VersionString(v))
+	}
+	ex := []int32{1}
+	_, err = ncclCommShrink(0, 0, &ex[0], 1, nil, 0)
+	var missing *ncclb.MissingFunctionError
+	if !errors.As(err, &missing) || missing.Func != "ncclCommShrink" || missing.Need != "2.27.3" || missing.Have != ncclb.VersionString(v) {
+		t.Errorf("ncclCommShrink on NCCL %s: %v (%T), want a *MissingFunctionError needing 2.27.3", ncclb.VersionString(v), err, err)
 	}
 }

@@ -53,7 +53,7 @@ func (o *task) check(fn string) error {
 		return argErr(fn, "comm", "comm is nil")
 	}
 	if c.state == nil || c.closed.Load() {
-		return fmt.Errorf("nccl: %s: %w", fn, ErrClosed)
+		return closedErr(fn)
 	}
 	if !o.dt.valid() {
 		return argErr(fn, "dt", "data type %v is not one of NCCL's (Int8 to Float8E5M2)", o.dt)

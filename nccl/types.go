@@ -125,6 +125,13 @@ func (o Op) String() string {
 // communicator after its Close or Abort.
 var ErrClosed = errors.New("nccl: use of a closed communicator")
 
+// closedErr is ErrClosed from function fn: "nccl: AllReduce: use of a
+// closed communicator".
+type closedErr string
+
+func (e closedErr) Error() string        { return "nccl: " + string(e) + ": use of a closed communicator" }
+func (e closedErr) Is(target error) bool { return target == ErrClosed }
+
 // ArgError reports an argument that is invalid or does not fit the
 // communicator or the Buffers; it is returned before NCCL is called.
 type ArgError struct {
