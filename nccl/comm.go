@@ -239,8 +239,10 @@ func NewUniqueID() (UniqueID, error) {
 // Config sets what a communicator's NCCL config can (ncclConfig_t); the
 // zero value, or a nil *Config, leaves everything to NCCL and to its
 // NCCL_* environment variables. An NCCL older than a field ignores it.
-// Communicators are always blocking: every call returns when NCCL is done
-// with it.
+// Communicators are blocking (every call returns when NCCL is done with
+// it): InitRank sets that in the config; InitAll takes no config, so
+// NCCL_COMM_BLOCKING=0, which would make its communicators non-blocking,
+// is not supported.
 type Config struct {
 	// CommName names the communicator in NCCL's logs and profiler
 	// (NCCL 2.27 and newer).
@@ -318,6 +320,9 @@ func InitRank(dev *core.Device, id UniqueID, nranks, rank int, cfg *Config) (*Co
 	}
 	if rank < 0 || rank >= nranks {
 		return nil, argErr(fn, "rank", "rank = %d is not in [0, %d)", rank, nranks)
+	}
+	if cfg == nil {
+		cfg = &Config{} // still a config: it makes the communicator blocking, whatever NCCL_COMM_BLOCKING says
 	}
 	c, err := cfg.c(fn)
 	if err != nil {
