@@ -174,6 +174,7 @@ func dlpath(h unsafe.Pointer) string {
 //	CuBLAS …   the math libraries' XxxGetProperty: their own versions,
 //	           "12.4.5" for cuBLAS and "11.6.1" for cuSOLVER of CUDA 12.4
 //	NVTX       none: from the file name, "1.0.0"
+//	NCCL       ncclGetVersion (its code 22203 is "2.22.3")
 //
 // The file-name fallback gives the suffix of the file the soname link points
 // to, e.g. "12.1.105". No query needs a GPU.

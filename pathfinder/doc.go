@@ -22,12 +22,16 @@
 //	CuSPARSE   libcusparse.so.12                         CUDAGO_CUSPARSE_PATH
 //	CuSOLVER   libcusolver.so.12, libcusolver.so.11      CUDAGO_CUSOLVER_PATH
 //	NVTX       libnvToolsExt.so.1                        CUDAGO_NVTOOLSEXT_PATH
+//	NCCL       libnccl.so.2                              CUDAGO_NCCL_PATH
 //
 // The math libraries number their own majors: CUDA 13 ships
 // libcublas.so.13, libcufft.so.12, libcusparse.so.12 and libcusolver.so.12;
 // CUDA 12 libcublas.so.12, libcufft.so.11, libcusparse.so.12 and
 // libcusolver.so.11; both libcurand.so.10. CUDA 13 has no libnvToolsExt
-// (NVTX 3 is header-only).
+// (NVTX 3 is header-only). NCCL is versioned apart from CUDA (2.x, one
+// soname); its pip wheels, for CUDA 12 and 13 alike, put it in
+// nvidia/nccl/lib, and distributions in the system's library directory
+// (Debian's and NVIDIA's libnccl2 packages: /usr/lib/x86_64-linux-gnu).
 //
 // # Search order
 //

@@ -32,6 +32,7 @@ var propertyFuncs = map[Lib]string{
 // statusNames are the functions that name a library's status codes.
 var statusNames = map[Lib]string{
 	CUDART:   "cudaGetErrorName",
+	NCCL:     "ncclGetErrorString",
 	CuBLAS:   "cublasGetStatusName",
 	CuSPARSE: "cusparseGetErrorName",
 }
@@ -50,8 +51,19 @@ const (
 //	CuBLAS …   XxxGetProperty(MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL):
 //	           the library's own version, "12.4.5" for cuBLAS of CUDA 12.4
 //	NVTX       none exists: the version in the file name, "1.0.0"
+//	NCCL       ncclGetVersion: NCCL's version code, "2.22.3"
 func mathVersion(l *Library) (v string, ok bool, err error) {
 	switch l.Lib {
+	case NCCL:
+		f, err := l.Symbol("ncclGetVersion")
+		if err != nil {
+			return "", true, err
+		}
+		var n C.int
+		if rc := C.cudago_call_version(f, &n); rc != 0 {
+			return "", true, l.statusError("ncclGetVersion", int(rc))
+		}
+		return ncclVersion(int(n)), true, nil
 	case CUDART:
 		f, err := l.Symbol("cudaRuntimeGetVersion")
 		if err != nil {

@@ -27,6 +27,7 @@ const (
 	CuSPARSE  Lib = "cusparse"   // cuSPARSE: libcusparse.so.12 (needs nvJitLink)
 	CuSOLVER  Lib = "cusolver"   // cuSOLVER: libcusolver.so.12, libcusolver.so.11 (needs cuBLAS, cuBLASLt, cuSPARSE, nvJitLink)
 	NVTX      Lib = "nvToolsExt" // NVTX v2 markers: libnvToolsExt.so.1 (CUDA 12 and older; NVTX 3 is header-only)
+	NCCL      Lib = "nccl"       // collective communication: libnccl.so.2
 )
 
 // spec says how to find one library.
@@ -85,6 +86,11 @@ var specs = []*spec{
 		wheel: wheelDirs("nvidia/cusolver/lib"), deps: []Lib{NVJitLink, CuSPARSE, CuBLASLt, CuBLAS}},
 	{lib: NVTX, env: "CUDAGO_NVTOOLSEXT_PATH", sonames: []string{"libnvToolsExt.so.1"},
 		wheel: wheelDirs("nvidia/nvtx/lib")},
+	// NCCL is no part of the toolkit: its CUDA 13 wheel (nvidia-nccl-cu13)
+	// keeps CUDA 12's nvidia/nccl/lib rather than nvidia/cu13/lib. It links
+	// the CUDA runtime statically: no dependencies.
+	{lib: NCCL, env: "CUDAGO_NCCL_PATH", sonames: []string{"libnccl.so.2"},
+		wheel: []string{"nvidia/nccl/lib"}},
 }
 
 // names returns the file names to look for, in order of preference.
@@ -360,4 +366,14 @@ func Report() []Status {
 		out = append(out, st)
 	}
 	return out
+}
+
+// ncclVersion formats an NCCL version code (NCCL_VERSION_CODE, what
+// ncclGetVersion returns): 22203 is "2.22.3". Before 2.9 the code was
+// X*1000 + Y*100 + Z (2708 is "2.7.8"), since then X*10000 + Y*100 + Z.
+func ncclVersion(code int) string {
+	if code < 10000 {
+		return fmt.Sprintf("%d.%d.%d", code/1000, code%1000/100, code%100)
+	}
+	return fmt.Sprintf("%d.%d.%d", code/10000, code%10000/100, code%100)
 }

@@ -9,7 +9,7 @@ import (
 )
 
 func TestLibs(t *testing.T) {
-	want := []Lib{Driver, NVRTC, NVJitLink, NVFatbin, NVVM, CuFile, CUDART, CuBLASLt, CuBLAS, CuFFT, CuRAND, CuSPARSE, CuSOLVER, NVTX}
+	want := []Lib{Driver, NVRTC, NVJitLink, NVFatbin, NVVM, CuFile, CUDART, CuBLASLt, CuBLAS, CuFFT, CuRAND, CuSPARSE, CuSOLVER, NVTX, NCCL}
 	if got := Libs(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Libs() = %v, want %v", got, want)
 	}
@@ -18,7 +18,7 @@ func TestLibs(t *testing.T) {
 		NVFatbin: "CUDAGO_NVFATBIN_PATH", NVVM: "CUDAGO_NVVM_PATH", CuFile: "CUDAGO_CUFILE_PATH",
 		CUDART: "CUDAGO_CUDART_PATH", CuBLASLt: "CUDAGO_CUBLASLT_PATH", CuBLAS: "CUDAGO_CUBLAS_PATH",
 		CuFFT: "CUDAGO_CUFFT_PATH", CuRAND: "CUDAGO_CURAND_PATH", CuSPARSE: "CUDAGO_CUSPARSE_PATH",
-		CuSOLVER: "CUDAGO_CUSOLVER_PATH", NVTX: "CUDAGO_NVTOOLSEXT_PATH",
+		CuSOLVER: "CUDAGO_CUSOLVER_PATH", NVTX: "CUDAGO_NVTOOLSEXT_PATH", NCCL: "CUDAGO_NCCL_PATH",
 	}
 	for l, env := range envs {
 		if got := l.EnvVar(); got != env {
@@ -40,6 +40,7 @@ func TestLibs(t *testing.T) {
 		CuSPARSE:  {"libcusparse.so.12"},
 		CuSOLVER:  {"libcusolver.so.12", "libcusolver.so.11"},
 		NVTX:      {"libnvToolsExt.so.1"},
+		NCCL:      {"libnccl.so.2"},
 	}
 	for l, want := range sonames {
 		if got := l.Sonames(); !reflect.DeepEqual(got, want) {
@@ -69,7 +70,14 @@ func TestLibs(t *testing.T) {
 				t.Errorf("%s comes before its dependency %s in Libs()", s.lib, d)
 			}
 		}
-		// Every toolkit library has CUDA 13's wheel directory first, then its own.
+		// Every toolkit library has CUDA 13's wheel directory first, then
+		// its own; NCCL, no part of the toolkit, has only its own.
+		if s.lib == NCCL {
+			if !reflect.DeepEqual(s.wheel, []string{"nvidia/nccl/lib"}) {
+				t.Errorf("NCCL wheel directories %q, want nvidia/nccl/lib (nvidia-nccl-cu12 and -cu13)", s.wheel)
+			}
+			continue
+		}
 		if s.lib != Driver && (len(s.wheel) != 2 || s.wheel[0] != "nvidia/cu13/lib" || !strings.HasPrefix(s.wheel[1], "nvidia/")) {
 			t.Errorf("%s wheel directories %q", s.lib, s.wheel)
 		}
@@ -156,6 +164,14 @@ func TestNotFoundErrorMessage(t *testing.T) {
 	for _, w := range []string{"cannot load nvvm from CUDAGO_NVVM_PATH", "/x/libnvvm.so.4: no such file or directory", "unset it"} {
 		if !strings.Contains(msg, w) {
 			t.Errorf("override message lacks %q:\n%s", w, msg)
+		}
+	}
+}
+
+func TestNCCLVersion(t *testing.T) {
+	for code, want := range map[int]string{22203: "2.22.3", 22803: "2.28.3", 21003: "2.10.3", 2708: "2.7.8", 2400: "2.4.0"} {
+		if got := ncclVersion(code); got != want {
+			t.Errorf("ncclVersion(%d) = %q, want %s", code, got, want)
 		}
 	}
 }

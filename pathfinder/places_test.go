@@ -569,6 +569,12 @@ func TestMathVersions(t *testing.T) {
 		{CuSOLVER, "libcusolver.so.11", prop("cusolverGetProperty", 11, 6, 1), "11.6.1", nil},
 		{CUDART, "libcudart.so.13", "int cudaRuntimeGetVersion(int *v) { *v = 13000; return 0; }\n", "13.0", nil},
 		{NVTX, "libnvToolsExt.so.1.0.0", fakeGeneric, "1.0.0", nil},
+		{NCCL, "libnccl.so.2", "int ncclGetVersion(int *v) { *v = 22803; return 0; }\n", "2.28.3", nil},
+		{NCCL, "old/libnccl.so.2", "int ncclGetVersion(int *v) { *v = 2708; return 0; }\n", "2.7.8", nil},
+		{NCCL, "bad/libnccl.so.2", `
+int ncclGetVersion(int *v) { return 4; }
+const char *ncclGetErrorString(int r) { return r == 4 ? "invalid argument (run with NCCL_DEBUG=WARN for details)" : "?"; }`,
+			"", []string{"ncclGetVersion", "invalid argument (run with NCCL_DEBUG=WARN for details) (4)", "bad/libnccl.so.2"}},
 		{CuBLAS, "bad/libcublas.so.12", `
 int cublasGetProperty(int type, int *v) { if (type == 1) return 7; *v = 12; return 0; }
 const char *cublasGetStatusName(int s) { return s == 7 ? "CUBLAS_STATUS_INVALID_VALUE" : "?"; }`,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # setup-cuda.sh — install the CUDA 12.4 compiler and math libraries and tools into <repo>/.cuda
 #
-# Everything comes from Debian trixie's non-free packages, fetched with
+# Everything comes from Debian trixie's non-free packages (NCCL from contrib), fetched with
 # `apt-get download` through a private apt configuration (.cuda/apt/) and
 # unpacked with `dpkg -x` into .cuda/root. Nothing on the system is installed
 # or changed: the system's apt sources, lists and dpkg database stay untouched.
@@ -12,17 +12,25 @@
 #                                          libnvvm.so.4, libcufile.so.0, libcudart.so.12,
 #                                          libcublas.so.12, libcublasLt.so.12, libcurand.so.10,
 #                                          libcufft.so.11, libcusparse.so.12, libcusolver.so.11,
-#                                          libnvToolsExt.so.1,
+#                                          libnvToolsExt.so.1, libnccl.so.2 (NCCL 2.22.3),
 #                                          libcuda.so.1 (-> nvidia/current/libcuda.so.1),
 #                                          libcudart_static.a, libcudadevrt.a, stubs/
-#   .cuda/root/usr/include/                CUDA headers (cuda.h, cuda_runtime.h, nvrtc.h, ...)
+#   .cuda/root/usr/include/                CUDA headers (cuda.h, cuda_runtime.h, nvrtc.h, ...), nccl.h
 #   .cuda/root/usr/lib/nvidia-cuda-toolkit/  real nvcc, cicc, libdevice/libdevice.10.bc
+#   .cuda/glibc/                           Debian trixie's glibc (libc6), apart from root/: its
+#                                          libnccl2 needs glibc 2.38, which Debian 12 lacks; the
+#                                          tests that call NCCL re-run under its loader there
+#                                          (internal/testenv.NCCLMain). Nothing else uses it.
 #   .cuda/bin/                             nvcc wrapper + links to ptxas, fatbinary, nvlink,
 #                                          cuobjdump, nvdisasm, cudafe++, bin2c, ...
 #   .cuda/env.sh                           `source` it: PATH += .cuda/bin,
 #                                          CUDAGO_LOCAL_CUDA=<abs>/.cuda/root (no LD_LIBRARY_PATH)
 #   .cuda/debs/                            the downloaded .debs (a re-extraction is offline)
 #   .cuda/.stamp                           recipe + package versions; a matching stamp = no-op
+#
+# Packages added to the lists below after an install are unpacked on top of it, without
+# re-extracting the rest. A .cuda that is a symbolic link (a git worktree sharing another
+# checkout's install) is written through, and env.sh names its real path.
 #
 # Usage: scripts/setup-cuda.sh [--force] [--verify]
 #   --force   re-extract .cuda/root (from the cached .debs; downloads only what is missing)
@@ -71,13 +79,24 @@ PKGS=(
   libcusparse12          # libcusparse.so.12 (needs libnvJitLink.so.12)
   libcusolver11          # libcusolver.so.11 (needs cuBLAS, cuBLASLt, cuSPARSE, nvJitLink)
   libnvtoolsext1         # libnvToolsExt.so.1 (NVTX)
+  libnccl2               # libnccl.so.2 (NCCL 2.22.3, contrib; 235 MB unpacked)
   nvidia-cuda-toolkit    # nvcc, cicc, ptxas, fatbinary, nvlink, cuobjdump, cudafe++, bin2c, libdevice
 )
 # nvidia-cuda-dev is ~930 MB (2.6 GB unpacked, mostly static cuBLAS/cuFFT/NPP archives);
 # only the headers, cudart's static libraries, the stubs and the .so dev links are taken from it.
 DEV_PKG=nvidia-cuda-dev
-ALL_PKGS=("${PKGS[@]}" "$DEV_PKG")
+# libnccl-dev: nccl.h, nccl_net.h and the libnccl.so link, not its 245 MB static library.
+NCCL_DEV_PKG=libnccl-dev
+# trixie's glibc, unpacked into .cuda/glibc (see above), not into root/.
+GLIBC_PKG=libc6
+ALL_PKGS=("${PKGS[@]}" "$NCCL_DEV_PKG" "$GLIBC_PKG" "$DEV_PKG")
 LIBDIR=usr/lib/x86_64-linux-gnu
+NCCL_DEV_MEMBERS=(
+  './usr/include/*'
+  "./$LIBDIR/libnccl.so"
+  "./$LIBDIR/pkgconfig/*"
+  "./usr/share/doc/$NCCL_DEV_PKG/*"
+)
 DEV_MEMBERS=(
   './usr/include/*'
   "./$LIBDIR/stubs/*"
@@ -112,6 +131,10 @@ done
 SCRIPT_DIR=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd -P)
 REPO=$(cd "$SCRIPT_DIR/.." && pwd -P)
 CUDA_DIR="$REPO/.cuda"
+# A link to a shared install: work in (and write env.sh for) its real path.
+if [[ -L "$CUDA_DIR" ]]; then
+  CUDA_DIR=$(cd "$CUDA_DIR" && pwd -P) || die "$REPO/.cuda is a link to nothing"
+fi
 ROOT="$CUDA_DIR/root"
 DEBS="$CUDA_DIR/debs"
 STAMP="$CUDA_DIR/.stamp"
@@ -191,10 +214,35 @@ EOF
   for lib in libnvrtc.so.12 libnvrtc-builtins.so.12.4 libnvJitLink.so.12 libnvfatbin.so.12 \
              libnvvm.so.4 libcuda.so.1 libcufile.so.0 libcudart.so.12 libcudart_static.a \
              libcublas.so.12 libcublasLt.so.12 libcurand.so.10 libcufft.so.11 libcusparse.so.12 \
-             libcusolver.so.11 libnvToolsExt.so.1; do
+             libcusolver.so.11 libnvToolsExt.so.1 libnccl.so.2; do
     [[ -e "$ROOT/$LIBDIR/$lib" ]] || die "verification failed: missing $ROOT/$LIBDIR/$lib"
   done
+  [[ -e "$ROOT/usr/include/nccl.h" ]] || die "verification failed: missing $ROOT/usr/include/nccl.h"
+  "$CUDA_DIR/glibc/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" --version >/dev/null ||
+    die "verification failed: $CUDA_DIR/glibc's loader does not run"
   log "verify OK"
+}
+
+# added_pkgs prints the listed packages an install lacks, when it is of this recipe and
+# suite and every package it has is still listed (so they can be unpacked on top of it);
+# it fails otherwise (no install, --force, another recipe, a package dropped).
+added_pkgs() {
+  [[ $FORCE == 0 && -f "$STAMP" && -x "$NVCC_REAL" && -x "$CUDA_DIR/bin/nvcc" ]] || return 1
+  local head p q found
+  local -a have
+  IFS= read -r head <"$STAMP" || return 1
+  [[ "$head" == "recipe=$RECIPE suite=$SUITE packages="* ]] || return 1
+  read -r -a have <<<"${head#*packages=}"
+  for p in "${have[@]}"; do
+    found=0
+    for q in "${ALL_PKGS[@]}"; do [[ "$p" == "$q" ]] && found=1; done
+    ((found)) || return 1
+  done
+  for q in "${ALL_PKGS[@]}"; do
+    found=0
+    for p in "${have[@]}"; do [[ "$p" == "$q" ]] && found=1; done
+    ((found)) || printf '%s\n' "$q"
+  done
 }
 
 # ---------------------------------------------------------------- fast path
@@ -225,7 +273,13 @@ if command -v flock >/dev/null; then
 fi
 
 START=$SECONDS
-log "installing CUDA 12.4 (Debian $SUITE non-free) into $CUDA_DIR"
+ADD=()
+if ADDED=$(added_pkgs) && [[ -n "$ADDED" ]]; then
+  mapfile -t ADD <<<"$ADDED"
+  log "adding ${ADD[*]} to the CUDA 12.4 install in $CUDA_DIR"
+else
+  log "installing CUDA 12.4 (Debian $SUITE non-free) into $CUDA_DIR"
+fi
 
 # The cached .deb of a package, if any (newest version wins if several).
 cached_deb() {
@@ -241,7 +295,9 @@ cached_deb() {
 
 # ---------------------------------------------------------------- download (only what is missing)
 MISSING=()
-for p in "${ALL_PKGS[@]}"; do
+WANTED=("${ALL_PKGS[@]}")
+((${#ADD[@]})) && WANTED=("${ADD[@]}")
+for p in "${WANTED[@]}"; do
   [[ -n "$(cached_deb "$p")" ]] || MISSING+=("$p")
 done
 
@@ -311,7 +367,60 @@ EOF
   # The indexes (~55 MB) are only needed for a download: the next one runs apt-get update anyway.
   rm -rf "$INCOMING" "$APT/cache/pkgcache.bin" "$APT/cache/srcpkgcache.bin" "$APT/lists"/*_*
 else
-  log "all ${#ALL_PKGS[@]} .debs cached in $DEBS (no network needed)"
+  log "all ${#WANTED[@]} .debs cached in $DEBS (no network needed)"
+fi
+
+# extract_pkg unpacks a cached package into a root (whole, or only its listed members;
+# glibc into .cuda/glibc, replacing it) and adds its stamp line to STAMP_BODY.
+extract_pkg() {
+  local f
+  f=$(cached_deb "$1")
+  log "dpkg -x $(basename "$f")"
+  case "$1" in
+    "$NCCL_DEV_PKG") dpkg-deb --fsys-tarfile "$f" | tar -x -C "$2" --wildcards "${NCCL_DEV_MEMBERS[@]}" ;;
+    "$GLIBC_PKG")
+      rm -rf "$CUDA_DIR/glibc.new" && dpkg -x "$f" "$CUDA_DIR/glibc.new" &&
+        rm -rf "$CUDA_DIR/glibc" && mv "$CUDA_DIR/glibc.new" "$CUDA_DIR/glibc" ;;
+    *) dpkg -x "$f" "$2" ;;
+  esac || return 1
+  STAMP_BODY+="$1 $(dpkg-deb -f "$f" Version) $(basename "$f")"
+  [[ "$1" == "$NCCL_DEV_PKG" ]] && STAMP_BODY+=" (partial)"
+  [[ "$1" == "$GLIBC_PKG" ]] && STAMP_BODY+=" (in glibc/)"
+  STAMP_BODY+=$'\n'
+}
+
+# dev_links adds the unversioned .so links that are missing (e.g. libcufile.so, whose -dev
+# package is not fetched) and drops links whose target was not unpacked.
+dev_links() {
+  local L="$1/$LIBDIR" so base stem major
+  for so in "$L"/lib*.so.[0-9]*; do
+    [[ -e "$so" ]] || continue
+    base=${so##*/}
+    stem=${base%%.so.*}
+    [[ -e "$L/$stem.so" || -L "$L/$stem.so" ]] && continue
+    major=${base#"$stem".so.}
+    major=${major%%.*}
+    [[ -e "$L/$stem.so.$major" ]] && ln -s "$stem.so.$major" "$L/$stem.so"
+  done
+  find "$1" -xtype l -delete
+}
+
+# ---------------------------------------------------------------- add packages to the install
+if ((${#ADD[@]})); then
+  # Unpacked in place: they only add files. The stamp is rewritten last, so an
+  # interrupted run unpacks them again next time.
+  STAMP_BODY=""
+  for p in "${ADD[@]}"; do
+    extract_pkg "$p" "$ROOT" || die "unpacking $p failed (corrupt .deb? delete it and rerun)"
+  done
+  dev_links "$ROOT"
+  { printf '%s\n' "$STAMP_HEAD"; sed 1d "$STAMP"; printf '%s' "$STAMP_BODY"; } >"$STAMP.tmp"
+  mv -f "$STAMP.tmp" "$STAMP"
+  write_env
+  log "added in $((SECONDS - START)) s:"
+  printf '%s' "$STAMP_BODY" | while read -r p v _; do log "  $p $v"; done
+  [[ $VERIFY == 1 ]] && verify
+  exit 0
 fi
 
 # ---------------------------------------------------------------- extract
@@ -323,11 +432,8 @@ DEV_DEB=$(cached_deb "$DEV_PKG")
 log "extracting $(basename "$DEV_DEB") (headers + cudart static libs only; ~25 s)"
 ( dpkg-deb --fsys-tarfile "$DEV_DEB" | tar -x -C "$NEW" --wildcards "${DEV_MEMBERS[@]}" ) &
 DEV_PID=$!
-for p in "${PKGS[@]}"; do
-  f=$(cached_deb "$p")
-  log "dpkg -x $(basename "$f")"
-  dpkg -x "$f" "$NEW" || { kill "$DEV_PID" 2>/dev/null || true; die "dpkg -x $f failed (corrupt? delete it and rerun)"; }
-  STAMP_BODY+="$p $(dpkg-deb -f "$f" Version) $(basename "$f")"$'\n'
+for p in "${PKGS[@]}" "$NCCL_DEV_PKG" "$GLIBC_PKG"; do
+  extract_pkg "$p" "$NEW" || { kill "$DEV_PID" 2>/dev/null || true; die "unpacking $p failed (corrupt .deb? delete it and rerun)"; }
 done
 wait "$DEV_PID" || die "extracting $DEV_DEB failed (corrupt? delete it and rerun)"
 STAMP_BODY+="$DEV_PKG $(dpkg-deb -f "$DEV_DEB" Version) $(basename "$DEV_DEB") (partial)"$'\n'
@@ -338,17 +444,7 @@ L="$NEW/$LIBDIR"
 # into the library dir: do it here.
 ln -sfn nvidia/current/libcuda.so.1 "$L/libcuda.so.1"
 ln -sfn libcuda.so.1 "$L/libcuda.so"
-# Unversioned dev links that are missing (e.g. libcufile.so, whose -dev package is not fetched).
-for so in "$L"/lib*.so.[0-9]*; do
-  [[ -e "$so" ]] || continue
-  base=${so##*/}
-  stem=${base%%.so.*}
-  [[ -e "$L/$stem.so" || -L "$L/$stem.so" ]] && continue
-  major=${base#"$stem".so.}
-  major=${major%%.*}
-  [[ -e "$L/$stem.so.$major" ]] && ln -s "$stem.so.$major" "$L/$stem.so"
-done
-find "$NEW" -xtype l -delete   # drop links whose target was not unpacked
+dev_links "$NEW"
 
 # Debian's nvcc.profile is a link to /etc/nvcc.profile with absolute /usr paths: replace it
 # with a relocatable one ($(_HERE_) = the real nvcc's directory, .../nvidia-cuda-toolkit/bin).

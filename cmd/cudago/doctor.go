@@ -174,6 +174,7 @@ var libDescriptions = map[pathfinder.Lib]string{
 	pathfinder.CuSPARSE:  "sparse linear algebra (cuSPARSE)",
 	pathfinder.CuSOLVER:  "dense and sparse solvers (cuSOLVER)",
 	pathfinder.NVTX:      "profiler markers (NVTX, libnvToolsExt)",
+	pathfinder.NCCL:      "collective communication between GPUs (NCCL)",
 }
 
 // doctor gathers the report. It never fails: whatever cannot be learnt is

@@ -61,7 +61,7 @@ func TestDoctorJSON(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"cuda", "nvrtc", "nvJitLink", "nvfatbin", "nvvm", "cufile",
-		"cudart", "cublasLt", "cublas", "cufft", "curand", "cusparse", "cusolver", "nvToolsExt"} {
+		"cudart", "cublasLt", "cublas", "cufft", "curand", "cusparse", "cusolver", "nvToolsExt", "nccl"} {
 		if byName[want] == nil {
 			t.Errorf("no entry for library %q", want)
 		} else if byName[want]["description"] == "" {
@@ -72,7 +72,7 @@ func TestDoctorJSON(t *testing.T) {
 	// The runtime and math libraries: CI's local install has them all, with
 	// versions asked of the libraries themselves (no GPU needed).
 	localVersions := map[string]string{"cudart": "12.4", "cublasLt": "12.4.5", "cublas": "12.4.5", "cufft": "11.2.1",
-		"curand": "10.3.5", "cusparse": "12.3.1", "cusolver": "11.6.1", "nvToolsExt": "1.0.0"}
+		"curand": "10.3.5", "cusparse": "12.3.1", "cusolver": "11.6.1", "nvToolsExt": "1.0.0", "nccl": "2.22.3"}
 	for name, want := range localVersions {
 		m := byName[name]
 		if m == nil || m["found_by"] != "local install" {

@@ -57,7 +57,7 @@
 //	  "go": "go1.26.8", "os": "linux", "arch": "amd64",
 //	  "libraries": [{                    // fixed order: pathfinder.Libs(): cuda, nvrtc, nvJitLink, nvfatbin,
 //	                                     // nvvm, cufile, cudart, cublasLt, cublas, cufft, curand, cusparse,
-//	                                     // cusolver, nvToolsExt
+//	                                     // cusolver, nvToolsExt, nccl
 //	    "name": "nvrtc",                 // pathfinder.Lib
 //	    "description": "runtime compiler (NVRTC)",
 //	    "env_var": "CUDAGO_NVRTC_PATH",  // override variable

@@ -42,6 +42,14 @@ type libConfig struct {
 	logFuncs map[string]string
 	rename   map[string]string // C name -> Go name, for clashes
 	skip     map[string]bool   // C names not to generate
+	// skipPrefix: C functions whose names start with one of these are not
+	// generated (NCCL's pncclX, the profiling alias of every ncclX).
+	skipPrefix []string
+	// since gives the library version that first declared a function
+	// where the headers read skip releases (NCCL 2.22.3 and 2.28.3: those
+	// between come from NCCL's history); it must lie between the oldest
+	// header's version and the one of the first header that declares it.
+	since map[string]string
 	// outParams names parameters ("function.parameter") that are outputs
 	// although the header's doc does not say so, or says [in] wrongly.
 	outParams map[string]bool
@@ -438,6 +446,18 @@ var layerCalls = map[string]*callList{
 			"cuFileStreamDeregister", "cuFileWrite", "cuFileWriteAsync",
 		},
 		errno: []string{"cuFileRead", "cuFileWrite"},
+	},
+	// NCCL: communicators, the collectives and point-to-point calls, groups.
+	"nccl": {
+		libs: []string{"nccl"},
+		calls: []string{
+			"ncclAllGather", "ncclAllReduce", "ncclBroadcast", "ncclCommAbort", "ncclCommCount",
+			"ncclCommCuDevice", "ncclCommDestroy", "ncclCommGetAsyncError", "ncclCommInitAll", "ncclCommInitRankConfig",
+			"ncclCommShrink", "ncclCommSplit", "ncclCommUserRank", "ncclGetUniqueId", "ncclGetVersion",
+			"ncclGroupEnd", "ncclGroupStart", "ncclRecv", "ncclReduce", "ncclReduceScatter",
+			"ncclSend",
+		},
+		noEscape: []string{"ncclCommCount", "ncclCommCuDevice", "ncclCommGetAsyncError", "ncclCommUserRank", "ncclGetUniqueId", "ncclGetVersion"},
 	},
 	// A few calls of every math library (and a count-checked one of NVVM),
 	// for the generator's tests: internal/calltest calls them without a GPU

@@ -275,6 +275,9 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 			if _, ok := dr.Type().(*cc.FunctionType); !ok {
 				return
 			}
+			if cfg.skipped(dr.Name()) {
+				return
+			}
 			api, _ := cfg.symbolCandidates(dr.Name())
 			if cur := currentDecl(prim, api); cur != "" && cur != dr.Name() {
 				return
@@ -368,6 +371,9 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 			return nil, err
 		}
 	}
+	if err := m.applySince(); err != nil {
+		return nil, err
+	}
 	sort.Slice(m.funcs, func(i, j int) bool { return m.funcs[i].cname < m.funcs[j].cname })
 	for i, f := range m.funcs {
 		f.index = i
@@ -377,6 +383,46 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 		a.goName = m.claim(a.goName, "func "+a.cname)
 	}
 	return m, nil
+}
+
+// skipped reports whether the C function name is not to be generated.
+func (c *libConfig) skipped(name string) bool {
+	if c.skip[name] {
+		return true
+	}
+	for _, p := range c.skipPrefix {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// applySince sets the configured versions of functions (cfg.since),
+// which must be newer than the oldest header read and no newer than the
+// first header that declares the function.
+func (m *model) applySince() error {
+	byName := map[string]*funcDef{}
+	for _, f := range m.funcs {
+		byName[f.cname] = f
+	}
+	var names []string
+	for n := range m.cfg.since {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		v := m.cfg.since[n]
+		f := byName[n]
+		switch {
+		case f == nil:
+			return fmt.Errorf("since: %s is not a function of %s", n, m.cfg.name)
+		case !version.Less(m.baseSince, v) || version.Less(f.since, v):
+			return fmt.Errorf("since: %s %s is not after %s (the oldest header) and at most %s (the first that declares it)", n, v, m.baseSince, f.since)
+		}
+		f.since = v
+	}
+	return nil
 }
 
 func contains(s []string, x string) bool {
@@ -989,7 +1035,7 @@ func (m *model) collectFuncs(u *unit) []*funcDef {
 			return // what the extra header includes is not its own
 		}
 		decl := dr.Name()
-		if m.cfg.skip[decl] {
+		if m.cfg.skipped(decl) {
 			return
 		}
 		api, syms := m.cfg.symbolCandidates(decl)
