@@ -432,3 +432,16 @@ func TestGraphMemoryResourceChecks(t *testing.T) {
 		t.Error("closing the Buffer closed the allocation")
 	}
 }
+
+// TestGraphSourceCompiles compiles the kernels of the GPU tests without a
+// GPU: cudaGraphSetConditional, declared in the source, needs no header
+// and no relocatable device code; the call stays an external symbol of
+// the cubin, which the driver resolves when it loads the code.
+func TestGraphSourceCompiles(t *testing.T) {
+	p := mustProgram(t, graphSource, "c++", &ProgramOptions{Name: "graphdef_test.cu", Arch: "sm_90", NoCache: true})
+	code := mustCompile(t, p, "cubin").Code()
+	checkCubin(t, code, 90, "addi", "iota", "put", "set_cond", "count_until", "slow_set")
+	if !strings.Contains(string(code), "cudaGraphSetConditional") {
+		t.Error("the cubin does not name cudaGraphSetConditional")
+	}
+}
