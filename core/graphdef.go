@@ -360,7 +360,11 @@ func (g *Graph) Memcpy(dst, src *Buffer, deps ...*GraphNode) (*GraphNode, error)
 		c := &mp.CopyParams
 		c.SrcMemoryType, c.SrcDevice = driver.MemorytypeUnified, src.ptr
 		c.DstMemoryType, c.DstDevice = driver.MemorytypeUnified, dst.ptr
-		c.WidthInBytes, c.Height, c.Depth = uint64(src.size), 1, 1
+		// One row of one slice, with pitches as cudaMemcpy's 1-D form
+		// sets them.
+		w := uint64(src.size)
+		c.SrcPitch, c.SrcHeight, c.DstPitch, c.DstHeight = w, 1, w, 1
+		c.WidthInBytes, c.Height, c.Depth = w, 1, 1
 	})
 	if err == nil {
 		g.hs.hold(dst, src)
@@ -646,7 +650,7 @@ func (g *Graph) While(c ConditionalHandle, deps ...*GraphNode) (n *GraphNode, bo
 // Switch adds a node with count bodies that runs cases[c] once; a value of
 // c of count or more runs none. It needs a CUDA 12.8 driver.
 func (g *Graph) Switch(c ConditionalHandle, count int, deps ...*GraphNode) (n *GraphNode, cases []*Graph, err error) {
-	if count < 1 || count > math.MaxUint32 {
+	if count < 1 || uint64(count) > math.MaxUint32 {
 		return nil, nil, fmt.Errorf("core: Graph.Switch: %d cases; it takes 1 or more", count)
 	}
 	return g.conditional("Graph.Switch", c, driver.GraphCondTypeSwitch, count, 12080, deps)
@@ -762,7 +766,7 @@ func (g *Graph) DebugDot(path string, verbose bool) error {
 // instantiated from (nodes in conditional bodies included, where the
 // driver allows it), which must not be closed. The driver's rules apply:
 // the kernel stays in the same context, and a kernel node cannot become
-// one that uses device-side launches. Graph g itself does not change.
+// one that uses device-side launches. The Graph itself does not change.
 func (e *GraphExec) SetKernel(n *GraphNode, cfg LaunchConfig, k *Kernel, args ...any) error {
 	const op = "GraphExec.SetKernel"
 	switch {
