@@ -360,12 +360,6 @@ cg_ret cgx_cuGraphAddNode(uintptr_t ctx, uintptr_t *phGraphNode, uintptr_t hGrap
 	return 0;
 }
 
-cg_ret cgx_cuGraphNodeSetParams(uintptr_t ctx, uintptr_t hNode, void *nodeParams) {
-	CGX_ENTER(ctx);
-	CGX_CALL(cuGraphNodeSetParams, hNode, nodeParams);
-	return 0;
-}
-
 cg_ret cgx_cuGraphExecNodeSetParams(uintptr_t ctx, uintptr_t hGraphExec, uintptr_t hNode, void *nodeParams) {
 	CGX_ENTER(ctx);
 	CGX_CALL(cuGraphExecNodeSetParams, hGraphExec, hNode, nodeParams);

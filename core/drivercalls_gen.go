@@ -39,7 +39,6 @@ package core
 #cgo noescape cgx_cuGraphExecUpdate
 #cgo noescape cgx_cuGraphCreate
 #cgo noescape cgx_cuGraphAddNode
-#cgo noescape cgx_cuGraphNodeSetParams
 #cgo noescape cgx_cuGraphExecNodeSetParams
 #cgo noescape cgx_cuGraphConditionalHandleCreate
 #cgo noescape cgx_cuGraphGetNodes
@@ -95,7 +94,6 @@ package core
 #cgo nocallback cgx_cuGraphExecUpdate
 #cgo nocallback cgx_cuGraphCreate
 #cgo nocallback cgx_cuGraphAddNode
-#cgo nocallback cgx_cuGraphNodeSetParams
 #cgo nocallback cgx_cuGraphExecNodeSetParams
 #cgo nocallback cgx_cuGraphConditionalHandleCreate
 #cgo nocallback cgx_cuGraphGetNodes
@@ -194,7 +192,6 @@ var driverCalls = [C.CGX_N]struct {
 	{"cuGraphExecDestroy", 0},
 	{"cuGraphCreate", 0},
 	{"cuGraphAddNode", 0},
-	{"cuGraphNodeSetParams", 0},
 	{"cuGraphExecNodeSetParams", 0},
 	{"cuGraphConditionalHandleCreate", 0},
 	{"cuGraphGetNodes", 0},
@@ -552,11 +549,6 @@ func cuGraphCreate(ctx driver.Context, flags uint32) (phGraph driver.Graph, err 
 func cuGraphAddNode(ctx driver.Context, hGraph driver.Graph, dependencies *driver.GraphNode, dependencyData *driver.GraphEdgeData, numDependencies uint64, nodeParams *driver.GraphNodeParams) (phGraphNode driver.GraphNode, err error) {
 	err = cerr(C.cgx_cuGraphAddNode(C.uintptr_t(ctx), (*C.uintptr_t)(unsafe.Pointer(&phGraphNode)), C.uintptr_t(hGraph), (*C.uintptr_t)(unsafe.Pointer(dependencies)), unsafe.Pointer(dependencyData), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
-}
-
-// cuGraphNodeSetParams calls cuGraphNodeSetParams in context ctx; see driver.GraphNodeSetParams.
-func cuGraphNodeSetParams(ctx driver.Context, hNode driver.GraphNode, nodeParams *driver.GraphNodeParams) error {
-	return cerr(C.cgx_cuGraphNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 
 // cuGraphExecNodeSetParams calls cuGraphExecNodeSetParams in context ctx; see driver.GraphExecNodeSetParams.

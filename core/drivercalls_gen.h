@@ -217,7 +217,6 @@ enum {
 	CGX_cuGraphExecDestroy,
 	CGX_cuGraphCreate,
 	CGX_cuGraphAddNode,
-	CGX_cuGraphNodeSetParams,
 	CGX_cuGraphExecNodeSetParams,
 	CGX_cuGraphConditionalHandleCreate,
 	CGX_cuGraphGetNodes,
@@ -309,7 +308,6 @@ typedef cgx_result (*cgx_cuGraphDestroy_t)(uintptr_t hGraph);
 typedef cgx_result (*cgx_cuGraphExecDestroy_t)(uintptr_t hGraphExec);
 typedef cgx_result (*cgx_cuGraphCreate_t)(void *phGraph, unsigned int flags);
 typedef cgx_result (*cgx_cuGraphAddNode_t)(void *phGraphNode, uintptr_t hGraph, void *dependencies, void *dependencyData, unsigned long numDependencies, void *nodeParams);
-typedef cgx_result (*cgx_cuGraphNodeSetParams_t)(uintptr_t hNode, void *nodeParams);
 typedef cgx_result (*cgx_cuGraphExecNodeSetParams_t)(uintptr_t hGraphExec, uintptr_t hNode, void *nodeParams);
 typedef cgx_result (*cgx_cuGraphConditionalHandleCreate_t)(void *pHandleOut, uintptr_t hGraph, uintptr_t ctx_, unsigned int defaultLaunchValue, unsigned int flags);
 typedef cgx_result (*cgx_cuGraphGetNodes_t)(uintptr_t hGraph, void *nodes, void *numNodes);
@@ -387,7 +385,6 @@ cg_ret cgx_cuGraphDestroy(uintptr_t ctx, uintptr_t hGraph);
 cg_ret cgx_cuGraphExecDestroy(uintptr_t ctx, uintptr_t hGraphExec);
 cg_ret cgx_cuGraphCreate(uintptr_t ctx, uintptr_t *phGraph, unsigned int flags);
 cg_ret cgx_cuGraphAddNode(uintptr_t ctx, uintptr_t *phGraphNode, uintptr_t hGraph, uintptr_t *dependencies, void *dependencyData, unsigned long numDependencies, void *nodeParams);
-cg_ret cgx_cuGraphNodeSetParams(uintptr_t ctx, uintptr_t hNode, void *nodeParams);
 cg_ret cgx_cuGraphExecNodeSetParams(uintptr_t ctx, uintptr_t hGraphExec, uintptr_t hNode, void *nodeParams);
 cg_ret cgx_cuGraphConditionalHandleCreate(uintptr_t ctx, unsigned long *pHandleOut, uintptr_t hGraph, uintptr_t ctx_, unsigned int defaultLaunchValue, unsigned int flags);
 cg_ret cgx_cuGraphGetNodes(uintptr_t ctx, uintptr_t hGraph, uintptr_t *nodes, unsigned long *numNodes);

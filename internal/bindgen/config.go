@@ -324,7 +324,6 @@ var driverCore = coreConfig{
 		// another signature, so there is no fallback.
 		{name: "cuGraphCreate", flags: inCtx | noEscape | noCallback},
 		{name: "cuGraphAddNode", flags: inCtx | noEscape | noCallback},
-		{name: "cuGraphNodeSetParams", flags: inCtx | noEscape | noCallback},
 		{name: "cuGraphExecNodeSetParams", flags: inCtx | noEscape | noCallback},
 		{name: "cuGraphConditionalHandleCreate", flags: inCtx | noEscape | noCallback, outs: []string{"pHandle_out"}},
 		{name: "cuGraphGetNodes", flags: inCtx | noEscape | noCallback},
