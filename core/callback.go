@@ -98,17 +98,44 @@ func (f graphFunc) run(driver.Result) bool {
 	return true
 }
 
-// graphHandles holds the handles a captured graph needs, shared by the
-// Graph and its GraphExecs; the last one closed deletes them.
+// graphHandles holds the handles a graph needs, shared by the Graph and
+// its GraphExecs; the last one closed deletes them. It also keeps what the
+// nodes of a built graph use (Buffers, Kernels, Events) from being
+// collected, and the graphHandles of the graphs cloned into it as child
+// graphs, whose host functions it runs too.
 type graphHandles struct {
 	mu   sync.Mutex
 	refs int
 	hs   []uintptr
+	keep []any
+	subs []*graphHandles
 }
 
 func (g *graphHandles) add(h uintptr) {
 	g.mu.Lock()
 	g.hs = append(g.hs, h)
+	g.mu.Unlock()
+}
+
+// hold keeps vs (nil entries are skipped) for the life of g.
+func (g *graphHandles) hold(vs ...any) {
+	g.mu.Lock()
+	for _, v := range vs {
+		if v != nil {
+			g.keep = append(g.keep, v)
+		}
+	}
+	g.mu.Unlock()
+}
+
+// addSub makes g hold a reference to sub.
+func (g *graphHandles) addSub(sub *graphHandles) {
+	if sub == nil || sub == g {
+		return
+	}
+	sub.ref()
+	g.mu.Lock()
+	g.subs = append(g.subs, sub)
 	g.mu.Unlock()
 }
 
@@ -127,11 +154,15 @@ func (g *graphHandles) unref() {
 		return
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
+	var subs []*graphHandles
 	if g.refs--; g.refs == 0 {
 		for _, h := range g.hs {
 			deleteCallback(h)
 		}
-		g.hs = nil
+		g.hs, g.keep, subs, g.subs = nil, nil, g.subs, nil
+	}
+	g.mu.Unlock()
+	for _, s := range subs { // outside g.mu: a sub may be shared
+		s.unref()
 	}
 }

@@ -80,6 +80,27 @@
 // VirtualMemoryResource.Grow enlarges a Buffer without moving it, and can
 // give other devices access to it.
 //
+// # Graphs
+//
+// A Graph is GPU work launched as a whole: Instantiate makes a GraphExec,
+// which launches on any stream as often as needed. A Graph is captured
+// from a stream (Stream.BeginCapture, then EndCapture) or built node by
+// node: Device.NewGraph, then Kernel (arguments checked as by Launch),
+// Memcpy, Memset8/32, HostFunc, Record and Wait (events), Child (a copy
+// of another graph), Alloc and Free (graph memory), Empty, and the
+// conditional nodes If, IfElse, While and Switch, each given the nodes it
+// runs after and returning its GraphNode; captured graphs take nodes the
+// same way. A conditional node runs body graphs, built likewise, on a
+// ConditionalHandle (Graph.NewCondition) that kernels receive as an
+// argument and set with cudaGraphSetConditional: loops and branches that
+// never return to the host. GraphExec.SetKernel changes a kernel node's
+// shape and arguments in an executable graph; DebugDot writes Graphviz.
+// Nodes of another graph, closed graphs and resources are errors before
+// the driver is called, and what the nodes use (Buffers, Kernels, Events,
+// host functions) is kept from the collector while the graph or a
+// GraphExec of it lives. GraphMemoryResource allocates graph memory in a
+// capture.
+//
 // # Compilation and the cache
 //
 // Program compiles CUDA C++ (NVRTC), NVVM IR (libNVVM) and PTX; Linker links

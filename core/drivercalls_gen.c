@@ -138,6 +138,12 @@ cg_ret cgx_cuStreamWaitEvent(uintptr_t ctx, uintptr_t hStream, uintptr_t hEvent,
 	return 0;
 }
 
+cg_ret cgx_cuStreamIsCapturing(uintptr_t ctx, uintptr_t hStream, unsigned int *captureStatus) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuStreamIsCapturing, hStream, captureStatus);
+	return 0;
+}
+
 cg_ret cgx_cuStreamBeginCapture(uintptr_t ctx, uintptr_t hStream, unsigned int mode) {
 	CGX_ENTER(ctx);
 	CGX_CALL(cuStreamBeginCapture, hStream, mode);
@@ -441,6 +447,60 @@ cg_ret cgx_cuGraphDestroy(uintptr_t ctx, uintptr_t hGraph) {
 cg_ret cgx_cuGraphExecDestroy(uintptr_t ctx, uintptr_t hGraphExec) {
 	CGX_ENTER(ctx);
 	CGX_CALL(cuGraphExecDestroy, hGraphExec);
+	return 0;
+}
+
+cg_ret cgx_cuGraphCreate(uintptr_t ctx, uintptr_t *phGraph, unsigned int flags) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuGraphCreate, phGraph, flags);
+	return 0;
+}
+
+cg_ret cgx_cuGraphAddNode(uintptr_t ctx, uintptr_t *phGraphNode, uintptr_t hGraph, uintptr_t *dependencies, void *dependencyData, unsigned long numDependencies, void *nodeParams) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuGraphAddNode, phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
+	return 0;
+}
+
+cg_ret cgx_cuGraphExecNodeSetParams(uintptr_t ctx, uintptr_t hGraphExec, uintptr_t hNode, void *nodeParams) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuGraphExecNodeSetParams, hGraphExec, hNode, nodeParams);
+	return 0;
+}
+
+cg_ret cgx_cuGraphConditionalHandleCreate(uintptr_t ctx, unsigned long *pHandleOut, uintptr_t hGraph, uintptr_t ctx_, unsigned int defaultLaunchValue, unsigned int flags) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuGraphConditionalHandleCreate, pHandleOut, hGraph, ctx_, defaultLaunchValue, flags);
+	return 0;
+}
+
+cg_ret cgx_cuGraphGetNodes(uintptr_t ctx, uintptr_t hGraph, uintptr_t *nodes, unsigned long *numNodes) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuGraphGetNodes, hGraph, nodes, numNodes);
+	return 0;
+}
+
+cg_ret cgx_cuGraphDebugDotPrint(uintptr_t ctx, uintptr_t hGraph, const char *path, unsigned int flags) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuGraphDebugDotPrint, hGraph, path, flags);
+	return 0;
+}
+
+cg_ret cgx_cuDeviceGraphMemTrim(uintptr_t ctx, int device) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuDeviceGraphMemTrim, device);
+	return 0;
+}
+
+cg_ret cgx_cuDeviceGetGraphMemAttribute(uintptr_t ctx, int device, unsigned int attr, void *value) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuDeviceGetGraphMemAttribute, device, attr, value);
+	return 0;
+}
+
+cg_ret cgx_cuDeviceSetGraphMemAttribute(uintptr_t ctx, int device, unsigned int attr, void *value) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuDeviceSetGraphMemAttribute, device, attr, value);
 	return 0;
 }
 

@@ -19,6 +19,7 @@ package core
 #cgo noescape cgx_cuDeviceCanAccessPeer
 #cgo noescape cgx_cuDevicePrimaryCtxRetain
 #cgo noescape cgx_cuStreamCreateWithPriority
+#cgo noescape cgx_cuStreamIsCapturing
 #cgo noescape cgx_cuStreamEndCapture
 #cgo noescape cgx_cuEventCreate
 #cgo noescape cgx_cuEventElapsedTime
@@ -48,6 +49,14 @@ package core
 #cgo noescape cgx_cuOccupancyMaxPotentialBlockSize
 #cgo noescape cgx_cuGraphInstantiateWithFlags
 #cgo noescape cgx_cuGraphExecUpdate
+#cgo noescape cgx_cuGraphCreate
+#cgo noescape cgx_cuGraphAddNode
+#cgo noescape cgx_cuGraphExecNodeSetParams
+#cgo noescape cgx_cuGraphConditionalHandleCreate
+#cgo noescape cgx_cuGraphGetNodes
+#cgo noescape cgx_cuGraphDebugDotPrint
+#cgo noescape cgx_cuDeviceGetGraphMemAttribute
+#cgo noescape cgx_cuDeviceSetGraphMemAttribute
 #cgo noescape cgx_cuLibraryLoadData
 #cgo noescape cgx_cuLibraryGetKernel
 #cgo noescape cgx_cuLinkComplete
@@ -69,6 +78,7 @@ package core
 #cgo nocallback cgx_cuStreamSynchronize
 #cgo nocallback cgx_cuStreamQuery
 #cgo nocallback cgx_cuStreamWaitEvent
+#cgo nocallback cgx_cuStreamIsCapturing
 #cgo nocallback cgx_cuStreamEndCapture
 #cgo nocallback cgx_cuEventCreate
 #cgo nocallback cgx_cuEventRecord
@@ -106,6 +116,14 @@ package core
 #cgo nocallback cgx_cuGraphInstantiateWithFlags
 #cgo nocallback cgx_cuGraphLaunch
 #cgo nocallback cgx_cuGraphExecUpdate
+#cgo nocallback cgx_cuGraphCreate
+#cgo nocallback cgx_cuGraphAddNode
+#cgo nocallback cgx_cuGraphExecNodeSetParams
+#cgo nocallback cgx_cuGraphConditionalHandleCreate
+#cgo nocallback cgx_cuGraphGetNodes
+#cgo nocallback cgx_cuGraphDebugDotPrint
+#cgo nocallback cgx_cuDeviceGetGraphMemAttribute
+#cgo nocallback cgx_cuDeviceSetGraphMemAttribute
 #cgo nocallback cgx_cuLibraryLoadData
 #cgo nocallback cgx_cuLibraryGetKernel
 #cgo nocallback cgx_cuLinkComplete
@@ -213,6 +231,15 @@ var driverCalls = [C.CGX_N]struct {
 	{"cuGraphExecUpdate", 0},
 	{"cuGraphDestroy", 0},
 	{"cuGraphExecDestroy", 0},
+	{"cuGraphCreate", 0},
+	{"cuGraphAddNode", 0},
+	{"cuGraphExecNodeSetParams", 0},
+	{"cuGraphConditionalHandleCreate", 0},
+	{"cuGraphGetNodes", 0},
+	{"cuGraphDebugDotPrint", 0},
+	{"cuDeviceGraphMemTrim", 0},
+	{"cuDeviceGetGraphMemAttribute", 0},
+	{"cuDeviceSetGraphMemAttribute", 0},
 	{"cuLibraryLoadData", 0},
 	{"cuLibraryGetKernel", 0},
 	{"cuLibraryUnload", 0},
@@ -359,6 +386,12 @@ func cuStreamQuery(ctx driver.Context, hStream driver.Stream) error {
 // cuStreamWaitEvent calls cuStreamWaitEvent in context ctx; see driver.StreamWaitEvent.
 func cuStreamWaitEvent(ctx driver.Context, hStream driver.Stream, hEvent driver.Event, flags uint32) error {
 	return cerr(C.cgx_cuStreamWaitEvent(C.uintptr_t(ctx), C.uintptr_t(hStream), C.uintptr_t(hEvent), C.uint(flags)))
+}
+
+// cuStreamIsCapturing calls cuStreamIsCapturing in context ctx; see driver.StreamIsCapturing.
+func cuStreamIsCapturing(ctx driver.Context, hStream driver.Stream) (captureStatus driver.StreamCaptureStatus, err error) {
+	err = cerr(C.cgx_cuStreamIsCapturing(C.uintptr_t(ctx), C.uintptr_t(hStream), (*C.uint)(unsafe.Pointer(&captureStatus))))
+	return
 }
 
 // cuStreamBeginCapture calls cuStreamBeginCapture (cuStreamBeginCapture_v2) in context ctx; see driver.StreamBeginCapture.
@@ -639,6 +672,56 @@ func cuGraphDestroy(ctx driver.Context, hGraph driver.Graph) error {
 // cuGraphExecDestroy calls cuGraphExecDestroy in context ctx; see driver.GraphExecDestroy.
 func cuGraphExecDestroy(ctx driver.Context, hGraphExec driver.GraphExec) error {
 	return cerr(C.cgx_cuGraphExecDestroy(C.uintptr_t(ctx), C.uintptr_t(hGraphExec)))
+}
+
+// cuGraphCreate calls cuGraphCreate in context ctx; see driver.GraphCreate.
+func cuGraphCreate(ctx driver.Context, flags uint32) (phGraph driver.Graph, err error) {
+	err = cerr(C.cgx_cuGraphCreate(C.uintptr_t(ctx), (*C.uintptr_t)(unsafe.Pointer(&phGraph)), C.uint(flags)))
+	return
+}
+
+// cuGraphAddNode calls cuGraphAddNode (cuGraphAddNode_v2) in context ctx; see driver.GraphAddNode.
+func cuGraphAddNode(ctx driver.Context, hGraph driver.Graph, dependencies *driver.GraphNode, dependencyData *driver.GraphEdgeData, numDependencies uint64, nodeParams *driver.GraphNodeParams) (phGraphNode driver.GraphNode, err error) {
+	err = cerr(C.cgx_cuGraphAddNode(C.uintptr_t(ctx), (*C.uintptr_t)(unsafe.Pointer(&phGraphNode)), C.uintptr_t(hGraph), (*C.uintptr_t)(unsafe.Pointer(dependencies)), unsafe.Pointer(dependencyData), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
+	return
+}
+
+// cuGraphExecNodeSetParams calls cuGraphExecNodeSetParams in context ctx; see driver.GraphExecNodeSetParams.
+func cuGraphExecNodeSetParams(ctx driver.Context, hGraphExec driver.GraphExec, hNode driver.GraphNode, nodeParams *driver.GraphNodeParams) error {
+	return cerr(C.cgx_cuGraphExecNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+}
+
+// cuGraphConditionalHandleCreate calls cuGraphConditionalHandleCreate in context ctx; see driver.GraphConditionalHandleCreate.
+func cuGraphConditionalHandleCreate(ctx driver.Context, hGraph driver.Graph, ctx_ driver.Context, defaultLaunchValue uint32, flags uint32) (pHandleOut driver.GraphConditionalHandle, err error) {
+	err = cerr(C.cgx_cuGraphConditionalHandleCreate(C.uintptr_t(ctx), (*C.ulong)(unsafe.Pointer(&pHandleOut)), C.uintptr_t(hGraph), C.uintptr_t(ctx_), C.uint(defaultLaunchValue), C.uint(flags)))
+	return
+}
+
+// cuGraphGetNodes calls cuGraphGetNodes in context ctx; see driver.GraphGetNodes.
+func cuGraphGetNodes(ctx driver.Context, hGraph driver.Graph, nodes *driver.GraphNode, numNodes *uint64) error {
+	return cerr(C.cgx_cuGraphGetNodes(C.uintptr_t(ctx), C.uintptr_t(hGraph), (*C.uintptr_t)(unsafe.Pointer(nodes)), (*C.ulong)(unsafe.Pointer(numNodes))))
+}
+
+// cuGraphDebugDotPrint calls cuGraphDebugDotPrint in context ctx; see driver.GraphDebugDotPrint.
+func cuGraphDebugDotPrint(ctx driver.Context, hGraph driver.Graph, path string, flags uint32) (err error) {
+	path_c := dl.CString(path)
+	err = cerr(C.cgx_cuGraphDebugDotPrint(C.uintptr_t(ctx), C.uintptr_t(hGraph), (*C.char)(unsafe.Pointer(&path_c[0])), C.uint(flags)))
+	return
+}
+
+// cuDeviceGraphMemTrim calls cuDeviceGraphMemTrim in context ctx; see driver.DeviceGraphMemTrim.
+func cuDeviceGraphMemTrim(ctx driver.Context, device driver.Device) error {
+	return cerr(C.cgx_cuDeviceGraphMemTrim(C.uintptr_t(ctx), C.int(device)))
+}
+
+// cuDeviceGetGraphMemAttribute calls cuDeviceGetGraphMemAttribute in context ctx; see driver.DeviceGetGraphMemAttribute.
+func cuDeviceGetGraphMemAttribute(ctx driver.Context, device driver.Device, attr driver.GraphMemAttribute, value unsafe.Pointer) error {
+	return cerr(C.cgx_cuDeviceGetGraphMemAttribute(C.uintptr_t(ctx), C.int(device), C.uint(attr), value))
+}
+
+// cuDeviceSetGraphMemAttribute calls cuDeviceSetGraphMemAttribute in context ctx; see driver.DeviceSetGraphMemAttribute.
+func cuDeviceSetGraphMemAttribute(ctx driver.Context, device driver.Device, attr driver.GraphMemAttribute, value unsafe.Pointer) error {
+	return cerr(C.cgx_cuDeviceSetGraphMemAttribute(C.uintptr_t(ctx), C.int(device), C.uint(attr), value))
 }
 
 // cuLibraryLoadData calls cuLibraryLoadData; see driver.LibraryLoadData.

@@ -232,6 +232,15 @@ enum {
 	CGX_cuGraphExecUpdate,
 	CGX_cuGraphDestroy,
 	CGX_cuGraphExecDestroy,
+	CGX_cuGraphCreate,
+	CGX_cuGraphAddNode,
+	CGX_cuGraphExecNodeSetParams,
+	CGX_cuGraphConditionalHandleCreate,
+	CGX_cuGraphGetNodes,
+	CGX_cuGraphDebugDotPrint,
+	CGX_cuDeviceGraphMemTrim,
+	CGX_cuDeviceGetGraphMemAttribute,
+	CGX_cuDeviceSetGraphMemAttribute,
 	CGX_cuLibraryLoadData,
 	CGX_cuLibraryGetKernel,
 	CGX_cuLibraryUnload,
@@ -331,6 +340,15 @@ typedef cgx_result (*cgx_cuGraphUpload_t)(uintptr_t hGraphExec, uintptr_t hStrea
 typedef cgx_result (*cgx_cuGraphExecUpdate_t)(uintptr_t hGraphExec, uintptr_t hGraph, void *resultInfo);
 typedef cgx_result (*cgx_cuGraphDestroy_t)(uintptr_t hGraph);
 typedef cgx_result (*cgx_cuGraphExecDestroy_t)(uintptr_t hGraphExec);
+typedef cgx_result (*cgx_cuGraphCreate_t)(void *phGraph, unsigned int flags);
+typedef cgx_result (*cgx_cuGraphAddNode_t)(void *phGraphNode, uintptr_t hGraph, void *dependencies, void *dependencyData, unsigned long numDependencies, void *nodeParams);
+typedef cgx_result (*cgx_cuGraphExecNodeSetParams_t)(uintptr_t hGraphExec, uintptr_t hNode, void *nodeParams);
+typedef cgx_result (*cgx_cuGraphConditionalHandleCreate_t)(void *pHandleOut, uintptr_t hGraph, uintptr_t ctx_, unsigned int defaultLaunchValue, unsigned int flags);
+typedef cgx_result (*cgx_cuGraphGetNodes_t)(uintptr_t hGraph, void *nodes, void *numNodes);
+typedef cgx_result (*cgx_cuGraphDebugDotPrint_t)(uintptr_t hGraph, const char *path, unsigned int flags);
+typedef cgx_result (*cgx_cuDeviceGraphMemTrim_t)(int device);
+typedef cgx_result (*cgx_cuDeviceGetGraphMemAttribute_t)(int device, unsigned int attr, void *value);
+typedef cgx_result (*cgx_cuDeviceSetGraphMemAttribute_t)(int device, unsigned int attr, void *value);
 typedef cgx_result (*cgx_cuLibraryLoadData_t)(void *library, const void *code, void *jitOptions, void *jitOptionsValues, unsigned int numJitOptions, void *libraryOptions, void *libraryOptionValues, unsigned int numLibraryOptions);
 typedef cgx_result (*cgx_cuLibraryGetKernel_t)(void *pKernel, uintptr_t library, const char *name);
 typedef cgx_result (*cgx_cuLibraryUnload_t)(uintptr_t library);
@@ -364,6 +382,7 @@ cg_ret cgx_cuStreamDestroy(uintptr_t ctx, uintptr_t hStream);
 cg_ret cgx_cuStreamSynchronize(uintptr_t ctx, uintptr_t hStream);
 cg_ret cgx_cuStreamQuery(uintptr_t ctx, uintptr_t hStream);
 cg_ret cgx_cuStreamWaitEvent(uintptr_t ctx, uintptr_t hStream, uintptr_t hEvent, unsigned int flags);
+cg_ret cgx_cuStreamIsCapturing(uintptr_t ctx, uintptr_t hStream, unsigned int *captureStatus);
 cg_ret cgx_cuStreamBeginCapture(uintptr_t ctx, uintptr_t hStream, unsigned int mode);
 cg_ret cgx_cuStreamEndCapture(uintptr_t ctx, uintptr_t hStream, uintptr_t *phGraph);
 cg_ret cgx_cuEventCreate(uintptr_t ctx, uintptr_t *phEvent, unsigned int flags);
@@ -415,6 +434,15 @@ cg_ret cgx_cuGraphUpload(uintptr_t ctx, uintptr_t hGraphExec, uintptr_t hStream)
 cg_ret cgx_cuGraphExecUpdate(uintptr_t ctx, uintptr_t hGraphExec, uintptr_t hGraph, void *resultInfo);
 cg_ret cgx_cuGraphDestroy(uintptr_t ctx, uintptr_t hGraph);
 cg_ret cgx_cuGraphExecDestroy(uintptr_t ctx, uintptr_t hGraphExec);
+cg_ret cgx_cuGraphCreate(uintptr_t ctx, uintptr_t *phGraph, unsigned int flags);
+cg_ret cgx_cuGraphAddNode(uintptr_t ctx, uintptr_t *phGraphNode, uintptr_t hGraph, uintptr_t *dependencies, void *dependencyData, unsigned long numDependencies, void *nodeParams);
+cg_ret cgx_cuGraphExecNodeSetParams(uintptr_t ctx, uintptr_t hGraphExec, uintptr_t hNode, void *nodeParams);
+cg_ret cgx_cuGraphConditionalHandleCreate(uintptr_t ctx, unsigned long *pHandleOut, uintptr_t hGraph, uintptr_t ctx_, unsigned int defaultLaunchValue, unsigned int flags);
+cg_ret cgx_cuGraphGetNodes(uintptr_t ctx, uintptr_t hGraph, uintptr_t *nodes, unsigned long *numNodes);
+cg_ret cgx_cuGraphDebugDotPrint(uintptr_t ctx, uintptr_t hGraph, const char *path, unsigned int flags);
+cg_ret cgx_cuDeviceGraphMemTrim(uintptr_t ctx, int device);
+cg_ret cgx_cuDeviceGetGraphMemAttribute(uintptr_t ctx, int device, unsigned int attr, void *value);
+cg_ret cgx_cuDeviceSetGraphMemAttribute(uintptr_t ctx, int device, unsigned int attr, void *value);
 cg_ret cgx_cuLibraryLoadData(uintptr_t *library, const void *code, unsigned int *jitOptions, void *jitOptionsValues, unsigned int numJitOptions, unsigned int *libraryOptions, void *libraryOptionValues, unsigned int numLibraryOptions);
 cg_ret cgx_cuLibraryGetKernel(uintptr_t *pKernel, uintptr_t library, const char *name);
 cg_ret cgx_cuLibraryUnload(uintptr_t library);

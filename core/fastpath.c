@@ -11,7 +11,7 @@ static void cg_stream_trampoline(uintptr_t s, cgx_result status, void *user) {
 	cudagoHostCallback((uintptr_t)user, (int)status);
 }
 
-static void cg_host_trampoline(void *user) {
+void cg_host_trampoline(void *user) {
 	cudagoHostCallback((uintptr_t)user, 0);
 }
 

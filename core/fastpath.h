@@ -29,6 +29,9 @@
 //                         must come off the stack of the thread that pushed it.
 //   cg_host_ptr           no driver call: a device address of host memory as
 //                         a pointer, which Go may not make from a uintptr.
+//   cg_host_trampoline    not a call: the CUhostFn of cuLaunchHostFunc, whose
+//                         address the host nodes of built graphs take
+//                         (graphdef.go), with the callback id as user data.
 //
 // Each returns a cg_ret (drivercalls_gen.h): 0, or the failing entry point
 // and its CUresult.
@@ -39,6 +42,7 @@
 
 cg_ret cg_ctx_create(int dev, unsigned flags, uintptr_t *out);
 
+void cg_host_trampoline(void *user);
 cg_ret cg_stream_add_callback(uintptr_t ctx, uintptr_t s, uintptr_t handle);
 cg_ret cg_launch_host_func(uintptr_t ctx, uintptr_t s, uintptr_t handle);
 

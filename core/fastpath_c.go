@@ -45,6 +45,10 @@ func cLaunchHostFunc(ctx driver.Context, s driver.Stream, h uintptr) error {
 	return cerr(C.cg_launch_host_func(cu(uintptr(ctx)), cu(uintptr(s)), cu(h)))
 }
 
+// hostTrampoline is the CUhostFn that runs the host callback whose id it
+// gets as user data (the host nodes of graphdef.go).
+func hostTrampoline() driver.HostFn { return driver.HostFn(unsafe.Pointer(C.cg_host_trampoline)) }
+
 // cPoolAlloc allocates n bytes on s, or returns reuse (a block of n bytes
 // freed on s) when s is not capturing; see cg_pool_alloc.
 func cPoolAlloc(ctx driver.Context, s driver.Stream, n uint64, reuse driver.Deviceptr) (p driver.Deviceptr, capturing bool, err error) {

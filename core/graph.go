@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -76,13 +77,27 @@ func (s *Stream) EndCapture() (*Graph, error) {
 	return newGraph(g, s.ctx, gh), nil
 }
 
-// Graph is a captured graph of GPU work. Instantiate it to launch it.
+// Graph is a graph of GPU work: captured from a stream (EndCapture) or
+// built node by node (NewGraph and the node methods of graphdef.go).
+// Instantiate it to launch it.
 type Graph struct {
 	handle  driver.Graph
 	ctx     *Context
-	hs      *graphHandles // host functions captured into it
+	hs      *graphHandles // host functions and resources its nodes use
 	life    life
 	cleanup runtime.Cleanup
+
+	// A body of a conditional node belongs to the top-level graph that
+	// holds it (top; nil for a top-level graph), whose life and lock it
+	// uses, and parent is the graph that holds its conditional node.
+	top    *Graph
+	parent *Graph
+	// mu serializes the driver calls on a top-level graph and its bodies:
+	// CUDA graphs are not thread-safe.
+	mu sync.Mutex
+	// conds are the conditional handles made on this graph: true once a
+	// conditional node uses it (guarded by top.mu).
+	conds map[driver.GraphConditionalHandle]bool
 }
 
 type graphRef struct {
@@ -107,9 +122,11 @@ func newGraph(h driver.Graph, ctx *Context, hs *graphHandles) *Graph {
 func (g *Graph) Handle() driver.Graph { return g.handle }
 
 // Close destroys the graph (GraphExecs made from it stay usable); later
-// calls return ErrClosed, closing twice is not an error.
+// calls return ErrClosed, closing twice is not an error. The body of a
+// conditional node is destroyed with its top-level graph: its Close does
+// nothing.
 func (g *Graph) Close() error {
-	if !g.life.close() {
+	if g.top != nil || !g.life.close() {
 		return nil
 	}
 	g.cleanup.Stop()
@@ -122,22 +139,45 @@ func (g *Graph) Close() error {
 	return cuGraphDestroy(h, g.handle)
 }
 
+// InstantiateOptions configure Graph.InstantiateWith.
+type InstantiateOptions struct {
+	// AutoFreeOnLaunch makes each launch free the graph allocations (Alloc
+	// nodes, GraphMemoryResource) that the previous launch left unfreed;
+	// without it, a graph that does not free its allocations cannot be
+	// launched again until they are freed.
+	AutoFreeOnLaunch bool
+	// UseNodePriority runs the kernel nodes at their own priorities
+	// instead of the priority of the stream the graph is launched on.
+	UseNodePriority bool
+}
+
 // Instantiate makes an executable graph of g.
-func (g *Graph) Instantiate() (*GraphExec, error) {
-	if !g.life.acquire() {
-		return nil, ErrClosed
+func (g *Graph) Instantiate() (*GraphExec, error) { return g.InstantiateWith(InstantiateOptions{}) }
+
+// InstantiateWith makes an executable graph of g with options o. Only a
+// top-level graph is instantiated: the bodies of its conditional nodes
+// come with it.
+func (g *Graph) InstantiateWith(o InstantiateOptions) (*GraphExec, error) {
+	if g.top != nil {
+		return nil, errors.New("core: Graph.Instantiate: the body of a conditional node is instantiated with the graph that holds it")
 	}
-	defer g.life.release()
-	h, err := g.ctx.acquire()
+	var flags uint64
+	if o.AutoFreeOnLaunch {
+		flags |= uint64(driver.GraphInstantiateFlagAutoFreeOnLaunch)
+	}
+	if o.UseNodePriority {
+		flags |= uint64(driver.GraphInstantiateFlagUseNodePriority)
+	}
+	h, err := g.enter("Graph.Instantiate")
 	if err != nil {
 		return nil, err
 	}
-	defer g.ctx.release()
-	eh, err := cuGraphInstantiateWithFlags(h, g.handle, 0)
+	defer g.exit()
+	eh, err := cuGraphInstantiateWithFlags(h, g.handle, flags)
 	if err != nil {
 		return nil, err
 	}
-	e := &GraphExec{handle: eh, ctx: g.ctx, hs: &handleSet{hs: []*graphHandles{g.hs.ref()}}}
+	e := &GraphExec{handle: eh, ctx: g.ctx, hs: &handleSet{hs: []*graphHandles{g.hs.ref()}}, src: g}
 	e.cleanup = runtime.AddCleanup(e, func(r graphExecRef) {
 		if h, err := r.ctx.acquire(); err == nil {
 			r.ctx.record(fmt.Sprintf("destroying a forgotten executable graph %#x", uintptr(r.e)), cuGraphExecDestroy(h, r.e))
@@ -156,6 +196,12 @@ type GraphExec struct {
 	hs      *handleSet
 	life    life
 	cleanup runtime.Cleanup
+	src     *Graph // the graph it was instantiated from, whose nodes SetKernel takes
+	// mu serializes the driver calls on the executable graph (not
+	// thread-safe in CUDA); keep holds, by node, the resources of the
+	// arguments SetKernel set last.
+	mu   sync.Mutex
+	keep map[driver.GraphNode][]any
 }
 
 // handleSet is the graphHandles a GraphExec holds: its graph's, and those
@@ -218,6 +264,8 @@ func (e *GraphExec) Launch(stream *Stream) error {
 		return err
 	}
 	defer e.releaseWith(stream)
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	return cuGraphLaunch(h, e.handle, stream.handle)
 }
 
@@ -229,6 +277,8 @@ func (e *GraphExec) Upload(stream *Stream) error {
 		return err
 	}
 	defer e.releaseWith(stream)
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	return cuGraphUpload(h, e.handle, stream.handle)
 }
 
@@ -239,6 +289,9 @@ func (e *GraphExec) Update(g *Graph) error {
 		return ErrClosed
 	}
 	defer e.life.release()
+	if g.top != nil {
+		return errors.New("core: GraphExec.Update: the body of a conditional node cannot stand for a whole graph")
+	}
 	if !g.life.acquire() {
 		return ErrClosed
 	}
@@ -248,6 +301,10 @@ func (e *GraphExec) Update(g *Graph) error {
 		return err
 	}
 	defer e.ctx.release()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	info, err := cuGraphExecUpdate(h, e.handle, g.handle)
 	if err != nil {
 		return fmt.Errorf("core: GraphExec.Update: %w (update result %d)", err, info.Result)

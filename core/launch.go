@@ -85,7 +85,8 @@ type Bytes []byte
 // is launched. Accepted types: int8, uint8, bool (1 byte), int16, uint16
 // (2), int32, uint32, float32 (4), int64, uint64, float64, complex64, int,
 // uint, uintptr (8), complex128 (16), *Buffer and driver.Deviceptr (the
-// device address, 8 bytes), and Bytes for anything else. A Go int is 8
+// device address, 8 bytes), ConditionalHandle (a graph's condition, 8
+// bytes: cudaGraphConditionalHandle), and Bytes for anything else. A Go int is 8
 // bytes: pass int32(n) for a C int.
 //
 // The arguments are packed into one buffer (on the stack, or pooled per
@@ -253,6 +254,8 @@ func typeName(a any) string {
 		return "driver.Deviceptr"
 	case *Buffer:
 		return "*core.Buffer"
+	case ConditionalHandle:
+		return "core.ConditionalHandle"
 	case Bytes:
 		return "core.Bytes"
 	case nil:
@@ -266,14 +269,20 @@ func typeName(a any) string {
 // pure function (no driver call). Each argument goes through one type
 // switch that both sizes and writes it: this runs on every launch.
 func packArgs(buf []byte, kernel string, params []ArgumentInfo, args []any) error {
+	return packArgsFor(buf, "Launch", kernel, params, args)
+}
+
+// packArgsFor is packArgs for operation op, which its errors name
+// (Launch, Graph.Kernel).
+func packArgsFor(buf []byte, op, kernel string, params []ArgumentInfo, args []any) error {
 	if len(args) != len(params) {
-		return fmt.Errorf("core: Launch %s: kernel takes %d arguments, got %d", kernel, len(params), len(args))
+		return fmt.Errorf("core: %s %s: kernel takes %d arguments, got %d", op, kernel, len(params), len(args))
 	}
 	le := binary.LittleEndian
 	for i, a := range args {
 		p := params[i]
 		if p.Offset < 0 || p.Size < 0 || p.Offset+p.Size > len(buf) {
-			return fmt.Errorf("core: Launch %s: parameter %d at offset %d does not fit the %d-byte parameter buffer", kernel, i, p.Offset, len(buf))
+			return fmt.Errorf("core: %s %s: parameter %d at offset %d does not fit the %d-byte parameter buffer", op, kernel, i, p.Offset, len(buf))
 		}
 		d := buf[p.Offset : p.Offset+p.Size]
 		// n is the argument's size; it is written only when it matches.
@@ -352,22 +361,29 @@ func packArgs(buf []byte, kernel string, params []ArgumentInfo, args []any) erro
 		case *Buffer:
 			if n = 8; len(d) == n {
 				if v == nil {
-					return fmt.Errorf("core: Launch %s: argument %d is a nil *Buffer", kernel, i)
+					return fmt.Errorf("core: %s %s: argument %d is a nil *Buffer", op, kernel, i)
 				}
 				if v.closed() {
-					return fmt.Errorf("core: Launch %s: argument %d: %w", kernel, i, ErrClosed)
+					return fmt.Errorf("core: %s %s: argument %d: %w", op, kernel, i, ErrClosed)
 				}
 				le.PutUint64(d, uint64(v.ptr))
+			}
+		case ConditionalHandle:
+			if n = 8; len(d) == n {
+				if v.g == nil {
+					return fmt.Errorf("core: %s %s: argument %d is a zero ConditionalHandle (make one with Graph.NewCondition)", op, kernel, i)
+				}
+				le.PutUint64(d, uint64(v.h))
 			}
 		case Bytes:
 			if n = len(v); len(d) == n {
 				copy(d, v)
 			}
 		default:
-			return fmt.Errorf("core: Launch %s: argument %d has unsupported type %s (use fixed-size numbers, bool, *Buffer, driver.Deviceptr or core.Bytes)", kernel, i, typeName(a))
+			return fmt.Errorf("core: %s %s: argument %d has unsupported type %s (use fixed-size numbers, bool, *Buffer, driver.Deviceptr or core.Bytes)", op, kernel, i, typeName(a))
 		}
 		if n != p.Size {
-			return fmt.Errorf("core: Launch %s: argument %d is %s (%d bytes) but parameter %d takes %d bytes", kernel, i, typeName(a), n, i, p.Size)
+			return fmt.Errorf("core: %s %s: argument %d is %s (%d bytes) but parameter %d takes %d bytes", op, kernel, i, typeName(a), n, i, p.Size)
 		}
 	}
 	return nil

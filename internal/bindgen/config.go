@@ -283,7 +283,7 @@ var driverCore = coreConfig{
 		{name: "cuStreamWaitEvent", flags: inCtx | noCallback},
 		{name: "cuStreamAddCallback", flags: cOnly},
 		{name: "cuLaunchHostFunc", flags: cOnly},
-		{name: "cuStreamIsCapturing", flags: cOnly},
+		{name: "cuStreamIsCapturing", flags: inCtx | noEscape | noCallback}, // and cg_capturing
 		{name: "cuStreamBeginCapture", flags: inCtx},
 		{name: "cuStreamEndCapture", flags: inCtx | noEscape | noCallback, outs: []string{"phGraph"}},
 
@@ -355,6 +355,21 @@ var driverCore = coreConfig{
 		{name: "cuGraphExecUpdate", flags: inCtx | noEscape | noCallback, outs: []string{"resultInfo"}},
 		{name: "cuGraphDestroy", flags: inCtx},
 		{name: "cuGraphExecDestroy", flags: inCtx},
+
+		// Graphs built node by node (graphdef.go). cuGraphAddNode is _v2
+		// (12.3, with edge data) in the 13.0 header; the first revision has
+		// another signature, so there is no fallback.
+		{name: "cuGraphCreate", flags: inCtx | noEscape | noCallback},
+		{name: "cuGraphAddNode", flags: inCtx | noEscape | noCallback},
+		{name: "cuGraphExecNodeSetParams", flags: inCtx | noEscape | noCallback},
+		{name: "cuGraphConditionalHandleCreate", flags: inCtx | noEscape | noCallback, outs: []string{"pHandle_out"}},
+		{name: "cuGraphGetNodes", flags: inCtx | noEscape | noCallback},
+		{name: "cuGraphDebugDotPrint", flags: inCtx | noEscape | noCallback},
+
+		// The device's graph memory pool (GraphMemoryResource).
+		{name: "cuDeviceGraphMemTrim", flags: inCtx},
+		{name: "cuDeviceGetGraphMemAttribute", flags: inCtx | noEscape | noCallback},
+		{name: "cuDeviceSetGraphMemAttribute", flags: inCtx | noEscape | noCallback},
 
 		// Libraries: context-independent.
 		{name: "cuLibraryLoadData", flags: noEscape | noCallback},
