@@ -227,7 +227,7 @@ func (b *Buffer) opStream() *Stream {
 		return b.stream
 	}
 	if b.stream != nil {
-		return b.stream.ctx.DefaultStream()
+		return b.stream.ctx.fallbackStream()
 	}
 	return b.mr.Device().primary.DefaultStream()
 }
