@@ -446,18 +446,22 @@ func checkTensorMapDevice(what string, dev *Device, t driver.TensorMapDataType, 
 }
 
 // tmBuffer checks the buffer of a tensor map and holds it for the
-// encoding; release it with b.release.
-func tmBuffer(what string, b *Buffer) error {
+// encoding (release it with b.release); it returns its device.
+func tmBuffer(what string, b *Buffer) (*Device, error) {
 	if b == nil {
-		return fmt.Errorf("core: %s: nil *Buffer", what)
+		return nil, fmt.Errorf("core: %s: nil *Buffer", what)
 	}
-	if !b.mr.DeviceAccessible() {
-		return fmt.Errorf("core: %s: %T memory is not device-accessible", what, b.mr)
+	if b.mr == nil || !b.mr.DeviceAccessible() {
+		return nil, fmt.Errorf("core: %s: %T memory is not device-accessible", what, b.mr)
+	}
+	dev := b.mr.Device()
+	if dev == nil {
+		return nil, fmt.Errorf("core: %s: the buffer's %T has no device", what, b.mr)
 	}
 	if !b.acquire() {
-		return ErrClosed
+		return nil, ErrClosed
 	}
-	return nil
+	return dev, nil
 }
 
 // tmScratch is 64-byte-aligned room for a CUtensorMap, which the driver
@@ -478,7 +482,8 @@ func (s *tmScratch) bytes() []byte { return unsafe.Slice((*byte)(unsafe.Pointer(
 // memory).
 func NewTensorMapTiled(b *Buffer, opts TensorMapTiledOptions) (*TensorMap, error) {
 	const what = "NewTensorMapTiled"
-	if err := tmBuffer(what, b); err != nil {
+	dev, err := tmBuffer(what, b)
+	if err != nil {
 		return nil, err
 	}
 	defer b.release()
@@ -486,7 +491,6 @@ func NewTensorMapTiled(b *Buffer, opts TensorMapTiledOptions) (*TensorMap, error
 	if err != nil {
 		return nil, err
 	}
-	dev := b.Device()
 	if err := checkTensorMapDevice("TensorMapTiledOptions", dev, opts.DataType, opts.Swizzle, opts.smemBytes()); err != nil {
 		return nil, err
 	}
@@ -520,7 +524,8 @@ func NewTensorMapTiled(b *Buffer, opts TensorMapTiledOptions) (*TensorMap, error
 // device (compute capability 9.0).
 func NewTensorMapIm2col(b *Buffer, opts TensorMapIm2colOptions) (*TensorMap, error) {
 	const what = "NewTensorMapIm2col"
-	if err := tmBuffer(what, b); err != nil {
+	dev, err := tmBuffer(what, b)
+	if err != nil {
 		return nil, err
 	}
 	defer b.release()
@@ -528,7 +533,6 @@ func NewTensorMapIm2col(b *Buffer, opts TensorMapIm2colOptions) (*TensorMap, err
 	if err != nil {
 		return nil, err
 	}
-	dev := b.Device()
 	smem := tmBytes(opts.DataType, uint64(opts.ChannelsPerPixel)*uint64(opts.PixelsPerColumn))
 	if err := checkTensorMapDevice("TensorMapIm2colOptions", dev, opts.DataType, opts.Swizzle, smem); err != nil {
 		return nil, err
@@ -560,11 +564,14 @@ func NewTensorMapIm2col(b *Buffer, opts TensorMapIm2colOptions) (*TensorMap, err
 // was, and large enough for the tensor. m is left as it is.
 func (m *TensorMap) WithBuffer(b *Buffer) (*TensorMap, error) {
 	const what = "TensorMap.WithBuffer"
-	if err := tmBuffer(what, b); err != nil {
+	if m == nil || m.buf == nil {
+		return nil, fmt.Errorf("core: %s: the TensorMap was not made by NewTensorMapTiled or NewTensorMapIm2col", what)
+	}
+	dev, err := tmBuffer(what, b)
+	if err != nil {
 		return nil, err
 	}
 	defer b.release()
-	dev := b.Device()
 	switch {
 	case dev != m.buf.Device():
 		return nil, fmt.Errorf("core: %s: the buffer is on %v, the tensor map's on %v", what, dev, m.buf.Device())
