@@ -474,7 +474,9 @@ func (s *tmScratch) ptr() *driver.TensorMap {
 	return (*driver.TensorMap)(unsafe.Pointer(&s[off]))
 }
 
-func (s *tmScratch) bytes() []byte { return unsafe.Slice((*byte)(unsafe.Pointer(s.ptr())), tensorMapSize) }
+func (s *tmScratch) bytes() []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(s.ptr())), tensorMapSize)
+}
 
 // NewTensorMapTiled encodes a tiled tensor map of b's memory
 // (cuTensorMapEncodeTiled), after checking opts (Validate) and the
