@@ -223,7 +223,7 @@ func HostSlice[T any](b *Buffer) ([]T, error) {
 
 // opStream returns the stream the synchronous operations of b run on.
 func (b *Buffer) opStream() *Stream {
-	if b.stream != nil && !b.stream.life.closed() {
+	if b.stream != nil && !b.stream.life.closed() && !b.stream.ctx.life.closed() {
 		return b.stream
 	}
 	if b.stream != nil {

@@ -162,7 +162,10 @@ func validateSplit(count, partition int, o *SMSplitOptions) error {
 		least = partition
 	}
 	least = max(least, 1)
-	if o.Groups > count || o.Groups*least > count {
+	switch {
+	case o.Groups > count: // also keeps Groups*least from overflowing
+		return fmt.Errorf("core: SMResource.Split: %d groups of at least %d SMs do not fit in the %d SMs of the resource", o.Groups, least, count)
+	case o.Groups*least > count:
 		return fmt.Errorf("core: SMResource.Split: %d groups of at least %d SMs need %d SMs, the resource has %d",
 			o.Groups, least, o.Groups*least, count)
 	}
