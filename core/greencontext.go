@@ -290,6 +290,13 @@ func validateGreen(dev *Device, resources []*SMResource) error {
 // and freed on the device's default stream. Close destroys the green
 // context, and with it the streams and events made in it; it needs the
 // device's primary context, which it retains while it lives.
+//
+// The driver documents that a green context is current to one thread at a
+// time, and that it does not synchronize calls on one green context made
+// from several threads. Core makes a context current in each call, on the
+// OS thread that runs it, as for any Context; so use each green Context,
+// with its streams and events, from one goroutine at a time (or under a
+// lock of your own). Different green contexts may be used at once.
 func (d *Device) CreateGreenContext(resources ...*SMResource) (*Context, error) {
 	if err := validateGreen(d, resources); err != nil {
 		return nil, err
