@@ -466,8 +466,15 @@ func tmBuffer(what string, b *Buffer) (*Device, error) {
 
 // tmScratch is 64-byte-aligned room for a CUtensorMap, which the driver
 // requires and Go cannot declare: the map is at the first multiple of 64
-// inside. It is allocated on the heap, where Go never moves it.
+// inside. newScratch puts it on the heap, where Go never moves it.
 type tmScratch [tensorMapSize + 63]byte
+
+// newScratch is not inlined so that the scratch escapes to the heap: the
+// calls it is passed to are noescape, which would let it stay on a stack
+// that may move.
+//
+//go:noinline
+func newScratch() *tmScratch { return new(tmScratch) }
 
 func (s *tmScratch) ptr() *driver.TensorMap {
 	off := (64 - uintptr(unsafe.Pointer(&s[0]))%64) % 64
@@ -505,7 +512,7 @@ func NewTensorMapTiled(b *Buffer, opts TensorMapTiledOptions) (*TensorMap, error
 		return nil, err
 	}
 	defer dev.primary.release()
-	s := new(tmScratch)
+	s := newScratch()
 	var strides *uint64
 	if len(opts.Strides) > 0 {
 		strides = &opts.Strides[0]
@@ -548,7 +555,7 @@ func NewTensorMapIm2col(b *Buffer, opts TensorMapIm2colOptions) (*TensorMap, err
 		return nil, err
 	}
 	defer dev.primary.release()
-	s := new(tmScratch)
+	s := newScratch()
 	err = cuTensorMapEncodeIm2col(h, s.ptr(), opts.DataType, uint32(len(opts.Dims)), hostPtr(b.ptr),
 		&opts.Dims[0], &opts.Strides[0], &opts.LowerCorner[0], &opts.UpperCorner[0],
 		opts.ChannelsPerPixel, opts.PixelsPerColumn, &es[0],
@@ -587,7 +594,7 @@ func (m *TensorMap) WithBuffer(b *Buffer) (*TensorMap, error) {
 		return nil, err
 	}
 	defer dev.primary.release()
-	s := new(tmScratch)
+	s := newScratch()
 	copy(s.bytes(), m.desc[:])
 	if err := cuTensorMapReplaceAddress(h, s.ptr(), hostPtr(b.ptr)); err != nil {
 		return nil, fmt.Errorf("core: %s: %w", what, err)

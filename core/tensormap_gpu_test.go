@@ -545,7 +545,7 @@ func TestGPUTensorMapDriverAgrees(t *testing.T) {
 		if es == nil {
 			es = []uint32{1, 1}
 		}
-		s := new(tmScratch)
+		s := newScratch()
 		err := cuTensorMapEncodeTiled(h, s.ptr(), o.DataType, uint32(len(o.Dims)), hostPtr(b.ptr), &o.Dims[0], &o.Strides[0], &o.Box[0], &es[0],
 			o.Interleave, o.Swizzle, o.L2Promotion, o.OOBFill)
 		if err == nil {
