@@ -227,11 +227,11 @@ func HostSlice[T any](b *Buffer) ([]T, error) {
 
 // opStream returns the stream the synchronous operations of b run on.
 func (b *Buffer) opStream() *Stream {
-	if b.stream != nil && !b.stream.life.closed() {
+	if b.stream != nil && !b.stream.life.closed() && !b.stream.ctx.life.closed() {
 		return b.stream
 	}
 	if b.stream != nil {
-		return b.stream.ctx.DefaultStream()
+		return b.stream.ctx.fallbackStream()
 	}
 	return b.mr.Device().primary.DefaultStream()
 }

@@ -9,7 +9,9 @@ import (
 )
 
 // Context is a CUDA context: a device's primary context (Device.PrimaryContext,
-// what every Device method uses) or one made by Device.CreateContext.
+// what every Device method uses), one made by Device.CreateContext, or a
+// green context (Device.CreateGreenContext), whose handle is the CUcontext
+// its CUgreenCtx converts to.
 //
 // A primary context is retained on first use and kept for the life of the
 // process; its Close does nothing. A created context is destroyed by Close
@@ -27,8 +29,9 @@ type Context struct {
 	primary bool
 	h       atomic.Uintptr // 0 until a primary context is retained
 	mu      sync.Mutex
-	life    life      // created contexts only
-	pool    poolReuse // DeviceMemoryResource blocks kept for reuse
+	life    life          // created and green contexts only
+	green   *greenContext // green contexts only (greencontext.go)
+	pool    poolReuse     // DeviceMemoryResource blocks kept for reuse
 	// errors no caller could be told of, for the next Sync (errors.go)
 	recorded recorded
 
@@ -118,9 +121,9 @@ func (c *Context) Device() *Device { return c.dev }
 // IsPrimary reports whether c is its device's primary context.
 func (c *Context) IsPrimary() bool { return c.primary }
 
-// Close destroys a created context, and returns the errors recorded on it
-// (see Context) with its own; for a primary context it does nothing.
-// Closing twice is not an error.
+// Close destroys a created or green context, and returns the errors
+// recorded on it (see Context) with its own; for a primary context it does
+// nothing. Closing twice is not an error.
 func (c *Context) Close() error {
 	if c.primary {
 		return nil
@@ -134,7 +137,17 @@ func (c *Context) Close() error {
 		return nil
 	}
 	c.cleanup.Stop()
-	err := cuCtxDestroy(driver.Context(c.h.Load()))
+	var err error
+	if c.green != nil {
+		// Blocks kept since the flush above go back too: a green
+		// context's memory is its device's, and outlives it.
+		if e := c.flushReuse(driver.Context(c.h.Load()), nil); ferr == nil {
+			ferr = e
+		}
+		err = c.green.destroy()
+	} else {
+		err = cuCtxDestroy(driver.Context(c.h.Load()))
+	}
 	c.pool.takeAll(nil) // kept meanwhile: gone with the context
 	if err == nil {
 		err = ferr

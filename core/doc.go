@@ -101,6 +101,23 @@
 // GraphExec of it lives. GraphMemoryResource allocates graph memory in a
 // capture.
 //
+// # Green contexts and tensor maps
+//
+// Device.SMResource gives a device's streaming multiprocessors;
+// SMResource.Split divides them into disjoint groups, and
+// Device.CreateGreenContext makes a green context of one or more groups:
+// a *Context whose kernels run only on those SMs, used like any other
+// (NewStream, Launch, Allocate on its streams, NewEvent). Its Close
+// destroys its streams and events; its memory is the device's and outlives
+// it. The driver does not synchronize calls on one green context from
+// several threads: use each from one goroutine at a time.
+//
+// A TensorMap (NewTensorMapTiled, NewTensorMapIm2col) describes a tensor
+// in a Buffer for Hopper's Tensor Memory Accelerator; every rule of the
+// driver's documentation is checked in Go first (TensorMapTiledOptions.Validate).
+// Pass the *TensorMap to Launch for a `const __grid_constant__ CUtensorMap`
+// parameter; it keeps its Buffer, and fails once that is closed.
+//
 // # Compilation and the cache
 //
 // Program compiles CUDA C++ (NVRTC), NVVM IR (libNVVM) and PTX; Linker links

@@ -542,3 +542,61 @@ cg_ret cgx_cuLinkDestroy(uintptr_t ctx, uintptr_t state) {
 	CGX_CALL(cuLinkDestroy, state);
 	return 0;
 }
+
+cg_ret cgx_cuDeviceGetDevResource(int device, void *resource, unsigned int type_) {
+	CGX_CALL(cuDeviceGetDevResource, device, resource, type_);
+	return 0;
+}
+
+cg_ret cgx_cuGreenCtxGetDevResource(uintptr_t hCtx, void *resource, unsigned int type_) {
+	CGX_CALL(cuGreenCtxGetDevResource, hCtx, resource, type_);
+	return 0;
+}
+
+cg_ret cgx_cuDevSmResourceSplitByCount(void *result, unsigned int *nbGroups, void *input, void *remaining, unsigned int useFlags, unsigned int minCount) {
+	CGX_CALL(cuDevSmResourceSplitByCount, result, nbGroups, input, remaining, useFlags, minCount);
+	return 0;
+}
+
+cg_ret cgx_cuDevResourceGenerateDesc(uintptr_t *phDesc, void *resources, unsigned int nbResources) {
+	CGX_CALL(cuDevResourceGenerateDesc, phDesc, resources, nbResources);
+	return 0;
+}
+
+cg_ret cgx_cuGreenCtxCreate(uintptr_t *phCtx, uintptr_t desc, int dev, unsigned int flags) {
+	CGX_CALL(cuGreenCtxCreate, phCtx, desc, dev, flags);
+	return 0;
+}
+
+cg_ret cgx_cuGreenCtxDestroy(uintptr_t hCtx) {
+	CGX_CALL(cuGreenCtxDestroy, hCtx);
+	return 0;
+}
+
+cg_ret cgx_cuCtxFromGreenCtx(uintptr_t *pContext, uintptr_t hCtx) {
+	CGX_CALL(cuCtxFromGreenCtx, pContext, hCtx);
+	return 0;
+}
+
+cg_ret cgx_cuGreenCtxStreamCreate(uintptr_t *phStream, uintptr_t greenCtx, unsigned int flags, int priority) {
+	CGX_CALL(cuGreenCtxStreamCreate, phStream, greenCtx, flags, priority);
+	return 0;
+}
+
+cg_ret cgx_cuTensorMapEncodeTiled(uintptr_t ctx, void *tensorMap, unsigned int tensorDataType, unsigned int tensorRank, void *globalAddress, unsigned long *globalDim, unsigned long *globalStrides, unsigned int *boxDim, unsigned int *elementStrides, unsigned int interleave, unsigned int swizzle, unsigned int l2Promotion, unsigned int oobFill) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuTensorMapEncodeTiled, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
+	return 0;
+}
+
+cg_ret cgx_cuTensorMapEncodeIm2col(uintptr_t ctx, void *tensorMap, unsigned int tensorDataType, unsigned int tensorRank, void *globalAddress, unsigned long *globalDim, unsigned long *globalStrides, const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner, unsigned int channelsPerPixel, unsigned int pixelsPerColumn, unsigned int *elementStrides, unsigned int interleave, unsigned int swizzle, unsigned int l2Promotion, unsigned int oobFill) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuTensorMapEncodeIm2col, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
+	return 0;
+}
+
+cg_ret cgx_cuTensorMapReplaceAddress(uintptr_t ctx, void *tensorMap, void *globalAddress) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuTensorMapReplaceAddress, tensorMap, globalAddress);
+	return 0;
+}

@@ -60,6 +60,16 @@ package core
 #cgo noescape cgx_cuLibraryLoadData
 #cgo noescape cgx_cuLibraryGetKernel
 #cgo noescape cgx_cuLinkComplete
+#cgo noescape cgx_cuDeviceGetDevResource
+#cgo noescape cgx_cuGreenCtxGetDevResource
+#cgo noescape cgx_cuDevSmResourceSplitByCount
+#cgo noescape cgx_cuDevResourceGenerateDesc
+#cgo noescape cgx_cuGreenCtxCreate
+#cgo noescape cgx_cuCtxFromGreenCtx
+#cgo noescape cgx_cuGreenCtxStreamCreate
+#cgo noescape cgx_cuTensorMapEncodeTiled
+#cgo noescape cgx_cuTensorMapEncodeIm2col
+#cgo noescape cgx_cuTensorMapReplaceAddress
 #cgo nocallback cgx_cuCtxSetCurrent
 #cgo nocallback cgx_cuCtxGetStreamPriorityRange
 #cgo nocallback cgx_cuMemGetInfo
@@ -127,6 +137,16 @@ package core
 #cgo nocallback cgx_cuLibraryLoadData
 #cgo nocallback cgx_cuLibraryGetKernel
 #cgo nocallback cgx_cuLinkComplete
+#cgo nocallback cgx_cuDeviceGetDevResource
+#cgo nocallback cgx_cuGreenCtxGetDevResource
+#cgo nocallback cgx_cuDevSmResourceSplitByCount
+#cgo nocallback cgx_cuDevResourceGenerateDesc
+#cgo nocallback cgx_cuGreenCtxCreate
+#cgo nocallback cgx_cuCtxFromGreenCtx
+#cgo nocallback cgx_cuGreenCtxStreamCreate
+#cgo nocallback cgx_cuTensorMapEncodeTiled
+#cgo nocallback cgx_cuTensorMapEncodeIm2col
+#cgo nocallback cgx_cuTensorMapReplaceAddress
 */
 import "C"
 
@@ -247,6 +267,17 @@ var driverCalls = [C.CGX_N]struct {
 	{"cuLinkAddData", 0},
 	{"cuLinkComplete", 0},
 	{"cuLinkDestroy", 0},
+	{"cuDeviceGetDevResource", 0},
+	{"cuGreenCtxGetDevResource", 0},
+	{"cuDevSmResourceSplitByCount", 0},
+	{"cuDevResourceGenerateDesc", 0},
+	{"cuGreenCtxCreate", 0},
+	{"cuGreenCtxDestroy", 0},
+	{"cuCtxFromGreenCtx", 0},
+	{"cuGreenCtxStreamCreate", 0},
+	{"cuTensorMapEncodeTiled", 0},
+	{"cuTensorMapEncodeIm2col", 0},
+	{"cuTensorMapReplaceAddress", 0},
 }
 
 // cuCtxSetCurrent calls cuCtxSetCurrent; see driver.CtxSetCurrent.
@@ -764,6 +795,65 @@ func cuLinkComplete(ctx driver.Context, state driver.LinkState) (cubinOut unsafe
 // cuLinkDestroy calls cuLinkDestroy in context ctx; see driver.LinkDestroy.
 func cuLinkDestroy(ctx driver.Context, state driver.LinkState) error {
 	return cerr(C.cgx_cuLinkDestroy(C.uintptr_t(ctx), C.uintptr_t(state)))
+}
+
+// cuDeviceGetDevResource calls cuDeviceGetDevResource; see driver.DeviceGetDevResource.
+func cuDeviceGetDevResource(device driver.Device, resource *driver.DevResource, type_ driver.DevResourceType) error {
+	return cerr(C.cgx_cuDeviceGetDevResource(C.int(device), unsafe.Pointer(resource), C.uint(type_)))
+}
+
+// cuGreenCtxGetDevResource calls cuGreenCtxGetDevResource; see driver.GreenCtxGetDevResource.
+func cuGreenCtxGetDevResource(hCtx driver.GreenCtx, resource *driver.DevResource, type_ driver.DevResourceType) error {
+	return cerr(C.cgx_cuGreenCtxGetDevResource(C.uintptr_t(hCtx), unsafe.Pointer(resource), C.uint(type_)))
+}
+
+// cuDevSmResourceSplitByCount calls cuDevSmResourceSplitByCount; see driver.DevSmResourceSplitByCount.
+func cuDevSmResourceSplitByCount(result *driver.DevResource, nbGroups *uint32, input *driver.DevResource, remaining *driver.DevResource, useFlags uint32, minCount uint32) error {
+	return cerr(C.cgx_cuDevSmResourceSplitByCount(unsafe.Pointer(result), (*C.uint)(unsafe.Pointer(nbGroups)), unsafe.Pointer(input), unsafe.Pointer(remaining), C.uint(useFlags), C.uint(minCount)))
+}
+
+// cuDevResourceGenerateDesc calls cuDevResourceGenerateDesc; see driver.DevResourceGenerateDesc.
+func cuDevResourceGenerateDesc(resources *driver.DevResource, nbResources uint32) (phDesc driver.DevResourceDesc, err error) {
+	err = cerr(C.cgx_cuDevResourceGenerateDesc((*C.uintptr_t)(unsafe.Pointer(&phDesc)), unsafe.Pointer(resources), C.uint(nbResources)))
+	return
+}
+
+// cuGreenCtxCreate calls cuGreenCtxCreate; see driver.GreenCtxCreate.
+func cuGreenCtxCreate(desc driver.DevResourceDesc, dev driver.Device, flags uint32) (phCtx driver.GreenCtx, err error) {
+	err = cerr(C.cgx_cuGreenCtxCreate((*C.uintptr_t)(unsafe.Pointer(&phCtx)), C.uintptr_t(desc), C.int(dev), C.uint(flags)))
+	return
+}
+
+// cuGreenCtxDestroy calls cuGreenCtxDestroy; see driver.GreenCtxDestroy.
+func cuGreenCtxDestroy(hCtx driver.GreenCtx) error {
+	return cerr(C.cgx_cuGreenCtxDestroy(C.uintptr_t(hCtx)))
+}
+
+// cuCtxFromGreenCtx calls cuCtxFromGreenCtx; see driver.CtxFromGreenCtx.
+func cuCtxFromGreenCtx(hCtx driver.GreenCtx) (pContext driver.Context, err error) {
+	err = cerr(C.cgx_cuCtxFromGreenCtx((*C.uintptr_t)(unsafe.Pointer(&pContext)), C.uintptr_t(hCtx)))
+	return
+}
+
+// cuGreenCtxStreamCreate calls cuGreenCtxStreamCreate; see driver.GreenCtxStreamCreate.
+func cuGreenCtxStreamCreate(greenCtx driver.GreenCtx, flags uint32, priority int32) (phStream driver.Stream, err error) {
+	err = cerr(C.cgx_cuGreenCtxStreamCreate((*C.uintptr_t)(unsafe.Pointer(&phStream)), C.uintptr_t(greenCtx), C.uint(flags), C.int(priority)))
+	return
+}
+
+// cuTensorMapEncodeTiled calls cuTensorMapEncodeTiled in context ctx; see driver.TensorMapEncodeTiled.
+func cuTensorMapEncodeTiled(ctx driver.Context, tensorMap *driver.TensorMap, tensorDataType driver.TensorMapDataType, tensorRank uint32, globalAddress unsafe.Pointer, globalDim *uint64, globalStrides *uint64, boxDim *uint32, elementStrides *uint32, interleave driver.TensorMapInterleave, swizzle driver.TensorMapSwizzle, l2Promotion driver.TensorMapL2promotion, oobFill driver.TensorMapFloatOOBfill) error {
+	return cerr(C.cgx_cuTensorMapEncodeTiled(C.uintptr_t(ctx), unsafe.Pointer(tensorMap), C.uint(tensorDataType), C.uint(tensorRank), globalAddress, (*C.ulong)(unsafe.Pointer(globalDim)), (*C.ulong)(unsafe.Pointer(globalStrides)), (*C.uint)(unsafe.Pointer(boxDim)), (*C.uint)(unsafe.Pointer(elementStrides)), C.uint(interleave), C.uint(swizzle), C.uint(l2Promotion), C.uint(oobFill)))
+}
+
+// cuTensorMapEncodeIm2col calls cuTensorMapEncodeIm2col in context ctx; see driver.TensorMapEncodeIm2col.
+func cuTensorMapEncodeIm2col(ctx driver.Context, tensorMap *driver.TensorMap, tensorDataType driver.TensorMapDataType, tensorRank uint32, globalAddress unsafe.Pointer, globalDim *uint64, globalStrides *uint64, pixelBoxLowerCorner *int32, pixelBoxUpperCorner *int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides *uint32, interleave driver.TensorMapInterleave, swizzle driver.TensorMapSwizzle, l2Promotion driver.TensorMapL2promotion, oobFill driver.TensorMapFloatOOBfill) error {
+	return cerr(C.cgx_cuTensorMapEncodeIm2col(C.uintptr_t(ctx), unsafe.Pointer(tensorMap), C.uint(tensorDataType), C.uint(tensorRank), globalAddress, (*C.ulong)(unsafe.Pointer(globalDim)), (*C.ulong)(unsafe.Pointer(globalStrides)), (*C.int)(unsafe.Pointer(pixelBoxLowerCorner)), (*C.int)(unsafe.Pointer(pixelBoxUpperCorner)), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), (*C.uint)(unsafe.Pointer(elementStrides)), C.uint(interleave), C.uint(swizzle), C.uint(l2Promotion), C.uint(oobFill)))
+}
+
+// cuTensorMapReplaceAddress calls cuTensorMapReplaceAddress in context ctx; see driver.TensorMapReplaceAddress.
+func cuTensorMapReplaceAddress(ctx driver.Context, tensorMap *driver.TensorMap, globalAddress unsafe.Pointer) error {
+	return cerr(C.cgx_cuTensorMapReplaceAddress(C.uintptr_t(ctx), unsafe.Pointer(tensorMap), globalAddress))
 }
 
 // The C mirrors of the structs passed by value have their Go types' size.

@@ -248,6 +248,17 @@ enum {
 	CGX_cuLinkAddData,
 	CGX_cuLinkComplete,
 	CGX_cuLinkDestroy,
+	CGX_cuDeviceGetDevResource,
+	CGX_cuGreenCtxGetDevResource,
+	CGX_cuDevSmResourceSplitByCount,
+	CGX_cuDevResourceGenerateDesc,
+	CGX_cuGreenCtxCreate,
+	CGX_cuGreenCtxDestroy,
+	CGX_cuCtxFromGreenCtx,
+	CGX_cuGreenCtxStreamCreate,
+	CGX_cuTensorMapEncodeTiled,
+	CGX_cuTensorMapEncodeIm2col,
+	CGX_cuTensorMapReplaceAddress,
 	CGX_N
 };
 extern void *cgx_fn[CGX_N];
@@ -356,6 +367,17 @@ typedef cgx_result (*cgx_cuLinkCreate_t)(unsigned int numOptions, void *options,
 typedef cgx_result (*cgx_cuLinkAddData_t)(uintptr_t state, unsigned int type_, void *data, unsigned long size, const char *name, unsigned int numOptions, void *options, void *optionValues);
 typedef cgx_result (*cgx_cuLinkComplete_t)(uintptr_t state, void *cubinOut, void *sizeOut);
 typedef cgx_result (*cgx_cuLinkDestroy_t)(uintptr_t state);
+typedef cgx_result (*cgx_cuDeviceGetDevResource_t)(int device, void *resource, unsigned int type_);
+typedef cgx_result (*cgx_cuGreenCtxGetDevResource_t)(uintptr_t hCtx, void *resource, unsigned int type_);
+typedef cgx_result (*cgx_cuDevSmResourceSplitByCount_t)(void *result, void *nbGroups, void *input, void *remaining, unsigned int useFlags, unsigned int minCount);
+typedef cgx_result (*cgx_cuDevResourceGenerateDesc_t)(void *phDesc, void *resources, unsigned int nbResources);
+typedef cgx_result (*cgx_cuGreenCtxCreate_t)(void *phCtx, uintptr_t desc, int dev, unsigned int flags);
+typedef cgx_result (*cgx_cuGreenCtxDestroy_t)(uintptr_t hCtx);
+typedef cgx_result (*cgx_cuCtxFromGreenCtx_t)(void *pContext, uintptr_t hCtx);
+typedef cgx_result (*cgx_cuGreenCtxStreamCreate_t)(void *phStream, uintptr_t greenCtx, unsigned int flags, int priority);
+typedef cgx_result (*cgx_cuTensorMapEncodeTiled_t)(void *tensorMap, unsigned int tensorDataType, unsigned int tensorRank, void *globalAddress, void *globalDim, void *globalStrides, void *boxDim, void *elementStrides, unsigned int interleave, unsigned int swizzle, unsigned int l2Promotion, unsigned int oobFill);
+typedef cgx_result (*cgx_cuTensorMapEncodeIm2col_t)(void *tensorMap, unsigned int tensorDataType, unsigned int tensorRank, void *globalAddress, void *globalDim, void *globalStrides, const void *pixelBoxLowerCorner, const void *pixelBoxUpperCorner, unsigned int channelsPerPixel, unsigned int pixelsPerColumn, void *elementStrides, unsigned int interleave, unsigned int swizzle, unsigned int l2Promotion, unsigned int oobFill);
+typedef cgx_result (*cgx_cuTensorMapReplaceAddress_t)(void *tensorMap, void *globalAddress);
 /* The shims. */
 cg_ret cgx_cuCtxSetCurrent(uintptr_t ctx);
 cg_ret cgx_cuCtxDestroy(uintptr_t ctx);
@@ -450,5 +472,16 @@ cg_ret cgx_cuLinkCreate(uintptr_t ctx, unsigned int numOptions, unsigned int *op
 cg_ret cgx_cuLinkAddData(uintptr_t ctx, uintptr_t state, unsigned int type_, void *data, unsigned long size, const char *name, unsigned int numOptions, unsigned int *options, void *optionValues);
 cg_ret cgx_cuLinkComplete(uintptr_t ctx, uintptr_t state, void *cubinOut, unsigned long *sizeOut);
 cg_ret cgx_cuLinkDestroy(uintptr_t ctx, uintptr_t state);
+cg_ret cgx_cuDeviceGetDevResource(int device, void *resource, unsigned int type_);
+cg_ret cgx_cuGreenCtxGetDevResource(uintptr_t hCtx, void *resource, unsigned int type_);
+cg_ret cgx_cuDevSmResourceSplitByCount(void *result, unsigned int *nbGroups, void *input, void *remaining, unsigned int useFlags, unsigned int minCount);
+cg_ret cgx_cuDevResourceGenerateDesc(uintptr_t *phDesc, void *resources, unsigned int nbResources);
+cg_ret cgx_cuGreenCtxCreate(uintptr_t *phCtx, uintptr_t desc, int dev, unsigned int flags);
+cg_ret cgx_cuGreenCtxDestroy(uintptr_t hCtx);
+cg_ret cgx_cuCtxFromGreenCtx(uintptr_t *pContext, uintptr_t hCtx);
+cg_ret cgx_cuGreenCtxStreamCreate(uintptr_t *phStream, uintptr_t greenCtx, unsigned int flags, int priority);
+cg_ret cgx_cuTensorMapEncodeTiled(uintptr_t ctx, void *tensorMap, unsigned int tensorDataType, unsigned int tensorRank, void *globalAddress, unsigned long *globalDim, unsigned long *globalStrides, unsigned int *boxDim, unsigned int *elementStrides, unsigned int interleave, unsigned int swizzle, unsigned int l2Promotion, unsigned int oobFill);
+cg_ret cgx_cuTensorMapEncodeIm2col(uintptr_t ctx, void *tensorMap, unsigned int tensorDataType, unsigned int tensorRank, void *globalAddress, unsigned long *globalDim, unsigned long *globalStrides, const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner, unsigned int channelsPerPixel, unsigned int pixelsPerColumn, unsigned int *elementStrides, unsigned int interleave, unsigned int swizzle, unsigned int l2Promotion, unsigned int oobFill);
+cg_ret cgx_cuTensorMapReplaceAddress(uintptr_t ctx, void *tensorMap, void *globalAddress);
 
 #endif

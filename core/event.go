@@ -66,6 +66,9 @@ func (c *Context) NewEvent(opts EventOptions) (*Event, error) {
 }
 
 func (c *Context) newEvent(eh driver.Event, timing bool) *Event {
+	if c.green != nil {
+		c.green.addEvent(eh) // for the green context's Close to destroy
+	}
 	e := &Event{handle: eh, ctx: c, timing: timing}
 	e.cleanup = runtime.AddCleanup(e, destroyEvent, eventRef{c, eh})
 	return e
@@ -83,7 +86,7 @@ func destroyEvent(r eventRef) {
 	if err != nil {
 		return // the context is gone, and its events with it
 	}
-	r.ctx.record(fmt.Sprintf("destroying a forgotten event %#x", uintptr(r.e)), cuEventDestroy(h, r.e))
+	r.ctx.record(fmt.Sprintf("destroying a forgotten event %#x", uintptr(r.e)), r.ctx.destroyEvent(h, r.e))
 	r.ctx.release()
 }
 
@@ -121,7 +124,17 @@ func (e *Event) Close() error {
 		return nil
 	}
 	defer e.ctx.release()
-	return cuEventDestroy(h, e.handle)
+	return e.ctx.destroyEvent(h, e.handle)
+}
+
+// destroyEvent destroys event eh of c, in context h (c entered), and
+// forgets it in a green context.
+func (c *Context) destroyEvent(h driver.Context, eh driver.Event) error {
+	err := cuEventDestroy(h, eh)
+	if err == nil && c.green != nil {
+		c.green.removeEvent(eh)
+	}
+	return err
 }
 
 // Record captures the work queued on s so far: the event completes when

@@ -293,7 +293,7 @@ func (r *IPCMemoryResource) Deallocate(ptr driver.Deviceptr, size int, stream *S
 	}
 	h, err := stream.acquire()
 	if err == ErrClosed {
-		stream = stream.ctx.DefaultStream()
+		stream = stream.ctx.fallbackStream()
 		h, err = stream.acquire()
 	}
 	if err != nil {

@@ -86,8 +86,10 @@ type Bytes []byte
 // (2), int32, uint32, float32 (4), int64, uint64, float64, complex64, int,
 // uint, uintptr (8), complex128 (16), *Buffer and driver.Deviceptr (the
 // device address, 8 bytes), ConditionalHandle (a graph's condition, 8
-// bytes: cudaGraphConditionalHandle), and Bytes for anything else. A Go int is 8
-// bytes: pass int32(n) for a C int.
+// bytes: cudaGraphConditionalHandle), *TensorMap (a 128-byte `const
+// __grid_constant__ CUtensorMap`), and Bytes for anything else. A Go int
+// is 8 bytes: pass int32(n) for a C int. A *Buffer or a *TensorMap of a
+// closed Buffer fails with ErrClosed.
 //
 // The arguments are packed into one buffer (on the stack, or pooled per
 // kernel when large) and launched with cuLaunchKernel in one cgo call that
@@ -258,6 +260,8 @@ func typeName(a any) string {
 		return "core.ConditionalHandle"
 	case Bytes:
 		return "core.Bytes"
+	case *TensorMap:
+		return "*core.TensorMap"
 	case nil:
 		return "nil"
 	}
@@ -379,8 +383,14 @@ func packArgsFor(buf []byte, op, kernel string, params []ArgumentInfo, args []an
 			if n = len(v); len(d) == n {
 				copy(d, v)
 			}
+		case *TensorMap:
+			if n = tensorMapSize; len(d) == n {
+				if err := packTensorMap(d, v); err != nil {
+					return fmt.Errorf("core: %s %s: argument %d %w", op, kernel, i, err)
+				}
+			}
 		default:
-			return fmt.Errorf("core: %s %s: argument %d has unsupported type %s (use fixed-size numbers, bool, *Buffer, driver.Deviceptr or core.Bytes)", op, kernel, i, typeName(a))
+			return fmt.Errorf("core: %s %s: argument %d has unsupported type %s (use fixed-size numbers, bool, *Buffer, *TensorMap, ConditionalHandle, driver.Deviceptr or core.Bytes)", op, kernel, i, typeName(a))
 		}
 		if n != p.Size {
 			return fmt.Errorf("core: %s %s: argument %d is %s (%d bytes) but parameter %d takes %d bytes", op, kernel, i, typeName(a), n, i, p.Size)

@@ -35,7 +35,8 @@ type Stream struct {
 	capture atomic.Pointer[graphHandles] // set between BeginCapture and EndCapture
 }
 
-// NewStream creates a stream in context c.
+// NewStream creates a stream in context c. In a green context it is
+// always non-blocking (cuGreenCtxStreamCreate requires it).
 func (c *Context) NewStream(opts StreamOptions) (*Stream, error) {
 	h, err := c.acquire()
 	if err != nil {
@@ -43,10 +44,19 @@ func (c *Context) NewStream(opts StreamOptions) (*Stream, error) {
 	}
 	defer c.release()
 	var flags uint32
-	if opts.NonBlocking {
+	if opts.NonBlocking || c.green != nil {
 		flags |= uint32(driver.StreamNonBlocking)
 	}
-	sh, err := cuStreamCreateWithPriority(h, flags, int32(opts.Priority))
+	var sh driver.Stream
+	if c.green != nil {
+		// cuGreenCtxDestroy leaves its streams: the context keeps them
+		// to destroy.
+		if sh, err = cuGreenCtxStreamCreate(c.green.h, flags, int32(opts.Priority)); err == nil {
+			c.green.addStream(sh)
+		}
+	} else {
+		sh, err = cuStreamCreateWithPriority(h, flags, int32(opts.Priority))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +77,7 @@ func destroyStream(r streamRef) {
 	if err != nil {
 		return // the context is gone, and its streams with it
 	}
-	r.ctx.record(fmt.Sprintf("destroying a forgotten stream %#x", uintptr(r.s)), cuStreamDestroy(h, r.s))
+	r.ctx.record(fmt.Sprintf("destroying a forgotten stream %#x", uintptr(r.s)), r.ctx.destroyStream(h, r.s))
 	r.ctx.release()
 }
 
@@ -122,10 +132,20 @@ func (s *Stream) Close() error {
 	}
 	defer s.ctx.release()
 	ferr := s.ctx.flushReuse(h, s) // blocks kept for reuse on s
-	if err := cuStreamDestroy(h, s.handle); err != nil {
+	if err := s.ctx.destroyStream(h, s.handle); err != nil {
 		return err
 	}
 	return ferr
+}
+
+// destroyStream destroys stream sh of c, in context h (c entered), and
+// forgets it in a green context.
+func (c *Context) destroyStream(h driver.Context, sh driver.Stream) error {
+	err := cuStreamDestroy(h, sh)
+	if err == nil && c.green != nil {
+		c.green.removeStream(sh)
+	}
+	return err
 }
 
 // Sync waits until all work queued on the stream is done. Pool blocks kept

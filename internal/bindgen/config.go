@@ -381,6 +381,27 @@ var driverCore = coreConfig{
 		{name: "cuLinkAddData", flags: inCtx},
 		{name: "cuLinkComplete", flags: inCtx | noEscape | noCallback, outs: []string{"cubinOut", "sizeOut"}},
 		{name: "cuLinkDestroy", flags: inCtx},
+
+		// Green contexts (greencontext.go): SM resources, their split, the
+		// descriptor and the green context, its CUcontext and its streams.
+		// None needs a current context: each names its device, resource or
+		// green context. The descriptor and the green context are outputs
+		// the header does not mark as such.
+		{name: "cuDeviceGetDevResource", flags: noEscape | noCallback},
+		{name: "cuGreenCtxGetDevResource", flags: noEscape | noCallback},
+		{name: "cuDevSmResourceSplitByCount", flags: noEscape | noCallback},
+		{name: "cuDevResourceGenerateDesc", flags: noEscape | noCallback, outs: []string{"phDesc"}},
+		{name: "cuGreenCtxCreate", flags: noEscape | noCallback, outs: []string{"phCtx"}},
+		{name: "cuGreenCtxDestroy"},
+		{name: "cuCtxFromGreenCtx", flags: noEscape | noCallback},
+		{name: "cuGreenCtxStreamCreate", flags: noEscape | noCallback},
+
+		// Tensor maps for TMA (tensormap.go): encoded in the buffer's
+		// device's primary context (the header lists
+		// CUDA_ERROR_INVALID_CONTEXT among their errors).
+		{name: "cuTensorMapEncodeTiled", flags: inCtx | noEscape | noCallback},
+		{name: "cuTensorMapEncodeIm2col", flags: inCtx | noEscape | noCallback},
+		{name: "cuTensorMapReplaceAddress", flags: inCtx | noEscape | noCallback},
 	},
 	// What fastpath.c takes from the header instead of spelling it.
 	consts: []string{
