@@ -14,8 +14,9 @@
 #                                          libcufft.so.11, libcusparse.so.12, libcusolver.so.11,
 #                                          libnvToolsExt.so.1,
 #                                          libcuda.so.1 (-> nvidia/current/libcuda.so.1),
+#                                          libnvidia-ml.so.1 (-> nvidia/current/libnvidia-ml.so.1),
 #                                          libcudart_static.a, libcudadevrt.a, stubs/
-#   .cuda/root/usr/include/                CUDA headers (cuda.h, cuda_runtime.h, nvrtc.h, ...)
+#   .cuda/root/usr/include/                CUDA headers (cuda.h, cuda_runtime.h, nvrtc.h, ...), nvml.h
 #   .cuda/root/usr/lib/nvidia-cuda-toolkit/  real nvcc, cicc, libdevice/libdevice.10.bc
 #   .cuda/bin/                             nvcc wrapper + links to ptxas, fatbinary, nvlink,
 #                                          cuobjdump, nvdisasm, cudafe++, bin2c, ...
@@ -61,6 +62,8 @@ PKGS=(
   libnvfatbin12          # libnvfatbin.so.12
   libnvvm4               # libnvvm.so.4
   libcuda1               # libcuda.so.1 (driver userland; no GPU needed just to load it)
+  libnvidia-ml1          # libnvidia-ml.so.1 (NVML, driver 550 like libcuda1; nvmlInit fails without a GPU)
+  libnvidia-ml-dev       # nvml.h (CUDA 12.4's NVML header, 0.6 MB), which bindings/nvml is generated from
   libcufile0             # libcufile.so.0
   libcudart12            # libcudart.so.12
   # The math libraries: 606 MB of .debs, 1.3 GB unpacked (cuBLASLt, cuFFT and cuSPARSE are most of it).
@@ -191,9 +194,10 @@ EOF
   for lib in libnvrtc.so.12 libnvrtc-builtins.so.12.4 libnvJitLink.so.12 libnvfatbin.so.12 \
              libnvvm.so.4 libcuda.so.1 libcufile.so.0 libcudart.so.12 libcudart_static.a \
              libcublas.so.12 libcublasLt.so.12 libcurand.so.10 libcufft.so.11 libcusparse.so.12 \
-             libcusolver.so.11 libnvToolsExt.so.1; do
+             libcusolver.so.11 libnvToolsExt.so.1 libnvidia-ml.so.1; do
     [[ -e "$ROOT/$LIBDIR/$lib" ]] || die "verification failed: missing $ROOT/$LIBDIR/$lib"
   done
+  [[ -e "$ROOT/usr/include/nvml.h" ]] || die "verification failed: missing $ROOT/usr/include/nvml.h"
   log "verify OK"
 }
 
@@ -338,6 +342,7 @@ L="$NEW/$LIBDIR"
 # into the library dir: do it here.
 ln -sfn nvidia/current/libcuda.so.1 "$L/libcuda.so.1"
 ln -sfn libcuda.so.1 "$L/libcuda.so"
+ln -sfn nvidia/current/libnvidia-ml.so.1 "$L/libnvidia-ml.so.1"   # the same for NVML
 # Unversioned dev links that are missing (e.g. libcufile.so, whose -dev package is not fetched).
 for so in "$L"/lib*.so.[0-9]*; do
   [[ -e "$so" ]] || continue
