@@ -20,7 +20,7 @@ func init() {
 		args:    "[-json] [-require-gpu]",
 		summary: "report the CUDA libraries found, the driver's CUDA version and the GPUs",
 		help: `
-Doctor loads every CUDA library cudago uses (libcuda, NVRTC, nvJitLink,
+Doctor loads every CUDA library cudago uses (libcuda, NVML, NVRTC, nvJitLink,
 nvFatbin, NVVM, cuFile, the CUDA runtime, cuBLASLt, cuBLAS, cuFFT, cuRAND,
 cuSPARSE, cuSOLVER and NVTX) and prints for each whether it was found, its
 path, where it was found (CUDA_HOME, the local install, a pip wheel in
@@ -29,9 +29,12 @@ its version, the libraries it needs that were loaded with it, and any notes
 or warnings. For a missing library it lists every place searched and how to
 fix it: set CUDAGO_<LIB>_PATH or CUDA_HOME, or run scripts/setup-cuda.sh.
 
-It then prints the CUDA version the driver supports and each GPU's name,
-compute capability, total memory, PCI bus id, multiprocessor count and UUID,
-or why there is no GPU (such as cuInit returning CUDA_ERROR_NO_DEVICE).
+It then prints the CUDA version the driver supports; what NVML reports
+without a CUDA context (the driver's version and branch, and each GPU's
+name, UUID, PCI bus id and memory), or why it cannot (no NVIDIA driver
+loaded); and, through the driver API, each GPU's name, compute capability,
+total memory, PCI bus id, multiprocessor count and UUID, or why there is
+no GPU (such as cuInit returning CUDA_ERROR_NO_DEVICE).
 
 Doctor exits 0 whenever it could produce the report, even if libraries or
 GPUs are missing, and 1 with -require-gpu when there is no usable GPU.
@@ -79,6 +82,7 @@ type doctorReport struct {
 	Arch        string          `json:"arch"`
 	Libraries   []libraryReport `json:"libraries"`
 	Driver      driverReport    `json:"driver"`
+	NVML        nvmlReport      `json:"nvml"`
 	GPUs        []gpuReport     `json:"gpus"`
 	NoGPUReason string          `json:"no_gpu_reason"`
 }
@@ -131,6 +135,7 @@ type gpuReport struct {
 
 var libDescriptions = map[pathfinder.Lib]string{
 	pathfinder.Driver:    "CUDA driver API (libcuda)",
+	pathfinder.NVML:      "management library (NVML, libnvidia-ml)",
 	pathfinder.NVRTC:     "runtime compiler (NVRTC)",
 	pathfinder.NVJitLink: "JIT linker (nvJitLink)",
 	pathfinder.NVFatbin:  "fat binary creation (nvFatbin)",
@@ -157,6 +162,8 @@ func doctor() *doctorReport {
 		Libraries: []libraryReport{},
 		GPUs:      []gpuReport{},
 	}
+	// Through NVML first: it needs no context, and is there when libcuda is not.
+	rep.NVML = nvmlSection()
 	driverFound := false
 	for _, st := range pathfinder.Report() {
 		lr := libraryFromStatus(st)
@@ -369,6 +376,8 @@ func (r *doctorReport) writeText(w io.Writer) {
 	default:
 		fmt.Fprint(w, "  CUDA version unknown (cuDriverGetVersion failed)\n")
 	}
+
+	r.NVML.writeText(w)
 
 	fmt.Fprintf(w, "\nGPUs (%d)\n", len(r.GPUs))
 	if len(r.GPUs) == 0 {
