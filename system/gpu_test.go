@@ -195,7 +195,7 @@ func TestGPUInitShutdown(t *testing.T) {
 // TestGPUMatchesCore compares NVML's view with package core's for each
 // CUDA device, found by UUID and by PCI bus id. It uses core, so cuInit,
 // in this process: the no-context check runs in a child process of its
-// own (TestNoContext).
+// own (TestGPUNoContext).
 func TestGPUMatchesCore(t *testing.T) {
 	gpu0(t)
 	n, err := core.DeviceCount()

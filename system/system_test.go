@@ -195,13 +195,14 @@ func TestConcurrent(t *testing.T) {
 
 const childEnv = "CUDAGO_SYSTEM_NOCONTEXT_CHILD"
 
-// TestNoContext proves that package system takes no CUDA context: in a
+// TestGPUNoContext proves that package system takes no CUDA context: in a
 // fresh process (this test binary again, running only
 // TestNoContextChild), every query but CUDADriverVersion leaves libcuda
 // unmapped, and after CUDADriverVersion (for which NVML may load it)
 // cuInit has not been called: cuDeviceGetCount says
-// CUDA_ERROR_NOT_INITIALIZED. It runs with and without a GPU.
-func TestNoContext(t *testing.T) {
+// CUDA_ERROR_NOT_INITIALIZED. It runs without a GPU too (every query then
+// fails); its name puts it in the GPU runs (-test.run GPU).
+func TestGPUNoContext(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestNoContextChild$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	out, err := cmd.CombinedOutput()
@@ -211,17 +212,17 @@ func TestNoContext(t *testing.T) {
 	}
 }
 
-// TestNoContextChild is TestNoContext's child process.
+// TestNoContextChild is TestGPUNoContext's child process.
 func TestNoContextChild(t *testing.T) {
 	if os.Getenv(childEnv) != "1" {
-		t.Skip("runs as TestNoContext's child process")
+		t.Skip("runs as TestGPUNoContext's child process")
 	}
 	if lib := libcudaMapped(t); lib != "" {
 		t.Fatalf("libcuda is mapped before any query (%s): the check would prove nothing", lib)
 	}
-	gpus := queryAll(t)
+	gpus, first := queryAll(t)
 	if lib := libcudaMapped(t); lib != "" {
-		t.Fatalf("package system mapped %s", lib)
+		t.Fatalf("package system mapped %s, first seen after %s", lib, first)
 	}
 	fmt.Printf("nocontext: %d GPUs queried, libcuda not mapped\n", gpus)
 
@@ -246,11 +247,15 @@ func TestNoContextChild(t *testing.T) {
 
 // queryAll calls every query of the package on every GPU (and their
 // pairs), checking that they succeed where a driver is loaded; it returns
-// the number of GPUs.
-func queryAll(t *testing.T) int {
+// the number of GPUs and the first query after which libcuda was mapped.
+func queryAll(t *testing.T) (int, string) {
+	first := ""
 	must := func(what string, err error) {
 		if err != nil && !errors.Is(err, ErrNotSupported) && (haveDriverNoInit() || testenv.OnGPUMachine()) {
 			t.Errorf("%s: %v", what, err)
+		}
+		if first == "" && libcudaMapped(t) != "" {
+			first = what
 		}
 	}
 	_, err := DriverVersion()
@@ -306,7 +311,7 @@ func queryAll(t *testing.T) int {
 	if (haveDriverNoInit() || testenv.OnGPUMachine()) && len(devs) == 0 {
 		t.Error("a driver, but no GPU")
 	}
-	return len(devs)
+	return len(devs), first
 }
 
 // haveDriverNoInit is haveDriver for queryAll, which has no *testing.T to fail.
