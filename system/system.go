@@ -224,10 +224,19 @@ func CUDADriverVersion() (string, error) {
 	return ver.String(), nil
 }
 
-// DriverBranch returns the driver's branch (nvmlSystemGetDriverBranch). Drivers before 560 have no such query: the
-// error then matches ErrNotSupported, and errors.As finds the
+// DriverBranch returns the driver's branch (nvmlSystemGetDriverBranch).
+// The NVML of drivers before 560 has no such query: the error then matches
+// ErrNotSupported, with or without a loaded driver, and errors.As finds the
 // *nvml.MissingFunctionError.
 func DriverBranch() (string, error) {
+	// Asked first: an older NVML lacks the query whether or not a driver is loaded.
+	if _, err := nvml.Proc("nvmlSystemGetDriverBranch"); err != nil {
+		var missing *nvml.MissingFunctionError
+		if errors.As(err, &missing) {
+			return "", fmt.Errorf("system: DriverBranch: %w (%w)", ErrNotSupported, err)
+		}
+		return "", wrap("DriverBranch", err)
+	}
 	var branch string
 	err := query(func(uint64) error {
 		var info nvml.SystemDriverBranchInfo
@@ -238,10 +247,6 @@ func DriverBranch() (string, error) {
 		branch = cString(info.Branch[:])
 		return nil
 	})
-	var missing *nvml.MissingFunctionError
-	if errors.As(err, &missing) {
-		return "", fmt.Errorf("system: DriverBranch: %w (%w)", ErrNotSupported, err)
-	}
 	if err != nil {
 		return "", wrap("DriverBranch", err)
 	}

@@ -57,7 +57,6 @@ func TestWithoutDriver(t *testing.T) {
 		"DriverVersion":     func() error { _, err := DriverVersion(); return err },
 		"NVMLVersion":       func() error { _, err := NVMLVersion(); return err },
 		"CUDADriverVersion": func() error { _, err := CUDADriverVersion(); return err },
-		"DriverBranch":      func() error { _, err := DriverBranch(); return err },
 		"GetDevice(0)":      func() error { _, err := GetDevice(0); return err },
 		"Devices":           func() error { _, err := Devices(); return err },
 		"DeviceByUUID(GPU-00000000-0000-0000-0000-000000000000)": func() error {
@@ -76,6 +75,16 @@ func TestWithoutDriver(t *testing.T) {
 			t.Errorf("%s: %v, want %q", name, err, want)
 		}
 	}
+	// Debian's 550 NVML has no branch query: not supported, driver or not.
+	branch, err := DriverBranch()
+	var missing *nvml.MissingFunctionError
+	if lib, _ := pathfinder.Load(pathfinder.NVML); lib != nil && lib.Found == "local install" &&
+		(!errors.Is(err, ErrNotSupported) || !errors.As(err, &missing) || missing.Need != "560" || branch != "") {
+		t.Errorf("DriverBranch() with the local 550 NVML = %q, %v; want ErrNotSupported naming 560", branch, err)
+	} else if err != nil && !errors.Is(err, ErrNotSupported) && !errors.Is(err, ErrDriverNotLoaded) {
+		t.Errorf("DriverBranch() = %q, %v", branch, err)
+	}
+	t.Logf("DriverBranch: %v", err)
 	state.mu.Lock()
 	refs, up := state.refs, state.up
 	state.mu.Unlock()
