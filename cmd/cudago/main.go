@@ -103,6 +103,26 @@
 //	  }],
 //	  "no_gpu_reason": ""                // why "gpus" is empty, e.g. "cuInit returned CUDA_ERROR_NO_DEVICE (...)"
 //	}
+//
+// # cudago smi
+//
+//	cudago smi [-watch DURATION] [-count N] [-json]
+//
+// smi prints nvidia-smi's summary table through NVML (package system),
+// without a CUDA context: per GPU its index, name, temperature, power
+// draw/cap, memory used/total, GPU and memory utilization, and SM and
+// memory clocks (current/max), N/A where the GPU does not report a value.
+// -watch reprints it every DURATION (clearing the screen only on a
+// terminal). With -json each table is one line:
+//
+//	{"time": "2026-01-02T03:04:05Z", "driver_version": "550.163.01", "cuda_version": "12.4",
+//	 "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-...", "pci_bus_id": "00000000:18:00.0",
+//	           "temperature_c": 34, "power_usage_w": 70.1, "power_limit_w": 700,
+//	           "memory_used_bytes": 1048576, "memory_total_bytes": 85520809984,
+//	           "utilization_gpu_percent": 0, "utilization_memory_percent": 0,
+//	           "sm_clock_mhz": 345, "max_sm_clock_mhz": 1980, "memory_clock_mhz": 2619, "max_memory_clock_mhz": 2619,
+//	           "errors": {}}],             // a null value's reason, by name ("PowerUsage": "...NOT_SUPPORTED...")
+//	 "error": ""}                          // why there is no table; then the exit status is 1
 package main
 
 import (
