@@ -82,15 +82,15 @@ func TestVersioned(t *testing.T) {
 
 func TestLooksOut(t *testing.T) {
 	for doc, want := range map[string]bool{
-		"Returned device pointer":                true,
-		"[out] Address of nvJitLink handle.":     true,
-		"Returns the CUDA driver version":        true,
-		"[out] sorted array of supported archs":  false,
-		"Pointer to return the nodes":            false,
-		"Optional location to store a pointer":   false,
-		"Device to get identifier string for":    false,
-		"Reference in which to return the count": true, // nvml.h
-		"Reference in which to provide the size": false,
+		"Returned device pointer":               true,
+		"[out] Address of nvJitLink handle.":    true,
+		"Returns the CUDA driver version":       true,
+		"[out] sorted array of supported archs": false,
+		"Pointer to return the nodes":           false,
+		"Optional location to store a pointer":  false,
+		"Device to get identifier string for":   false,
+		"Reference in which to return it":       true, // nvml.h
+		"Reference in which to provide a size":  false,
 	} {
 		if got := looksOut(doc); got != want {
 			t.Errorf("looksOut(%q) = %v, want %v", doc, got, want)
