@@ -59,6 +59,7 @@ typedef int (*cudago_fn_errname)(int, const char **);
 typedef const char *(*cudago_fn_errstr)(int);
 typedef struct { int err; int cu_err; } cudago_cufile_error; // CUfileError_t
 typedef cudago_cufile_error (*cudago_fn_cufile_version)(int *);
+typedef int (*cudago_fn_str)(char *, unsigned int);
 
 static int cudago_call_i1(void *f, int *a) { return ((cudago_fn_i1)f)(a); }
 static int cudago_call_i2(void *f, int *a, int *b) { return ((cudago_fn_i2)f)(a, b); }
@@ -70,6 +71,7 @@ static const char *cudago_call_errname(void *f, int rc) {
 	return s;
 }
 static const char *cudago_call_errstr(void *f, int rc) { return ((cudago_fn_errstr)f)(rc); }
+static int cudago_call_str(void *f, char *buf, unsigned int len) { return ((cudago_fn_str)f)(buf, len); }
 static int cudago_call_cufile_version(void *f, int *v, int *cu_err) {
 	cudago_cufile_error e = ((cudago_fn_cufile_version)f)(v);
 	*cu_err = e.cu_err;
@@ -107,6 +109,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"github.com/cudago/cudago/internal/version"
@@ -165,6 +168,8 @@ func dlpath(h unsafe.Pointer) string {
 // Version returns the library's own version, asked of the library itself:
 //
 //	Driver     cuDriverGetVersion: the CUDA version the driver supports, "13.0"
+//	NVML       the driver's version, "550.163.01": from the file name, else
+//	           nvmlSystemGetNVMLVersion (no nvmlInit)
 //	NVRTC      nvrtcVersion, "12.4"
 //	NVJitLink  nvJitLinkVersion, "12.4" (before 12.3: from the file name)
 //	NVFatbin   nvFatbinVersion, "12.4"
@@ -220,6 +225,8 @@ func (l *Library) Version() (string, error) {
 			return "", l.resultError(name, int(rc))
 		}
 		return fmt.Sprintf("%d.%d", maj, min), nil
+	case NVML:
+		return nvmlVersion(l)
 	case NVVM:
 		f, err := l.Symbol("nvvmVersion")
 		if err != nil {
@@ -265,11 +272,42 @@ func (l *Library) resultError(fn string, rc int) error {
 				name = C.GoString(s)
 			}
 		}
+	case NVML:
+		if f, err := l.Symbol("nvmlErrorString"); err == nil {
+			if s := C.cudago_call_errstr(f, C.int(rc)); s != nil {
+				name = C.GoString(s)
+			}
+		}
 	}
 	if name == "" {
 		return fmt.Errorf("pathfinder: %s in %s failed: error %d", fn, l.Path, rc)
 	}
 	return fmt.Errorf("pathfinder: %s in %s failed: %s (%d)", fn, l.Path, name, rc)
+}
+
+// nvmlVersion returns the driver version NVML belongs to, "550.163.01":
+// the real file's name (libnvidia-ml.so.550.163.01, as every driver
+// install names it), else nvmlSystemGetNVMLVersion without the NVML API
+// major before it ("12.550.163.01"), which needs no nvmlInit. Neither
+// touches a GPU.
+func nvmlVersion(l *Library) (string, error) {
+	if v, err := fileVersion(l.Path); err == nil && strings.Contains(v, ".") {
+		return v, nil // not a copy named libnvidia-ml.so.1: its "1" is no driver version
+	}
+	f, err := l.Symbol("nvmlSystemGetNVMLVersion")
+	if err != nil {
+		return "", err
+	}
+	var buf [96]C.char // NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE is 80
+	if rc := C.cudago_call_str(f, &buf[0], C.uint(len(buf))); rc != 0 {
+		return "", l.resultError("nvmlSystemGetNVMLVersion", int(rc))
+	}
+	s := C.GoString(&buf[0])
+	_, v, ok := strings.Cut(s, ".")
+	if _, err := version.Parse(v); !ok || err != nil {
+		return "", fmt.Errorf("pathfinder: nvmlSystemGetNVMLVersion in %s returned %q, not <API>.<driver version>", l.Path, s)
+	}
+	return v, nil
 }
 
 func nvrtcVersion(l *Library) (major, minor int, err error) {

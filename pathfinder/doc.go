@@ -9,6 +9,7 @@
 //
 //	Lib        sonames tried (newest major first)        override variable
 //	Driver     libcuda.so.1                              CUDAGO_DRIVER_PATH
+//	NVML       libnvidia-ml.so.1                         CUDAGO_NVML_PATH
 //	NVRTC      libnvrtc.so.13, libnvrtc.so.12            CUDAGO_NVRTC_PATH
 //	NVJitLink  libnvJitLink.so.13, libnvJitLink.so.12    CUDAGO_NVJITLINK_PATH
 //	NVFatbin   libnvfatbin.so.13, libnvfatbin.so.12      CUDAGO_NVFATBIN_PATH
@@ -97,6 +98,9 @@
 // only serve machines without an installed driver (a libcuda.so.1 there lets
 // the bindings load, though calls will report that no device exists). Pip
 // wheels and conda (5, 6) are not searched for it: they never ship it.
+// [NVML], libnvidia-ml.so.1, is part of the driver and is searched the same
+// way (the local install's, Debian's libnvidia-ml1, loads anywhere and
+// reports that no driver is loaded).
 //
 // Libraries are opened with RTLD_NOW|RTLD_LOCAL and never closed.
 // [Library.Found] records which place supplied the library, with the strings

@@ -570,3 +570,29 @@ func fakeVersion(t *testing.T, dir string, lib Lib, file, src string) (l *Librar
 	v, err = l.Version()
 	return l, v, err
 }
+
+// TestNVMLVersion: NVML's version is the driver's, from the file name the
+// soname points to, else from nvmlSystemGetNVMLVersion without its NVML API
+// major; a failure names the call and nvmlErrorString's text.
+func TestNVMLVersion(t *testing.T) {
+	dir := t.TempDir()
+	query := `#include <string.h>
+int nvmlSystemGetNVMLVersion(char *b, unsigned n) { strncpy(b, "12.560.35.03", n); return 0; }`
+	failing := `
+int nvmlSystemGetNVMLVersion(char *b, unsigned n) { return 7; }
+const char *nvmlErrorString(int r) { return r == 7 ? "Insufficient Size" : "?"; }`
+	for _, c := range []struct{ file, src, want, err string }{
+		{"libnvidia-ml.so.550.163.01", fakeGeneric, "550.163.01", ""},
+		// A copy named by its soname: "1" is no driver version.
+		{"q/libnvidia-ml.so.1", query, "560.35.03", ""},
+		{"f/libnvidia-ml.so.1", failing, "", "nvmlSystemGetNVMLVersion in " + filepath.Join(dir, "f/libnvidia-ml.so.1") + " failed: Insufficient Size (7)"},
+	} {
+		_, v, err := fakeVersion(t, dir, NVML, c.file, c.src)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: Version() = %q, %v; want an error saying %q", c.file, v, err, c.err)
+		case c.err == "" && (err != nil || v != c.want):
+			t.Errorf("%s: Version() = %q, %v; want %s", c.file, v, err, c.want)
+		}
+	}
+}

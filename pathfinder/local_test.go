@@ -48,7 +48,7 @@ func expectLocal(l Lib) bool {
 	if os.Getenv(l.EnvVar()) != "" || os.Getenv("CUDA_HOME") != "" || os.Getenv("CUDA_PATH") != "" {
 		return false
 	}
-	return l != Driver // the driver asks the system loader first
+	return l != Driver && l != NVML // the driver and NVML ask the system loader first
 }
 
 // inLocal reports whether the local install holds one of l's sonames.
@@ -168,6 +168,31 @@ func TestLocalDriver(t *testing.T) {
 	}
 	t.Logf("driver supports CUDA %s", v)
 	for _, sym := range []string{"cuInit", "cuGetProcAddress", "cuGetErrorName"} {
+		if _, err := lib.Symbol(sym); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestLocalNVML loads NVML (Debian's libnvidia-ml1 in the local install,
+// or the system's) and reads its version without nvmlInit.
+func TestLocalNVML(t *testing.T) {
+	if !inLocal(t, localInstall(t), NVML) && os.Getenv(NVML.EnvVar()) == "" {
+		t.Skip("scripts/setup-cuda.sh did not install libnvidia-ml")
+	}
+	lib := loadLocal(t, NVML)
+	if lib.Major != 1 || lib.Soname != "libnvidia-ml.so.1" {
+		t.Errorf("Soname %q, Major %d; want libnvidia-ml.so.1, 1", lib.Soname, lib.Major)
+	}
+	v, err := lib.Version()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^\d{3}\.\d+(\.\d+)?$`).MatchString(v) {
+		t.Errorf("NVML Version() = %q, want a driver version such as 550.163.01", v)
+	}
+	t.Logf("NVML of driver %s (%s)", v, lib.Found)
+	for _, sym := range []string{"nvmlInit_v2", "nvmlDeviceGetCount_v2", "nvmlErrorString", "nvmlShutdown"} {
 		if _, err := lib.Symbol(sym); err != nil {
 			t.Error(err)
 		}

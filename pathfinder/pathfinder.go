@@ -14,6 +14,7 @@ type Lib string
 // The libraries pathfinder knows how to find.
 const (
 	Driver    Lib = "cuda"       // CUDA driver API: libcuda.so.1
+	NVML      Lib = "nvidia-ml"  // NVIDIA Management Library, the driver's monitoring API: libnvidia-ml.so.1
 	NVRTC     Lib = "nvrtc"      // runtime compiler: libnvrtc.so.13, libnvrtc.so.12
 	NVJitLink Lib = "nvJitLink"  // JIT linker: libnvJitLink.so.13, libnvJitLink.so.12
 	NVFatbin  Lib = "nvfatbin"   // fatbin creation: libnvfatbin.so.13, libnvfatbin.so.12
@@ -60,6 +61,8 @@ func wheelDirs(dir string) []string { return []string{"nvidia/cu13/lib", dir} }
 // Report loads each of them by its own search first.
 var specs = []*spec{
 	{lib: Driver, env: "CUDAGO_DRIVER_PATH", sonames: []string{"libcuda.so.1"}, systemFirst: true},
+	// NVML is part of the driver: it must match the kernel module as libcuda does.
+	{lib: NVML, env: "CUDAGO_NVML_PATH", sonames: []string{"libnvidia-ml.so.1"}, systemFirst: true},
 	{lib: NVRTC, env: "CUDAGO_NVRTC_PATH", sonames: []string{"libnvrtc.so.13", "libnvrtc.so.12"},
 		wheel: wheelDirs("nvidia/cuda_nvrtc/lib")},
 	{lib: NVJitLink, env: "CUDAGO_NVJITLINK_PATH", sonames: []string{"libnvJitLink.so.13", "libnvJitLink.so.12"},
@@ -146,7 +149,7 @@ type Library struct {
 	// name when the file has none).
 	Soname string
 	// Major is the major version in the soname: 12 or 13 for NVRTC,
-	// nvJitLink and nvFatbin, 4 for NVVM, 1 for the driver, 0 for cuFile
+	// nvJitLink and nvFatbin, 4 for NVVM, 1 for the driver and NVML, 0 for cuFile
 	// (11 for cuSOLVER of CUDA 12: the math libraries number their own).
 	Major int
 	// Found says where the library was found: "env CUDAGO_NVRTC_PATH",

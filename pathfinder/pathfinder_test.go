@@ -9,12 +9,12 @@ import (
 )
 
 func TestLibs(t *testing.T) {
-	want := []Lib{Driver, NVRTC, NVJitLink, NVFatbin, NVVM, CuFile, CUDART, CuBLASLt, CuBLAS, CuFFT, CuRAND, CuSPARSE, CuSOLVER, NVTX, NCCL}
+	want := []Lib{Driver, NVML, NVRTC, NVJitLink, NVFatbin, NVVM, CuFile, CUDART, CuBLASLt, CuBLAS, CuFFT, CuRAND, CuSPARSE, CuSOLVER, NVTX, NCCL}
 	if got := Libs(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Libs() = %v, want %v", got, want)
 	}
 	envs := map[Lib]string{
-		Driver: "CUDAGO_DRIVER_PATH", NVRTC: "CUDAGO_NVRTC_PATH", NVJitLink: "CUDAGO_NVJITLINK_PATH",
+		Driver: "CUDAGO_DRIVER_PATH", NVML: "CUDAGO_NVML_PATH", NVRTC: "CUDAGO_NVRTC_PATH", NVJitLink: "CUDAGO_NVJITLINK_PATH",
 		NVFatbin: "CUDAGO_NVFATBIN_PATH", NVVM: "CUDAGO_NVVM_PATH", CuFile: "CUDAGO_CUFILE_PATH",
 		CUDART: "CUDAGO_CUDART_PATH", CuBLASLt: "CUDAGO_CUBLASLT_PATH", CuBLAS: "CUDAGO_CUBLAS_PATH",
 		CuFFT: "CUDAGO_CUFFT_PATH", CuRAND: "CUDAGO_CURAND_PATH", CuSPARSE: "CUDAGO_CUSPARSE_PATH",
@@ -27,6 +27,7 @@ func TestLibs(t *testing.T) {
 	}
 	sonames := map[Lib][]string{
 		Driver:    {"libcuda.so.1"},
+		NVML:      {"libnvidia-ml.so.1"},
 		NVRTC:     {"libnvrtc.so.13", "libnvrtc.so.12"},
 		NVJitLink: {"libnvJitLink.so.13", "libnvJitLink.so.12"},
 		NVFatbin:  {"libnvfatbin.so.13", "libnvfatbin.so.12"},
@@ -78,15 +79,18 @@ func TestLibs(t *testing.T) {
 			}
 			continue
 		}
-		if s.lib != Driver && (len(s.wheel) != 2 || s.wheel[0] != "nvidia/cu13/lib" || !strings.HasPrefix(s.wheel[1], "nvidia/")) {
+		if !s.systemFirst && (len(s.wheel) != 2 || s.wheel[0] != "nvidia/cu13/lib" || !strings.HasPrefix(s.wheel[1], "nvidia/")) {
 			t.Errorf("%s wheel directories %q", s.lib, s.wheel)
 		}
 	}
 	if w := specOf(CuBLAS).wheel[1]; w != "nvidia/cublas/lib" || specOf(CuBLASLt).wheel[1] != w {
 		t.Errorf("cuBLAS and cuBLASLt share one wheel: %q, %q", w, specOf(CuBLASLt).wheel)
 	}
-	if specOf(Driver).wheel != nil {
-		t.Error("the driver has a wheel directory")
+	for _, l := range []Lib{Driver, NVML} {
+		// Parts of the driver: the system's first, no wheel.
+		if s := specOf(l); s.wheel != nil || !s.systemFirst {
+			t.Errorf("%s: wheel directories %q, system loader first %v", l, s.wheel, s.systemFirst)
+		}
 	}
 }
 

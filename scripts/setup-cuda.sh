@@ -14,8 +14,9 @@
 #                                          libcufft.so.11, libcusparse.so.12, libcusolver.so.11,
 #                                          libnvToolsExt.so.1, libnccl.so.2 (NCCL 2.22.3),
 #                                          libcuda.so.1 (-> nvidia/current/libcuda.so.1),
+#                                          libnvidia-ml.so.1 (-> nvidia/current/libnvidia-ml.so.1),
 #                                          libcudart_static.a, libcudadevrt.a, stubs/
-#   .cuda/root/usr/include/                CUDA headers (cuda.h, cuda_runtime.h, nvrtc.h, ...), nccl.h
+#   .cuda/root/usr/include/                CUDA headers (cuda.h, cuda_runtime.h, nvrtc.h, ...), nccl.h, nvml.h
 #   .cuda/root/usr/lib/nvidia-cuda-toolkit/  real nvcc, cicc, libdevice/libdevice.10.bc
 #   .cuda/glibc/                           Debian trixie's glibc (libc6), apart from root/: its
 #                                          libnccl2 needs glibc 2.38, which Debian 12 lacks; the
@@ -69,6 +70,8 @@ PKGS=(
   libnvfatbin12          # libnvfatbin.so.12
   libnvvm4               # libnvvm.so.4
   libcuda1               # libcuda.so.1 (driver userland; no GPU needed just to load it)
+  libnvidia-ml1          # libnvidia-ml.so.1 (NVML, driver 550 like libcuda1; nvmlInit fails without a GPU)
+  libnvidia-ml-dev       # nvml.h (CUDA 12.4's NVML header, 0.6 MB), which bindings/nvml is generated from
   libcufile0             # libcufile.so.0
   libcudart12            # libcudart.so.12
   # The math libraries: 606 MB of .debs, 1.3 GB unpacked (cuBLASLt, cuFFT and cuSPARSE are most of it).
@@ -214,10 +217,11 @@ EOF
   for lib in libnvrtc.so.12 libnvrtc-builtins.so.12.4 libnvJitLink.so.12 libnvfatbin.so.12 \
              libnvvm.so.4 libcuda.so.1 libcufile.so.0 libcudart.so.12 libcudart_static.a \
              libcublas.so.12 libcublasLt.so.12 libcurand.so.10 libcufft.so.11 libcusparse.so.12 \
-             libcusolver.so.11 libnvToolsExt.so.1 libnccl.so.2; do
+             libcusolver.so.11 libnvToolsExt.so.1 libnccl.so.2 libnvidia-ml.so.1; do
     [[ -e "$ROOT/$LIBDIR/$lib" ]] || die "verification failed: missing $ROOT/$LIBDIR/$lib"
   done
   [[ -e "$ROOT/usr/include/nccl.h" ]] || die "verification failed: missing $ROOT/usr/include/nccl.h"
+  [[ -e "$ROOT/usr/include/nvml.h" ]] || die "verification failed: missing $ROOT/usr/include/nvml.h"
   "$CUDA_DIR/glibc/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" --version >/dev/null ||
     die "verification failed: $CUDA_DIR/glibc's loader does not run"
   log "verify OK"
@@ -413,6 +417,8 @@ if ((${#ADD[@]})); then
   for p in "${ADD[@]}"; do
     extract_pkg "$p" "$ROOT" || die "unpacking $p failed (corrupt .deb? delete it and rerun)"
   done
+  [[ -e "$ROOT/$LIBDIR/nvidia/current/libnvidia-ml.so.1" ]] &&
+    ln -sfn nvidia/current/libnvidia-ml.so.1 "$ROOT/$LIBDIR/libnvidia-ml.so.1"
   dev_links "$ROOT"
   { printf '%s\n' "$STAMP_HEAD"; sed 1d "$STAMP"; printf '%s' "$STAMP_BODY"; } >"$STAMP.tmp"
   mv -f "$STAMP.tmp" "$STAMP"
@@ -444,6 +450,7 @@ L="$NEW/$LIBDIR"
 # into the library dir: do it here.
 ln -sfn nvidia/current/libcuda.so.1 "$L/libcuda.so.1"
 ln -sfn libcuda.so.1 "$L/libcuda.so"
+ln -sfn nvidia/current/libnvidia-ml.so.1 "$L/libnvidia-ml.so.1"   # the same for NVML
 dev_links "$NEW"
 
 # Debian's nvcc.profile is a link to /etc/nvcc.profile with absolute /usr paths: replace it

@@ -24,7 +24,7 @@ func init() {
 		args:    "[-json] [-require-gpu]",
 		summary: "report the CUDA libraries found, the driver's CUDA version and the GPUs",
 		help: `
-Doctor loads every CUDA library cudago uses (libcuda, NVRTC, nvJitLink,
+Doctor loads every CUDA library cudago uses (libcuda, NVML, NVRTC, nvJitLink,
 nvFatbin, NVVM, cuFile, the CUDA runtime, cuBLASLt, cuBLAS, cuFFT, cuRAND,
 cuSPARSE, cuSOLVER and NVTX) and prints for each whether it was found, its
 path, where it was found (CUDA_HOME, the local install, a pip wheel in
@@ -33,9 +33,12 @@ its version, the libraries it needs that were loaded with it, and any notes
 or warnings. For a missing library it lists every place searched and how to
 fix it: set CUDAGO_<LIB>_PATH or CUDA_HOME, or run scripts/setup-cuda.sh.
 
-It then prints the CUDA version the driver supports and each GPU's name,
-compute capability, total memory, PCI bus id, multiprocessor count and UUID,
-or why there is no GPU (such as cuInit returning CUDA_ERROR_NO_DEVICE).
+It then prints the CUDA version the driver supports; what NVML reports
+without a CUDA context (the driver's version and branch, and each GPU's
+name, UUID, PCI bus id and memory), or why it cannot (no NVIDIA driver
+loaded); and, through the driver API, each GPU's name, compute capability,
+total memory, PCI bus id, multiprocessor count and UUID, or why there is
+no GPU (such as cuInit returning CUDA_ERROR_NO_DEVICE).
 
 Last, GPUDirect Storage: cuFile's version, whether the nvidia-fs kernel
 module is loaded, the cufile.json cuFile reads (CUFILE_ENV_PATH_JSON or
@@ -90,6 +93,7 @@ type doctorReport struct {
 	Arch        string          `json:"arch"`
 	Libraries   []libraryReport `json:"libraries"`
 	Driver      driverReport    `json:"driver"`
+	NVML        nvmlReport      `json:"nvml"`
 	GPUs        []gpuReport     `json:"gpus"`
 	NoGPUReason string          `json:"no_gpu_reason"`
 	GDS         gdsReport       `json:"gds"`
@@ -161,6 +165,7 @@ type gdsReport struct {
 
 var libDescriptions = map[pathfinder.Lib]string{
 	pathfinder.Driver:    "CUDA driver API (libcuda)",
+	pathfinder.NVML:      "management library (NVML, libnvidia-ml)",
 	pathfinder.NVRTC:     "runtime compiler (NVRTC)",
 	pathfinder.NVJitLink: "JIT linker (nvJitLink)",
 	pathfinder.NVFatbin:  "fat binary creation (nvFatbin)",
@@ -231,6 +236,8 @@ func doctorLibsAndGPUs() *doctorReport {
 		Libraries: []libraryReport{},
 		GPUs:      []gpuReport{},
 	}
+	// Through NVML first: it needs no context, and is there when libcuda is not.
+	rep.NVML = nvmlSection()
 	driverFound := false
 	for _, st := range pathfinder.Report() {
 		lr := libraryFromStatus(st)
@@ -443,6 +450,8 @@ func (r *doctorReport) writeText(w io.Writer) {
 	default:
 		fmt.Fprint(w, "  CUDA version unknown (cuDriverGetVersion failed)\n")
 	}
+
+	r.NVML.writeText(w)
 
 	fmt.Fprintf(w, "\nGPUs (%d)\n", len(r.GPUs))
 	if len(r.GPUs) == 0 {

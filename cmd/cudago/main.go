@@ -11,6 +11,7 @@
 // Commands:
 //
 //	doctor   report the CUDA libraries found, the driver's CUDA version and the GPUs
+//	smi      show each GPU's temperature, power, memory, utilization and clocks, like nvidia-smi
 //	compile  compile .cu files with NVRTC for several architectures (in parallel)
 //	link     link LTO-IR, PTX, cubins, fatbins and objects with nvJitLink
 //	fatbin   pack cubins, PTX and LTO-IR into a fat binary with nvFatbin
@@ -29,19 +30,22 @@
 //
 //	cudago doctor [-json] [-require-gpu]
 //
-// doctor loads every library pathfinder knows (the driver libcuda, NVRTC,
+// doctor loads every library pathfinder knows (the driver libcuda, NVML, NVRTC,
 // nvJitLink, nvFatbin, NVVM, cuFile, the CUDA runtime, cuBLASLt, cuBLAS,
 // cuFFT, cuRAND, cuSPARSE, cuSOLVER, NVTX) and prints, for each, whether it
 // was found, its path, where it was found, its version and any notes or
 // warnings; for a missing library it prints every place tried and how to
-// fix it. Then it prints the CUDA version the driver supports and, for each
-// GPU, its name, compute capability, total memory, PCI bus id,
-// multiprocessor count and UUID, or why there is none (for example
-// "no GPU: cuInit returned CUDA_ERROR_NO_DEVICE"). Last, GPUDirect Storage:
-// cuFile's version, whether the nvidia-fs kernel module is loaded, the
-// cufile.json cuFile reads and its compatibility settings, and the mode
-// (GPUDirect, cuFile's compatibility mode, or unavailable), from the
-// cuFile driver itself when there is a GPU.
+// fix it. Then it prints the CUDA version the driver supports; NVML's view,
+// without a CUDA context (the driver's version and branch, each GPU's name,
+// UUID, PCI bus id and memory), or why there is none ("no GPU: the NVIDIA
+// driver is not loaded (...)"); and, for each GPU, its name, compute
+// capability, total memory, PCI bus id, multiprocessor count and UUID, or
+// why there is none (for example "no GPU: cuInit returned
+// CUDA_ERROR_NO_DEVICE"). Last, GPUDirect Storage: cuFile's version,
+// whether the nvidia-fs kernel module is loaded, the cufile.json cuFile
+// reads and its compatibility settings, and the mode (GPUDirect, cuFile's
+// compatibility mode, or unavailable), from the cuFile driver itself when
+// there is a GPU.
 //
 // doctor exits 0 whenever the report could be produced, even when libraries
 // or GPUs are missing: reporting is its job. With -require-gpu it exits 1
@@ -55,7 +59,7 @@
 //	{
 //	  "schema": 1,                       // bumped on incompatible changes
 //	  "go": "go1.26.8", "os": "linux", "arch": "amd64",
-//	  "libraries": [{                    // fixed order: pathfinder.Libs(): cuda, nvrtc, nvJitLink, nvfatbin,
+//	  "libraries": [{                    // fixed order: pathfinder.Libs(): cuda, nvidia-ml, nvrtc, nvJitLink, nvfatbin,
 //	                                     // nvvm, cufile, cudart, cublasLt, cublas, cufft, curand, cusparse,
 //	                                     // cusolver, nvToolsExt, nccl
 //	    "name": "nvrtc",                 // pathfinder.Lib
@@ -81,6 +85,16 @@
 //	    "cuda_version_raw": 12040,       // 1000*major + 10*minor (0 if unknown)
 //	    "init_error": "",                // cuInit's error ("" when it succeeded)
 //	    "init_code": ""                  // its CUresult name, e.g. "CUDA_ERROR_NO_DEVICE"
+//	  },
+//	  "nvml": {                          // through NVML (package system), without a CUDA context
+//	    "initialized": true,             // nvmlInit succeeded
+//	    "driver_version": "550.163.01",
+//	    "driver_branch": "",             // "" before driver 560, which has no such query
+//	    "cuda_version": "12.4",          // nvmlSystemGetCudaDriverVersion
+//	    "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-6d6f2b3a-...",
+//	              "pci_bus_id": "00000000:18:00.0", "memory_total_bytes": 85520809984,
+//	              "memory_used_bytes": 0, "errors": []}],   // NVML's order (by PCI bus id), its memory on the board
+//	    "error": ""                      // why not, e.g. "no GPU: the NVIDIA driver is not loaded (...)"
 //	  },
 //	  "gpus": [{
 //	    "index": 0, "name": "NVIDIA H100 80GB HBM3",
@@ -109,6 +123,26 @@
 //	    "max_direct_io_size": 0          // the driver's largest request, bytes (0 unless opened)
 //	  }
 //	}
+//
+// # cudago smi
+//
+//	cudago smi [-watch DURATION] [-count N] [-json]
+//
+// smi prints nvidia-smi's summary table through NVML (package system),
+// without a CUDA context: per GPU its index, name, temperature, power
+// draw/cap, memory used/total, GPU and memory utilization, and SM and
+// memory clocks (current/max), N/A where the GPU does not report a value.
+// -watch reprints it every DURATION (clearing the screen only on a
+// terminal). With -json each table is one line:
+//
+//	{"time": "2026-01-02T03:04:05Z", "driver_version": "550.163.01", "cuda_version": "12.4",
+//	 "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-...", "pci_bus_id": "00000000:18:00.0",
+//	           "temperature_c": 34, "power_usage_w": 70.1, "power_limit_w": 700,
+//	           "memory_used_bytes": 1048576, "memory_total_bytes": 85520809984,
+//	           "utilization_gpu_percent": 0, "utilization_memory_percent": 0,
+//	           "sm_clock_mhz": 345, "max_sm_clock_mhz": 1980, "memory_clock_mhz": 2619, "max_memory_clock_mhz": 2619,
+//	           "errors": {}}],             // a null value's reason, by name ("PowerUsage": "...NOT_SUPPORTED...")
+//	 "error": ""}                          // why there is no table; then the exit status is 1
 package main
 
 import (

@@ -89,6 +89,8 @@ func TestLooksOut(t *testing.T) {
 		"Pointer to return the nodes":           false,
 		"Optional location to store a pointer":  false,
 		"Device to get identifier string for":   false,
+		"Reference in which to return it":       true, // nvml.h
+		"Reference in which to provide a size":  false,
 	} {
 		if got := looksOut(doc); got != want {
 			t.Errorf("looksOut(%q) = %v, want %v", doc, got, want)

@@ -51,7 +51,8 @@ type libConfig struct {
 	// header's version and the one of the first header that declares it.
 	since map[string]string
 	// outParams names parameters ("function.parameter") that are outputs
-	// although the header's doc does not say so, or says [in] wrongly.
+	// although the header's doc does not say so, or says [in] wrongly;
+	// false: not an output although the doc says so (the call reads it too).
 	outParams map[string]bool
 	// sticky lists phrases of the header's doc of a status value that mark
 	// it as leaving the context unusable (every later call fails with it);
@@ -91,6 +92,20 @@ type libConfig struct {
 	// CUfileError_t: cufile.PackedStatusError); the in-context calls of
 	// layer packages (layercalls.go) need one for such a status.
 	packedStatus string
+	// libVersion is the library version of the headers read (not the
+	// extra ones) where the library numbers itself apart from CUDA and
+	// the header has no version macros (NVML: the driver's version).
+	libVersion string
+	// macroRevisions: a _vN function takes the plain API name only where
+	// the header's macro selects it (#define nvmlInit nvmlInit_v2); a
+	// revision no macro names keeps its own (nvmlDeviceGetMemoryInfo_v2
+	// beside nvmlDeviceGetMemoryInfo, another ABI).
+	macroRevisions bool
+	// groupDocs: a function without a doc comment right above it takes
+	// the one above the run of declarations it ends (nvml.h declares
+	// nvmlDeviceGetMemoryInfo_v2 on the line after nvmlDeviceGetMemoryInfo),
+	// or none: never the comment below, which documents the next function.
+	groupDocs bool
 }
 
 func libNames() string {

@@ -121,7 +121,42 @@ func docAbove(u *unit, pos token.Position) string {
 	if j := strings.Index(lines[i], "/*"); strings.TrimSpace(lines[i][:j]) != "" {
 		return "" // the trailing comment of the declaration above
 	}
+	if i == end && groupMarker(lines[i]) {
+		// /** @} */ closes a Doxygen group between a function's doc and
+		// its declaration (nvml.h's nvmlDeviceGetTopologyCommonAncestor).
+		return docAbove(u, token.Position{Filename: pos.Filename, Line: i + 1})
+	}
 	return cleanDoc(lines[i : end+1])
+}
+
+// groupMarker reports whether a one-line comment only opens or closes a
+// Doxygen group: /** @} */, /** @{ */.
+func groupMarker(l string) bool {
+	l = strings.TrimSpace(l)
+	l = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(l, "/**"), "/*"), "*/"))
+	return l == "@}" || l == "@{"
+}
+
+// docOfGroup returns the doc comment above a run of declarations, one a
+// line, that pos ends: nvml.h declares nvmlDeviceGetMemoryInfo_v2 on the
+// line after nvmlDeviceGetMemoryInfo, under one comment.
+func docOfGroup(u *unit, pos token.Position) string {
+	lines := u.lines(pos.Filename)
+	i := pos.Line - 2
+	for i >= 0 && i < len(lines) && isDeclLine(lines[i]) {
+		i--
+	}
+	if i == pos.Line-2 {
+		return ""
+	}
+	return docAbove(u, token.Position{Filename: pos.Filename, Line: i + 2})
+}
+
+// isDeclLine reports whether a line is a whole declaration (nvmlReturn_t
+// DECLDIR f(int x);), not a comment.
+func isDeclLine(l string) bool {
+	l = strings.TrimSpace(l)
+	return strings.HasSuffix(l, ");") && strings.Contains(l, "(") && !strings.HasPrefix(l, "*") && !strings.HasPrefix(l, "/")
 }
 
 // docBelow returns the comment block that follows a declaration (nvJitLink

@@ -85,6 +85,9 @@ func parseHeader(headersDir string, cfg *libConfig, h header) (*unit, error) {
 			return nil, fmt.Errorf("%s: no %s_MAJOR, _MINOR and _PATCH macros", path, cfg.verMacro)
 		}
 	}
+	if cfg.libVersion != "" && !h.extra {
+		u.since = cfg.libVersion
+	}
 	return u, nil
 }
 
@@ -279,7 +282,7 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 				return
 			}
 			api, _ := cfg.symbolCandidates(dr.Name())
-			if cur := currentDecl(prim, api); cur != "" && cur != dr.Name() {
+			if cur := currentDecl(prim, api); cur != "" && cur != dr.Name() || cur == "" && api != dr.Name() && cfg.macroRevisions {
 				return
 			}
 			name := exportName(stripPrefix(api, cfg.funcPrefix))
@@ -1041,6 +1044,8 @@ func (m *model) collectFuncs(u *unit) []*funcDef {
 		api, syms := m.cfg.symbolCandidates(decl)
 		if cur := currentDecl(u, api); cur != "" && cur != decl {
 			api = decl // an explicit revision; the macros select another
+		} else if cur == "" && api != decl && m.cfg.macroRevisions {
+			api = decl // a revision no macro selects
 		}
 		f := &funcDef{cname: api, decl: decl, syms: syms, ret: ft.Result(), since: u.since, ft: ft}
 		f.goName = exportName(stripPrefix(api, m.cfg.funcPrefix))
@@ -1048,7 +1053,9 @@ func (m *model) collectFuncs(u *unit) []*funcDef {
 			f.goName = r
 		}
 		f.doc = docAbove(u, d.Position())
-		if f.doc == "" {
+		if f.doc == "" && m.cfg.groupDocs {
+			f.doc = docOfGroup(u, d.Position())
+		} else if f.doc == "" {
 			f.doc = docBelow(u, d.Position())
 		}
 		paramDocs := parseParamDocs(f.doc)
@@ -1061,9 +1068,14 @@ func (m *model) collectFuncs(u *unit) []*funcDef {
 				name = fmt.Sprintf("arg%d", i)
 			}
 			pd := &paramDef{cname: name, goName: goIdent(name), ct: p.Type()}
-			m.classifyParam(pd, paramDocs[name], m.cfg.outParams[api+"."+name])
+			force, forced := m.cfg.outParams[api+"."+name]
+			m.classifyParam(pd, paramDocs[name], force)
+			if forced && !force && pd.out {
+				pd.out, pd.outGoType = false, "" // configured: the doc says output, but the call reads it too
+			}
 			f.params = append(f.params, pd)
 		}
+		keepBuffers(f)
 		m.pairCounts(f)
 		f.retC = m.cType(f.ret)
 		if td := f.ret.Typedef(); td != nil && td.Name() == m.cfg.resultType {
@@ -1205,7 +1217,7 @@ func (m *model) classifyParam(p *paramDef, doc string, forceOut bool) {
 	// Output parameter: a non-const pointer to one value that the docs say
 	// the call writes (not a buffer, not an array, not optional), or, where
 	// no doc says what it is, whose name says so (nvvmSizeRet).
-	if constEl || !(looksOut(doc) || outByName(p.cname, el, doc)) {
+	if constEl || !(looksOut(doc) || outByName(p.cname, el, doc)) || versionedStruct(el) {
 		return
 	}
 	switch el.Kind() {
@@ -1240,6 +1252,49 @@ func outByName(name string, el cc.Type, doc string) bool {
 	return strings.TrimSpace(doc) == ""
 }
 
+// keepBuffers undoes the output classification of arrays: where a pointer
+// to an integer count is among a function's parameters (infoCount of
+// nvmlDeviceGetComputeRunningProcesses, read as the size of the infos
+// array and written with the number of entries), the others that the docs
+// call outputs are arrays it counts, and the count is read too: all stay
+// pointers. A count that is the only output (nvmlDeviceGetMemoryErrorCounter)
+// stays a result.
+func keepBuffers(f *funcDef) {
+	isCount := func(p *paramDef) bool {
+		if p.kind != pkPointer || !strings.Contains(strings.ToLower(p.cname), "count") {
+			return false
+		}
+		pt, ok := p.ct.(*cc.PointerType)
+		return ok && isIntegerType(pt.Elem())
+	}
+	counted, other := false, false
+	for _, p := range f.params {
+		switch {
+		case isCount(p):
+			counted = true
+		case p.out && p.outGoType != "string":
+			other = true
+		}
+	}
+	if !counted || !other {
+		return
+	}
+	for _, p := range f.params {
+		if p.out && p.outGoType != "string" {
+			p.out, p.outGoType = false, ""
+		}
+	}
+}
+
+// versionedStruct reports whether t is a struct whose first field is
+// version, which the caller sets before the call (NVML's nvmlMemory_v2_t,
+// nvmlSystemDriverBranchInfo_t): a pointer to it is read and written, never
+// an output alone.
+func versionedStruct(t cc.Type) bool {
+	st, ok := t.(*cc.StructType)
+	return ok && !st.IsIncomplete() && st.NumFields() > 0 && st.FieldByIndex(0).Name() == "version"
+}
+
 func isConstType(t cc.Type) bool {
 	// cc/v4 reports qualifiers through the type's String form.
 	return strings.HasPrefix(t.String(), "const ")
@@ -1251,7 +1306,7 @@ func looksOut(doc string) bool {
 	if strings.Contains(l, "array of") || strings.Contains(l, "an array") || strings.Contains(l, "list of") || strings.Contains(l, "optional") || strings.Contains(l, "[in,out]") || strings.Contains(l, "[in, out]") || strings.Contains(l, "in/out") {
 		return false
 	}
-	for _, p := range []string{"[out]", "Returned", "Returns ", "Address of"} {
+	for _, p := range []string{"[out]", "Returned", "Returns ", "Address of", "Reference in which to return"} {
 		if strings.HasPrefix(d, p) {
 			return true
 		}
