@@ -56,6 +56,7 @@ type Suite struct {
 	cPageable            unsafe.Pointer
 	legacy               *core.LegacyMemoryResource
 	pool, poolNoReuse    *core.DeviceMemoryResource
+	prepared             [3]*core.PreparedLaunch // empty, saxpy, mixed8
 	CompileTime, LoadDur time.Duration
 }
 
@@ -206,6 +207,44 @@ func (s *Suite) Cases() []*Case {
 			C: func(n int) (time.Duration, error) {
 				return cbase.LaunchMixed8(s.Ctx, s.Mixed.Handle(), sh, s.Out.Ptr(), 1, 2, 3, 4, 5, 6, s.X.Ptr(), n)
 			},
+		},
+		{
+			Name: "LaunchPreparedEmpty", What: "PreparedLaunch.Launch of an empty kernel, async", Iters: 20000, Target: 1.06, CheckAllocs: true, Chunk: LaunchChunk, Drain: st.Sync,
+			Setup: s.setupPrepared,
+			Go:    func(n int) error { return launchN(s.prepared[0], st, n) },
+			C:     func(n int) (time.Duration, error) { return cbase.LaunchEmpty(s.Ctx, s.Empty.Handle(), sh, n, false) },
+		},
+		{
+			Name: "LaunchPreparedSaxpy", What: "PreparedLaunch.Launch of saxpy (5 args), async", Iters: 20000, Target: 1.06, CheckAllocs: true, Chunk: LaunchChunk, Drain: st.Sync,
+			Setup: s.setupPrepared,
+			Go:    func(n int) error { return launchN(s.prepared[1], st, n) },
+			C: func(n int) (time.Duration, error) {
+				return cbase.LaunchSaxpy(s.Ctx, s.Saxpy.Handle(), sh, 2, s.X.Ptr(), s.Y.Ptr(), s.Out.Ptr(), SaxpyN, n)
+			},
+		},
+		{
+			Name: "LaunchPreparedMixed8", What: "PreparedLaunch.Launch with 8 mixed-type args, async", Iters: 20000, Target: 1.06, CheckAllocs: true, Chunk: LaunchChunk, Drain: st.Sync,
+			Setup: s.setupPrepared,
+			Go:    func(n int) error { return launchN(s.prepared[2], st, n) },
+			C: func(n int) (time.Duration, error) {
+				return cbase.LaunchMixed8(s.Ctx, s.Mixed.Handle(), sh, s.Out.Ptr(), 1, 2, 3, 4, 5, 6, s.X.Ptr(), n)
+			},
+		},
+		{
+			Name: "LaunchPreparedSync", What: "PreparedLaunch.Launch + stream sync round trip", Iters: 5000, Target: 1.02, CheckAllocs: true,
+			Setup: s.setupPrepared,
+			Go: func(n int) error {
+				for range n {
+					if err := s.prepared[0].Launch(st); err != nil {
+						return err
+					}
+					if err := st.Sync(); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			C: func(n int) (time.Duration, error) { return cbase.LaunchEmpty(s.Ctx, s.Empty.Handle(), sh, n, true) },
 		},
 		{
 			Name: "LaunchSync", What: "launch + stream sync round trip", Iters: 5000, Target: 1.03, CheckAllocs: true,
@@ -415,6 +454,31 @@ func (s *Suite) Validate() error {
 	for i, v := range out {
 		if v != 3 {
 			return fmt.Errorf("saxpy: out[%d] = %v, want 3", i, v)
+		}
+	}
+	return nil
+}
+
+// setupPrepared prepares the three launch cases' launches, once.
+func (s *Suite) setupPrepared() error {
+	if s.prepared[0] != nil {
+		return nil
+	}
+	var err error
+	if s.prepared[0], err = s.Empty.Prepare(one); err != nil {
+		return err
+	}
+	if s.prepared[1], err = s.Saxpy.Prepare(saxpyCfg, float32(2), s.X, s.Y, s.Out, int32(SaxpyN)); err != nil {
+		return err
+	}
+	s.prepared[2], err = s.Mixed.Prepare(one, s.Out, int32(1), float32(2), float64(3), int64(4), uint8(5), int16(6), s.X)
+	return err
+}
+
+func launchN(p *core.PreparedLaunch, st *core.Stream, n int) error {
+	for range n {
+		if err := p.Launch(st); err != nil {
+			return err
 		}
 	}
 	return nil

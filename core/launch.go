@@ -266,14 +266,20 @@ func typeName(a any) string {
 // pure function (no driver call). Each argument goes through one type
 // switch that both sizes and writes it: this runs on every launch.
 func packArgs(buf []byte, kernel string, params []ArgumentInfo, args []any) error {
+	return packArgsAt(buf, "Launch", kernel, params, args, 0)
+}
+
+// packArgsAt is packArgs for the arguments from index first on (errors
+// number them from there), in errors named as op does.
+func packArgsAt(buf []byte, op, kernel string, params []ArgumentInfo, args []any, first int) error {
 	if len(args) != len(params) {
-		return fmt.Errorf("core: Launch %s: kernel takes %d arguments, got %d", kernel, len(params), len(args))
+		return fmt.Errorf("core: %s %s: kernel takes %d arguments, got %d", op, kernel, len(params), len(args))
 	}
 	le := binary.LittleEndian
-	for i, a := range args {
-		p := params[i]
+	for j, a := range args {
+		p, i := params[j], first+j
 		if p.Offset < 0 || p.Size < 0 || p.Offset+p.Size > len(buf) {
-			return fmt.Errorf("core: Launch %s: parameter %d at offset %d does not fit the %d-byte parameter buffer", kernel, i, p.Offset, len(buf))
+			return fmt.Errorf("core: %s %s: parameter %d at offset %d does not fit the %d-byte parameter buffer", op, kernel, i, p.Offset, len(buf))
 		}
 		d := buf[p.Offset : p.Offset+p.Size]
 		// n is the argument's size; it is written only when it matches.
@@ -352,10 +358,10 @@ func packArgs(buf []byte, kernel string, params []ArgumentInfo, args []any) erro
 		case *Buffer:
 			if n = 8; len(d) == n {
 				if v == nil {
-					return fmt.Errorf("core: Launch %s: argument %d is a nil *Buffer", kernel, i)
+					return fmt.Errorf("core: %s %s: argument %d is a nil *Buffer", op, kernel, i)
 				}
 				if v.closed() {
-					return fmt.Errorf("core: Launch %s: argument %d: %w", kernel, i, ErrClosed)
+					return fmt.Errorf("core: %s %s: argument %d: %w", op, kernel, i, ErrClosed)
 				}
 				le.PutUint64(d, uint64(v.ptr))
 			}
@@ -364,10 +370,10 @@ func packArgs(buf []byte, kernel string, params []ArgumentInfo, args []any) erro
 				copy(d, v)
 			}
 		default:
-			return fmt.Errorf("core: Launch %s: argument %d has unsupported type %s (use fixed-size numbers, bool, *Buffer, driver.Deviceptr or core.Bytes)", kernel, i, typeName(a))
+			return fmt.Errorf("core: %s %s: argument %d has unsupported type %s (use fixed-size numbers, bool, *Buffer, driver.Deviceptr or core.Bytes)", op, kernel, i, typeName(a))
 		}
 		if n != p.Size {
-			return fmt.Errorf("core: Launch %s: argument %d is %s (%d bytes) but parameter %d takes %d bytes", kernel, i, typeName(a), n, i, p.Size)
+			return fmt.Errorf("core: %s %s: argument %d is %s (%d bytes) but parameter %d takes %d bytes", op, kernel, i, typeName(a), n, i, p.Size)
 		}
 	}
 	return nil
