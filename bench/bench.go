@@ -43,9 +43,13 @@ const SaxpyN = 256
 // Suite is what the cases share: device 0, a stream, the kernels and
 // buffers.
 type Suite struct {
-	Dev                  *core.Device
-	Ctx                  driver.Context
-	Stream               *core.Stream
+	Dev    *core.Device
+	Ctx    driver.Context
+	Stream *core.Stream
+	// NB is a non-blocking stream (cuda.core's default), for the sync
+	// round trips: a blocking stream's launch also orders against the
+	// legacy default stream, which cuda.core's figures never pay.
+	NB                   *core.Stream
 	Empty, Saxpy, Mixed  *core.Kernel
 	X, Y, Out            *core.Buffer
 	code                 *core.ObjectCode
@@ -72,6 +76,9 @@ func NewSuite() (*Suite, error) {
 		return nil, err
 	}
 	if s.Stream, err = dev.NewStream(core.StreamOptions{}); err != nil {
+		return nil, err
+	}
+	if s.NB, err = dev.NewStream(core.StreamOptions{NonBlocking: true}); err != nil {
 		return nil, err
 	}
 	t0 := time.Now()
@@ -110,6 +117,14 @@ func (s *Suite) Close() {
 		return
 	}
 	s.Stream.Sync()
+	if s.NB != nil {
+		s.NB.Sync()
+	}
+	for _, p := range s.prepared {
+		if p != nil {
+			p.Close()
+		}
+	}
 	for _, b := range []*core.Buffer{s.X, s.Y, s.Out, s.dev, s.pinned} {
 		if b != nil {
 			b.Close()
@@ -123,6 +138,9 @@ func (s *Suite) Close() {
 		cbase.Free(s.cPageable)
 	}
 	s.Stream.Close()
+	if s.NB != nil {
+		s.NB.Close()
+	}
 	s.code.Close()
 }
 
@@ -231,20 +249,22 @@ func (s *Suite) Cases() []*Case {
 			},
 		},
 		{
-			Name: "LaunchPreparedSync", What: "PreparedLaunch.Launch + stream sync round trip", Iters: 5000, Target: 1.02, CheckAllocs: true,
+			Name: "LaunchPreparedSync", What: "PreparedLaunch.Launch + stream sync round trip, non-blocking stream", Iters: 5000, Target: 1.02, CheckAllocs: true,
 			Setup: s.setupPrepared,
 			Go: func(n int) error {
 				for range n {
-					if err := s.prepared[0].Launch(st); err != nil {
+					if err := s.prepared[0].Launch(s.NB); err != nil {
 						return err
 					}
-					if err := st.Sync(); err != nil {
+					if err := s.NB.Sync(); err != nil {
 						return err
 					}
 				}
 				return nil
 			},
-			C: func(n int) (time.Duration, error) { return cbase.LaunchEmpty(s.Ctx, s.Empty.Handle(), sh, n, true) },
+			C: func(n int) (time.Duration, error) {
+				return cbase.LaunchEmpty(s.Ctx, s.Empty.Handle(), s.NB.Handle(), n, true)
+			},
 		},
 		{
 			Name: "LaunchSync", What: "launch + stream sync round trip", Iters: 5000, Target: 1.03, CheckAllocs: true,
@@ -260,6 +280,23 @@ func (s *Suite) Cases() []*Case {
 				return nil
 			},
 			C: func(n int) (time.Duration, error) { return cbase.LaunchEmpty(s.Ctx, s.Empty.Handle(), sh, n, true) },
+		},
+		{
+			Name: "LaunchSyncNB", What: "launch + stream sync round trip, non-blocking stream (cuda.core's default)", Iters: 5000, Target: 1.02, CheckAllocs: true,
+			Go: func(n int) error {
+				for range n {
+					if err := core.Launch(s.NB, one, s.Empty); err != nil {
+						return err
+					}
+					if err := s.NB.Sync(); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			C: func(n int) (time.Duration, error) {
+				return cbase.LaunchEmpty(s.Ctx, s.Empty.Handle(), s.NB.Handle(), n, true)
+			},
 		},
 		{
 			Name: "MemAllocFree", What: "cuMemAlloc + cuMemFree, 1 MiB (LegacyMemoryResource)", Iters: 500, Target: 1.1, CheckAllocs: true,
