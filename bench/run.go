@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cudago/cudago/bench/cbase"
+	"github.com/cudago/cudago/bench/chart"
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
 )
@@ -228,6 +229,26 @@ func WriteTable(w io.Writer, rs []*Result) {
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Name, c.What, gv, cv, ratio, allocs, target, met)
 	}
+}
+
+// ChartReport gives the results in the form cudagobench -json saves and
+// the chart is drawn from; line is the run's header.
+func ChartReport(line string, rs []*Result) *chart.Report {
+	rep := &chart.Report{Line: line}
+	for _, r := range rs {
+		c := r.Case
+		cc := chart.Case{
+			Name: c.Name, What: c.What, Bytes: c.Bytes, Allocs: r.Allocs, Baseline: c.Baseline,
+			Target: c.Target, MinSpeedup: c.MinSpeedup, Met: r.Met(), OffChart: c.OffChart,
+		}
+		if r.Err != nil {
+			cc.Error = r.Err.Error()
+		} else {
+			cc.GoNs, cc.CNs = float64(r.Go), float64(r.C)
+		}
+		rep.Cases = append(rep.Cases, cc)
+	}
+	return rep
 }
 
 // Diagnose attributes the launch and pool overhead of cudago over the C
