@@ -9,6 +9,9 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"os"
+	"runtime/debug"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -181,8 +184,30 @@ type Case struct {
 
 	Setup func() error
 	Go    func(n int) error
-	C     func(n int) (time.Duration, error)
+	// GoTimer, when set, is what the runner and the benchmarks time of
+	// the cudago side, for cases with untimed work in every iteration (a
+	// fresh slice to make): it runs n iterations and times only what it
+	// brackets with t.StartTimer and t.StopTimer. Go then runs it with a
+	// Stopwatch nobody reads.
+	GoTimer func(n int, t Timer) error
+	C       func(n int) (time.Duration, error)
 }
+
+// Timer is what GoTimer brackets its timed parts with: a *testing.B or a
+// *Stopwatch.
+type Timer interface {
+	StartTimer()
+	StopTimer()
+}
+
+// Stopwatch sums the time between StartTimer and StopTimer.
+type Stopwatch struct {
+	Elapsed time.Duration
+	t0      time.Time
+}
+
+func (w *Stopwatch) StartTimer() { w.t0 = time.Now() }
+func (w *Stopwatch) StopTimer()  { w.Elapsed += time.Since(w.t0) }
 
 // Cases returns the cases, in table order.
 func (s *Suite) Cases() []*Case {
@@ -379,7 +404,74 @@ func (s *Suite) Cases() []*Case {
 				return cbase.MemcpyDtoH(s.Ctx, s.cPageable, s.dev.Ptr(), CopySize, n)
 			},
 		},
+		s.freshCase(CopySize, 4, 3),
+		// The smallest copy staged (stagingMin in core): no slower than
+		// the driver.
+		s.freshCase(16<<20, 16, 1),
 	}
+}
+
+// freshCase copies size bytes into a slice made fresh for every
+// iteration (out := make([]float32, n); core.CopyFromDevice(out, buf)),
+// against cuMemcpyDtoH into freshly mapped memory. The make is untimed,
+// and first the heap's free memory goes back to the OS
+// (debug.FreeOSMemory, untimed): else Go would hand back the previous
+// iteration's memory, zeroing it in make, which touches every page.
+func (s *Suite) freshCase(size, iters int, minSpeedup float64) *Case {
+	fresh := func(n int, t Timer) error {
+		for range n {
+			var out []float32
+			var b []byte
+			for try := 0; ; try++ {
+				debug.FreeOSMemory()
+				out = make([]float32, size/4)
+				b = unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), size)
+				if untouched(b) {
+					break
+				}
+				if try == 2 { // Go zeroed memory freed since, three times
+					return errors.New("bench: the Go heap handed back touched memory for the fresh slice")
+				}
+			}
+			t.StartTimer()
+			err := core.CopyFromDevice(out, s.dev)
+			t.StopTimer()
+			if err != nil {
+				return err
+			}
+			for _, i := range []int{0, 1, size/2 + 3, size - 1} { // setupCopies' pattern
+				if b[i] != byte(i) {
+					return fmt.Errorf("bench: fresh copy: byte %d is %d, want %d", i, b[i], byte(i))
+				}
+			}
+		}
+		return nil
+	}
+	return &Case{
+		Name: fmt.Sprintf("CopyD2HFresh_%dMiB", size>>20), Iters: iters, Bytes: int64(size), MinSpeedup: minSpeedup,
+		What:     "CopyFromDevice to a fresh (untouched) Go slice vs cuMemcpyDtoH to fresh mmap'd memory",
+		Baseline: "pageable cuMemcpyDtoH, fresh",
+		Setup:    s.setupCopies,
+		GoTimer:  fresh,
+		Go:       func(n int) error { return fresh(n, new(Stopwatch)) },
+		C: func(n int) (time.Duration, error) {
+			return cbase.MemcpyDtoHFresh(s.Ctx, s.dev.Ptr(), size, n)
+		},
+	}
+}
+
+// untouched reports whether the first and last pages of b are absent
+// (mincore), as those of memory no one has touched are.
+func untouched(b []byte) bool {
+	ps := uintptr(os.Getpagesize())
+	for _, p := range []uintptr{uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(&b[len(b)-1]))} {
+		var vec [1]byte
+		_, _, e := syscall.Syscall(syscall.SYS_MINCORE, p&^(ps-1), ps, uintptr(unsafe.Pointer(&vec[0])))
+		if e != 0 || vec[0]&1 != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // poolLoop allocates and closes n buffers of 1 MiB from mr on st.

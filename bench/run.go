@@ -76,6 +76,11 @@ func Measure(cases []*Case, filter *regexp.Regexp, reps int, log io.Writer) []*R
 // timeGo times n iterations of the cudago side: at once, or in chunks
 // with untimed drains between them (Chunk).
 func (c *Case) timeGo(n int) (time.Duration, error) {
+	if c.GoTimer != nil {
+		var w Stopwatch
+		err := c.GoTimer(n, &w)
+		return w.Elapsed, err
+	}
 	if c.Chunk <= 0 {
 		t0 := time.Now()
 		err := c.Go(n)
