@@ -9,6 +9,9 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"os"
+	"runtime/debug"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -43,9 +46,13 @@ const SaxpyN = 256
 // Suite is what the cases share: device 0, a stream, the kernels and
 // buffers.
 type Suite struct {
-	Dev                  *core.Device
-	Ctx                  driver.Context
-	Stream               *core.Stream
+	Dev    *core.Device
+	Ctx    driver.Context
+	Stream *core.Stream
+	// NB is a non-blocking stream (cuda.core's default), for the sync
+	// round trips: a blocking stream's launch also orders against the
+	// legacy default stream, which cuda.core's figures never pay.
+	NB                   *core.Stream
 	Empty, Saxpy, Mixed  *core.Kernel
 	X, Y, Out            *core.Buffer
 	code                 *core.ObjectCode
@@ -56,6 +63,7 @@ type Suite struct {
 	cPageable            unsafe.Pointer
 	legacy               *core.LegacyMemoryResource
 	pool, poolNoReuse    *core.DeviceMemoryResource
+	prepared             [3]*core.PreparedLaunch // empty, saxpy, mixed8
 	CompileTime, LoadDur time.Duration
 }
 
@@ -71,6 +79,9 @@ func NewSuite() (*Suite, error) {
 		return nil, err
 	}
 	if s.Stream, err = dev.NewStream(core.StreamOptions{}); err != nil {
+		return nil, err
+	}
+	if s.NB, err = dev.NewStream(core.StreamOptions{NonBlocking: true}); err != nil {
 		return nil, err
 	}
 	t0 := time.Now()
@@ -109,6 +120,14 @@ func (s *Suite) Close() {
 		return
 	}
 	s.Stream.Sync()
+	if s.NB != nil {
+		s.NB.Sync()
+	}
+	for _, p := range s.prepared {
+		if p != nil {
+			p.Close()
+		}
+	}
 	for _, b := range []*core.Buffer{s.X, s.Y, s.Out, s.dev, s.pinned} {
 		if b != nil {
 			b.Close()
@@ -122,6 +141,9 @@ func (s *Suite) Close() {
 		cbase.Free(s.cPageable)
 	}
 	s.Stream.Close()
+	if s.NB != nil {
+		s.NB.Close()
+	}
 	s.code.Close()
 }
 
@@ -149,6 +171,9 @@ type Case struct {
 	Baseline string
 	// CheckAllocs reports allocations per iteration of the cudago side.
 	CheckAllocs bool
+	// OffChart leaves the case out of cudagobench's chart, where its scale
+	// would flatten the others; the table keeps it.
+	OffChart bool
 	// Chunk, for async launches, times Chunk iterations at a time and
 	// drains the stream (Drain) between chunks, untimed, on both sides:
 	// what is measured is the CPU cost of a launch, as the table
@@ -159,8 +184,30 @@ type Case struct {
 
 	Setup func() error
 	Go    func(n int) error
-	C     func(n int) (time.Duration, error)
+	// GoTimer, when set, is what the runner and the benchmarks time of
+	// the cudago side, for cases with untimed work in every iteration (a
+	// fresh slice to make): it runs n iterations and times only what it
+	// brackets with t.StartTimer and t.StopTimer. Go then runs it with a
+	// Stopwatch nobody reads.
+	GoTimer func(n int, t Timer) error
+	C       func(n int) (time.Duration, error)
 }
+
+// Timer is what GoTimer brackets its timed parts with: a *testing.B or a
+// *Stopwatch.
+type Timer interface {
+	StartTimer()
+	StopTimer()
+}
+
+// Stopwatch sums the time between StartTimer and StopTimer.
+type Stopwatch struct {
+	Elapsed time.Duration
+	t0      time.Time
+}
+
+func (w *Stopwatch) StartTimer() { w.t0 = time.Now() }
+func (w *Stopwatch) StopTimer()  { w.Elapsed += time.Since(w.t0) }
 
 // Cases returns the cases, in table order.
 func (s *Suite) Cases() []*Case {
@@ -208,6 +255,46 @@ func (s *Suite) Cases() []*Case {
 			},
 		},
 		{
+			Name: "LaunchPreparedEmpty", What: "PreparedLaunch.Launch of an empty kernel, async", Iters: 20000, Target: 1.06, CheckAllocs: true, Chunk: LaunchChunk, Drain: st.Sync,
+			Setup: s.setupPrepared,
+			Go:    func(n int) error { return launchN(s.prepared[0], st, n) },
+			C:     func(n int) (time.Duration, error) { return cbase.LaunchEmpty(s.Ctx, s.Empty.Handle(), sh, n, false) },
+		},
+		{
+			Name: "LaunchPreparedSaxpy", What: "PreparedLaunch.Launch of saxpy (5 args), async", Iters: 20000, Target: 1.06, CheckAllocs: true, Chunk: LaunchChunk, Drain: st.Sync,
+			Setup: s.setupPrepared,
+			Go:    func(n int) error { return launchN(s.prepared[1], st, n) },
+			C: func(n int) (time.Duration, error) {
+				return cbase.LaunchSaxpy(s.Ctx, s.Saxpy.Handle(), sh, 2, s.X.Ptr(), s.Y.Ptr(), s.Out.Ptr(), SaxpyN, n)
+			},
+		},
+		{
+			Name: "LaunchPreparedMixed8", What: "PreparedLaunch.Launch with 8 mixed-type args, async", Iters: 20000, Target: 1.06, CheckAllocs: true, Chunk: LaunchChunk, Drain: st.Sync,
+			Setup: s.setupPrepared,
+			Go:    func(n int) error { return launchN(s.prepared[2], st, n) },
+			C: func(n int) (time.Duration, error) {
+				return cbase.LaunchMixed8(s.Ctx, s.Mixed.Handle(), sh, s.Out.Ptr(), 1, 2, 3, 4, 5, 6, s.X.Ptr(), n)
+			},
+		},
+		{
+			Name: "LaunchPreparedSync", What: "PreparedLaunch.Launch + stream sync round trip, non-blocking stream", Iters: 5000, Target: 1.02, CheckAllocs: true,
+			Setup: s.setupPrepared,
+			Go: func(n int) error {
+				for range n {
+					if err := s.prepared[0].Launch(s.NB); err != nil {
+						return err
+					}
+					if err := s.NB.Sync(); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			C: func(n int) (time.Duration, error) {
+				return cbase.LaunchEmpty(s.Ctx, s.Empty.Handle(), s.NB.Handle(), n, true)
+			},
+		},
+		{
 			Name: "LaunchSync", What: "launch + stream sync round trip", Iters: 5000, Target: 1.03, CheckAllocs: true,
 			Go: func(n int) error {
 				for range n {
@@ -223,7 +310,24 @@ func (s *Suite) Cases() []*Case {
 			C: func(n int) (time.Duration, error) { return cbase.LaunchEmpty(s.Ctx, s.Empty.Handle(), sh, n, true) },
 		},
 		{
-			Name: "MemAllocFree", What: "cuMemAlloc + cuMemFree, 1 MiB (LegacyMemoryResource)", Iters: 500, Target: 1.1, CheckAllocs: true,
+			Name: "LaunchSyncNB", What: "launch + stream sync round trip, non-blocking stream (cuda.core's default)", Iters: 5000, Target: 1.02, CheckAllocs: true,
+			Go: func(n int) error {
+				for range n {
+					if err := core.Launch(s.NB, one, s.Empty); err != nil {
+						return err
+					}
+					if err := s.NB.Sync(); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			C: func(n int) (time.Duration, error) {
+				return cbase.LaunchEmpty(s.Ctx, s.Empty.Handle(), s.NB.Handle(), n, true)
+			},
+		},
+		{
+			Name: "MemAllocFree", What: "cuMemAlloc + cuMemFree, 1 MiB (LegacyMemoryResource)", Iters: 500, Target: 1.1, CheckAllocs: true, OffChart: true,
 			Go: func(n int) error {
 				for range n {
 					b, err := s.legacy.Allocate(1<<20, nil)
@@ -300,7 +404,74 @@ func (s *Suite) Cases() []*Case {
 				return cbase.MemcpyDtoH(s.Ctx, s.cPageable, s.dev.Ptr(), CopySize, n)
 			},
 		},
+		s.freshCase(CopySize, 4, 3),
+		// The smallest copy staged (stagingMin in core): no slower than
+		// the driver.
+		s.freshCase(16<<20, 16, 1),
 	}
+}
+
+// freshCase copies size bytes into a slice made fresh for every
+// iteration (out := make([]float32, n); core.CopyFromDevice(out, buf)),
+// against cuMemcpyDtoH into freshly mapped memory. The make is untimed,
+// and first the heap's free memory goes back to the OS
+// (debug.FreeOSMemory, untimed): else Go would hand back the previous
+// iteration's memory, zeroing it in make, which touches every page.
+func (s *Suite) freshCase(size, iters int, minSpeedup float64) *Case {
+	fresh := func(n int, t Timer) error {
+		for range n {
+			var out []float32
+			var b []byte
+			for try := 0; ; try++ {
+				debug.FreeOSMemory()
+				out = make([]float32, size/4)
+				b = unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), size)
+				if untouched(b) {
+					break
+				}
+				if try == 2 { // Go zeroed memory freed since, three times
+					return errors.New("bench: the Go heap handed back touched memory for the fresh slice")
+				}
+			}
+			t.StartTimer()
+			err := core.CopyFromDevice(out, s.dev)
+			t.StopTimer()
+			if err != nil {
+				return err
+			}
+			for _, i := range []int{0, 1, size/2 + 3, size - 1} { // setupCopies' pattern
+				if b[i] != byte(i) {
+					return fmt.Errorf("bench: fresh copy: byte %d is %d, want %d", i, b[i], byte(i))
+				}
+			}
+		}
+		return nil
+	}
+	return &Case{
+		Name: fmt.Sprintf("CopyD2HFresh_%dMiB", size>>20), Iters: iters, Bytes: int64(size), MinSpeedup: minSpeedup,
+		What:     "CopyFromDevice to a fresh (untouched) Go slice vs cuMemcpyDtoH to fresh mmap'd memory",
+		Baseline: "pageable cuMemcpyDtoH, fresh",
+		Setup:    s.setupCopies,
+		GoTimer:  fresh,
+		Go:       func(n int) error { return fresh(n, new(Stopwatch)) },
+		C: func(n int) (time.Duration, error) {
+			return cbase.MemcpyDtoHFresh(s.Ctx, s.dev.Ptr(), size, n)
+		},
+	}
+}
+
+// untouched reports whether the first and last pages of b are absent
+// (mincore), as those of memory no one has touched are.
+func untouched(b []byte) bool {
+	ps := uintptr(os.Getpagesize())
+	for _, p := range []uintptr{uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(&b[len(b)-1]))} {
+		var vec [1]byte
+		_, _, e := syscall.Syscall(syscall.SYS_MINCORE, p&^(ps-1), ps, uintptr(unsafe.Pointer(&vec[0])))
+		if e != 0 || vec[0]&1 != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // poolLoop allocates and closes n buffers of 1 MiB from mr on st.
@@ -415,6 +586,31 @@ func (s *Suite) Validate() error {
 	for i, v := range out {
 		if v != 3 {
 			return fmt.Errorf("saxpy: out[%d] = %v, want 3", i, v)
+		}
+	}
+	return nil
+}
+
+// setupPrepared prepares the three launch cases' launches, once.
+func (s *Suite) setupPrepared() error {
+	if s.prepared[0] != nil {
+		return nil
+	}
+	var err error
+	if s.prepared[0], err = s.Empty.Prepare(one); err != nil {
+		return err
+	}
+	if s.prepared[1], err = s.Saxpy.Prepare(saxpyCfg, float32(2), s.X, s.Y, s.Out, int32(SaxpyN)); err != nil {
+		return err
+	}
+	s.prepared[2], err = s.Mixed.Prepare(one, s.Out, int32(1), float32(2), float64(3), int64(4), uint8(5), int16(6), s.X)
+	return err
+}
+
+func launchN(p *core.PreparedLaunch, st *core.Stream, n int) error {
+	for range n {
+		if err := p.Launch(st); err != nil {
+			return err
 		}
 	}
 	return nil

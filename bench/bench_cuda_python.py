@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """The cases of cudagobench through cuda.core and CuPy, for comparison.
 
-Run on the GPU machine:  python3 bench/bench_cuda_python.py [--reps 7]
+Run on the GPU machine:  python3 bench/bench_cuda_python.py [--reps 7] [--json FILE]
 Prints one Markdown table (median per-operation CPU time over the reps);
-a case a library cannot run is reported as "n/a" with the reason.
+a case a library cannot run is reported as "n/a" with the reason. --json
+also writes the figures for cudagobench's chart (cudagobench -python FILE):
+{"line": header, "results": {"cuda.core"|"CuPy": {case: {"us": µs per
+operation} | {"gbps": GB/s} | {"error": why}}}}, a case the library has
+no code for left out.
 """
 import argparse
+import json
 import statistics
 import sys
 import time
@@ -213,11 +218,13 @@ ORDER = ["LaunchEmpty", "LaunchSaxpy", "LaunchMixed8", "LaunchSync", "MemPool", 
 
 
 def run(lib, make, reps):
-    res = {}
+    """Returns the table's cells and the figures for --json, by case."""
+    res, figs = {}, {}
     try:
         cases = make()
     except Exception as e:  # noqa: BLE001
-        return {c: f"n/a ({type(e).__name__}: {e})" for c in ORDER}
+        msg = f"n/a ({type(e).__name__}: {e})"
+        return {c: msg for c in ORDER}, {c: {"error": msg} for c in ORDER}
     for name in ORDER:
         c = cases.get(name)
         if c is None:
@@ -225,6 +232,7 @@ def run(lib, make, reps):
             continue
         if isinstance(c, Exception):
             res[name] = f"n/a ({type(c).__name__})"
+            figs[name] = {"error": res[name]}
             continue
         fn, iters = c[0], c[1]
         per = c[2] if len(c) > 2 else 1
@@ -233,15 +241,18 @@ def run(lib, make, reps):
             t = timeit(fn, iters, reps)
         except Exception as e:  # noqa: BLE001
             res[name] = f"n/a ({type(e).__name__}: {str(e)[:60]})"
+            figs[name] = {"error": res[name]}
             continue
+        figs[name] = {"gbps": nbytes / t / 1e9} if nbytes else {"us": t / per * 1e6}
         res[name] = f"{nbytes / t / 1e9:.1f} GB/s" if nbytes else f"{t / per * 1e6:.2f} µs"
         print(f"{lib:10s} {name:24s} {res[name]}", file=sys.stderr)
-    return res
+    return res, figs
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON for cudagobench -python")
     args = ap.parse_args()
     versions = []
     for mod in ("cuda.core", "cupy", "cuda.bindings"):
@@ -250,10 +261,15 @@ def main():
             versions.append(f"{mod} {getattr(m, '__version__', '?')}")
         except Exception:  # noqa: BLE001
             pass
-    cc = run("cuda.core", cuda_core_cases, args.reps)
-    cu = run("cupy", cupy_cases, args.reps)
-    print(f"bench_cuda_python {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: Python {sys.version.split()[0]}, "
-          + ", ".join(versions) + f", {args.reps} reps (median)\n")
+    cc, ccf = run("cuda.core", cuda_core_cases, args.reps)
+    cu, cuf = run("cupy", cupy_cases, args.reps)
+    line = (f"bench_cuda_python {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: Python {sys.version.split()[0]}, "
+            + ", ".join(versions) + f", {args.reps} reps (median)")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"line": line, "results": {"cuda.core": ccf, "CuPy": cuf}}, f, indent=2)
+            f.write("\n")
+    print(line + "\n")
     print("| case | cuda.core | CuPy |")
     print("| --- | ---: | ---: |")
     for name in ORDER:

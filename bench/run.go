@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cudago/cudago/bench/cbase"
+	"github.com/cudago/cudago/bench/chart"
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
 )
@@ -75,6 +76,11 @@ func Measure(cases []*Case, filter *regexp.Regexp, reps int, log io.Writer) []*R
 // timeGo times n iterations of the cudago side: at once, or in chunks
 // with untimed drains between them (Chunk).
 func (c *Case) timeGo(n int) (time.Duration, error) {
+	if c.GoTimer != nil {
+		var w Stopwatch
+		err := c.GoTimer(n, &w)
+		return w.Elapsed, err
+	}
 	if c.Chunk <= 0 {
 		t0 := time.Now()
 		err := c.Go(n)
@@ -228,6 +234,26 @@ func WriteTable(w io.Writer, rs []*Result) {
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Name, c.What, gv, cv, ratio, allocs, target, met)
 	}
+}
+
+// ChartReport gives the results in the form cudagobench -json saves and
+// the chart is drawn from; line is the run's header.
+func ChartReport(line string, rs []*Result) *chart.Report {
+	rep := &chart.Report{Line: line}
+	for _, r := range rs {
+		c := r.Case
+		cc := chart.Case{
+			Name: c.Name, What: c.What, Bytes: c.Bytes, Allocs: r.Allocs, Baseline: c.Baseline,
+			Target: c.Target, MinSpeedup: c.MinSpeedup, Met: r.Met(), OffChart: c.OffChart,
+		}
+		if r.Err != nil {
+			cc.Error = r.Err.Error()
+		} else {
+			cc.GoNs, cc.CNs = float64(r.Go), float64(r.C)
+		}
+		rep.Cases = append(rep.Cases, cc)
+	}
+	return rep
 }
 
 // Diagnose attributes the launch and pool overhead of cudago over the C

@@ -1,6 +1,7 @@
 // The hand-written C of package core; fastpath.h says what it holds and why.
 #include "fastpath.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 // Implemented in Go (callback.go).
@@ -197,5 +198,34 @@ cg_ret cg_launch_ex(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsign
 		(void *)CU_LAUNCH_PARAM_END_AS_INT,
 	};
 	CGX_CALL(cuLaunchKernelEx, &cfg, f, NULL, size ? extra : NULL);
+	return 0;
+}
+
+// cg_prepared_new allocates a cg_prepared with size zeroed argument bytes
+// after it, its extra array already pointing at them; NULL when out of
+// memory.
+cg_prepared *cg_prepared_new(size_t size) {
+	cg_prepared *p = calloc(1, sizeof(cg_prepared) + size);
+	if (!p) return NULL;
+	p->size = size;
+	p->args = (unsigned char *)(p + 1);
+	p->extra[0] = (void *)CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT;
+	p->extra[1] = p->args;
+	p->extra[2] = (void *)CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT;
+	p->extra[3] = &p->size;
+	p->extra[4] = (void *)CU_LAUNCH_PARAM_END_AS_INT;
+	return p;
+}
+
+void cg_prepared_free(cg_prepared *p) { free(p); }
+
+cg_ret cg_launch_prepared(uintptr_t ctx, uintptr_t s, uintptr_t pp) {
+	const cg_prepared *p = (const cg_prepared *)pp;
+	if (p->cx || p->cooperative)
+		return cg_launch_ex(ctx, p->f, p->gx, p->gy, p->gz, p->bx, p->by, p->bz, p->smem, s,
+			p->args, p->size, p->cx, p->cy, p->cz, p->cooperative);
+	CGX_ENTER(ctx);
+	CGX_CALL(cuLaunchKernel, p->f, p->gx, p->gy, p->gz, p->bx, p->by, p->bz, p->smem, s,
+		NULL, p->size ? (void **)p->extra : NULL);
 	return 0;
 }

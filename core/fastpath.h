@@ -11,6 +11,10 @@
 //                         launch hot path, one cgo call per launch.
 //   cg_launch_ex          the same through cuLaunchKernelEx, with the cluster
 //                         and cooperative attributes built on the C stack.
+//   cg_launch_prepared    a PreparedLaunch: shape, kernel and packed arguments
+//                         live in one block of C memory (cg_prepared), so the
+//                         launch passes three words and Go's pointer checks
+//                         have nothing to look at.
 //   cg_pool_alloc,        the capture check (cuStreamIsCapturing) and the
 //   cg_pool_free          reuse of a kept block, else cuMemAllocAsync or
 //                         cuMemFreeAsync: the pool hot path, one cgo call.
@@ -59,6 +63,21 @@ cg_ret cg_memcpy_htod_async(uintptr_t ctx, cg_devptr dst, const void *src, size_
 cg_ret cg_memcpy_dtoh_async(uintptr_t ctx, void *dst, cg_devptr src, size_t n, uintptr_t s, uintptr_t handle);
 cg_ret cg_staged_htod(uintptr_t ctx, cg_devptr dst, uintptr_t src, size_t n, uintptr_t s, uintptr_t ev);
 cg_ret cg_staged_dtoh(uintptr_t ctx, uintptr_t dst, cg_devptr src, size_t n, uintptr_t s, uintptr_t ev);
+
+// cg_prepared is a PreparedLaunch's C half; the packed arguments follow it
+// in the same allocation (cg_prepared_new), and extra points into it.
+typedef struct {
+	uintptr_t f;
+	unsigned gx, gy, gz, bx, by, bz, smem, cx, cy, cz;
+	int cooperative;
+	size_t size;
+	void *extra[5];
+	unsigned char *args;
+} cg_prepared;
+
+cg_prepared *cg_prepared_new(size_t size);
+void cg_prepared_free(cg_prepared *p);
+cg_ret cg_launch_prepared(uintptr_t ctx, uintptr_t s, uintptr_t p);
 
 cg_ret cg_launch(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
 	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, const void *args, size_t size);

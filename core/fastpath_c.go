@@ -19,6 +19,7 @@ package core
 #cgo nocallback cg_pool_free
 #cgo nocallback cg_launch
 #cgo nocallback cg_launch_ex
+#cgo nocallback cg_launch_prepared
 */
 import "C"
 
@@ -124,4 +125,34 @@ func cLaunchEx(ctx driver.Context, k driver.Kernel, cfg *LaunchConfig, s driver.
 		C.uint(cfg.Block.X), C.uint(cfg.Block.Y), C.uint(cfg.Block.Z),
 		C.uint(cfg.SharedMemory), cu(uintptr(s)), args, C.size_t(size),
 		C.uint(cfg.Cluster.X), C.uint(cfg.Cluster.Y), C.uint(cfg.Cluster.Z), cbool(cfg.Cooperative)))
+}
+
+// The C half of a PreparedLaunch (cg_prepared in fastpath.h): C memory,
+// so that Go may keep its address as a uintptr and write into it.
+type cPrepared = C.cg_prepared
+
+func cPreparedNew(size int) *cPrepared { return C.cg_prepared_new(C.size_t(size)) }
+
+func cPreparedFree(p *cPrepared) { C.cg_prepared_free(p) }
+
+// cPreparedArgs is the argument bytes of p.
+func cPreparedArgs(p *cPrepared) []byte {
+	if p.size == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(p.args)), int(p.size))
+}
+
+func cPreparedSet(p *cPrepared, k driver.Kernel, cfg *LaunchConfig) {
+	p.f = cu(uintptr(k))
+	p.gx, p.gy, p.gz = C.uint(cfg.Grid.X), C.uint(cfg.Grid.Y), C.uint(cfg.Grid.Z)
+	p.bx, p.by, p.bz = C.uint(cfg.Block.X), C.uint(cfg.Block.Y), C.uint(cfg.Block.Z)
+	p.cx, p.cy, p.cz = C.uint(cfg.Cluster.X), C.uint(cfg.Cluster.Y), C.uint(cfg.Cluster.Z)
+	p.smem = C.uint(cfg.SharedMemory)
+	p.cooperative = cbool(cfg.Cooperative)
+}
+
+// cLaunchPrepared launches the prepared launch at address p (C memory).
+func cLaunchPrepared(ctx driver.Context, s driver.Stream, p uintptr) error {
+	return cerr(C.cg_launch_prepared(cu(uintptr(ctx)), cu(uintptr(s)), cu(p)))
 }

@@ -273,18 +273,24 @@ func typeName(a any) string {
 // pure function (no driver call). Each argument goes through one type
 // switch that both sizes and writes it: this runs on every launch.
 func packArgs(buf []byte, kernel string, params []ArgumentInfo, args []any) error {
-	return packArgsFor(buf, "Launch", kernel, params, args)
+	return packArgsAt(buf, "Launch", kernel, params, args, 0)
 }
 
 // packArgsFor is packArgs for operation op, which its errors name
 // (Launch, Graph.Kernel).
 func packArgsFor(buf []byte, op, kernel string, params []ArgumentInfo, args []any) error {
+	return packArgsAt(buf, op, kernel, params, args, 0)
+}
+
+// packArgsAt is packArgsFor for the arguments from index first on (errors
+// number them from there).
+func packArgsAt(buf []byte, op, kernel string, params []ArgumentInfo, args []any, first int) error {
 	if len(args) != len(params) {
 		return fmt.Errorf("core: %s %s: kernel takes %d arguments, got %d", op, kernel, len(params), len(args))
 	}
 	le := binary.LittleEndian
-	for i, a := range args {
-		p := params[i]
+	for j, a := range args {
+		p, i := params[j], first+j
 		if p.Offset < 0 || p.Size < 0 || p.Offset+p.Size > len(buf) {
 			return fmt.Errorf("core: %s %s: parameter %d at offset %d does not fit the %d-byte parameter buffer", op, kernel, i, p.Offset, len(buf))
 		}

@@ -63,7 +63,10 @@ import (
 // staging buffers while the copy engine moves the chunks staged before,
 // each buffer guarded by an event. Page-locked memory (PinnedMemoryResource
 // buffers, registered memory) is detected (cuPointerGetAttribute) and
-// copied directly, as are small copies.
+// copied directly, as are small copies. A fresh destination (memory no one
+// has touched yet, as a new large slice is) is made present ahead of the
+// copy's writes, with huge pages where the system gives them on advice
+// (prefault.go).
 //
 // The staging buffers (stagingChunk bytes each, at most stagingMaxSlots)
 // are page-locked, portable host memory allocated on first use and kept
@@ -290,6 +293,10 @@ func copyDtoH(dev *Device, h driver.Context, dst unsafe.Pointer, src driver.Devi
 		return cMemcpyDtoHSync(h, dst, src, uint64(n), s)
 	}
 	host := unsafe.Slice((*byte)(dst), n)
+	// A fresh destination is readied chunk by chunk (prefault.go) by the
+	// workers, before they wait for the chunk's DMA, and by helpers on the
+	// cores the workers leave.
+	prep := newDestPrep(host, stagingChunk, runtime.GOMAXPROCS(0)-pl.workers, prefaultOpt)
 	err := pl.run(func(w int) error {
 		var mine []int
 		for j := w; j < pl.chunks; j += pl.workers {
@@ -307,6 +314,7 @@ func copyDtoH(dev *Device, h driver.Context, dst unsafe.Pointer, src driver.Devi
 		}
 		for i := range mine {
 			k := 2*w + i%2
+			prep.ready(mine[i])
 			if err := cuEventSynchronize(h, pl.events[k]); err != nil {
 				return err
 			}
@@ -320,6 +328,7 @@ func copyDtoH(dev *Device, h driver.Context, dst unsafe.Pointer, src driver.Devi
 		}
 		return nil
 	})
+	prep.finish()
 	runtime.KeepAlive(dst)
 	return err
 }

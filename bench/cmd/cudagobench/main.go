@@ -2,12 +2,21 @@
 // driver API called from C in the same process and run (see package
 // bench): launches, memory, graphs and copies, each with its C twin.
 //
-//	cudagobench [-reps 7] [-run regexp] [-cpuprofile file]
+//	cudagobench [-reps 7] [-run regexp] [-diag] [-cpuprofile file]
+//	            [-json results.json] [-svg chart.svg] [-python python.json]
+//	cudagobench -from results.json [-python python.json] -svg chart.svg
+//
+// -json saves the run's results; -svg draws the comparison (cudago, C in
+// the same run, and with -python the cuda.core and CuPy figures that
+// bench/bench_cuda_python.py --json wrote) as an SVG chart (package
+// bench/chart). -from draws the chart of a saved run and runs nothing, so
+// it needs no GPU.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"runtime"
@@ -16,49 +25,131 @@ import (
 	"time"
 
 	"github.com/cudago/cudago/bench"
+	"github.com/cudago/cudago/bench/chart"
 	"github.com/cudago/cudago/bindings/driver"
 )
 
 func main() {
-	reps := flag.Int("reps", 7, "timed repetitions per side (the median is kept)")
-	run := flag.String("run", "", "only the cases matching this `regexp`")
-	diag := flag.Bool("diag", false, "also print the launch-overhead diagnostics")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measurements to `file`")
-	flag.Parse()
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("cudagobench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	reps := fs.Int("reps", 7, "timed repetitions per side (the median is kept)")
+	runRE := fs.String("run", "", "only the cases matching this `regexp`")
+	diag := fs.Bool("diag", false, "also print the launch-overhead diagnostics")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the measurements to `file`")
+	jsonOut := fs.String("json", "", "save the results as JSON to `file` (for -from)")
+	svgOut := fs.String("svg", "", "draw the comparison as an SVG chart to `file`")
+	pyIn := fs.String("python", "", "draw cuda.core's and CuPy's figures from `file` (bench_cuda_python.py --json)")
+	from := fs.String("from", "", "draw the chart of the results saved in `file` by -json; runs nothing (needs -svg)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "cudagobench:", err)
+		return 1
+	}
+	if fs.NArg() > 0 {
+		return fail(fmt.Errorf("unexpected arguments %q", fs.Args()))
+	}
+	var py *chart.Python
+	if *pyIn != "" { // before any measuring: a bad file costs no GPU time
+		var err error
+		if py, err = chart.ReadPython(*pyIn); err != nil {
+			return fail(err)
+		}
+	}
+	if *from != "" {
+		if *svgOut == "" {
+			return fail(fmt.Errorf("-from needs -svg"))
+		}
+		rep, err := chart.ReadReport(*from)
+		if err != nil {
+			return fail(err)
+		}
+		if err := writeSVG(*svgOut, rep, py); err != nil {
+			return fail(err)
+		}
+		return 0
+	}
 	var filter *regexp.Regexp
-	if *run != "" {
-		filter = regexp.MustCompile(*run)
+	if *runRE != "" {
+		var err error
+		if filter, err = regexp.Compile(*runRE); err != nil {
+			return fail(err)
+		}
 	}
 	s, err := bench.NewSuite()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "cudagobench:", err)
-		os.Exit(1)
+		return fail(err)
 	}
 	defer s.Close()
 	if err := s.Validate(); err != nil {
-		fmt.Fprintln(os.Stderr, "cudagobench: validation:", err)
-		os.Exit(1)
+		return fail(fmt.Errorf("validation: %w", err))
 	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+			return fail(err)
 		}
-		pprof.StartCPUProfile(f)
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fail(err)
+		}
 		defer pprof.StopCPUProfile()
 	}
-	rs := bench.Measure(s.Cases(), filter, *reps, os.Stderr)
+	rs := bench.Measure(s.Cases(), filter, *reps, stderr)
 	dv, _ := driver.DriverGetVersion()
-	fmt.Printf("cudagobench %s: %s (sm_%s), driver API %d.%d, %s, GOMAXPROCS %d, %d reps (median)\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), s.Dev.Name(), s.Dev.Arch(), dv/1000, dv%1000/10,
+	line := fmt.Sprintf("cudagobench %s: %s (sm_%s), %s, %s, GOMAXPROCS %d, %d reps (median)",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), s.Dev.Name(), s.Dev.Arch(), driverLine(int(dv)),
 		runtime.Version(), runtime.GOMAXPROCS(0), *reps)
-	bench.WriteTable(os.Stdout, rs)
-	if *diag {
-		fmt.Println()
-		if err := s.Diagnose(os.Stdout, *reps); err != nil {
-			fmt.Fprintln(os.Stderr, "cudagobench: diagnostics:", err)
+	fmt.Fprintf(stdout, "%s\n\n", line)
+	bench.WriteTable(stdout, rs)
+	status := 0
+	rep := bench.ChartReport(line, rs)
+	if *jsonOut != "" {
+		if err := chart.WriteJSON(*jsonOut, rep); err != nil {
+			status = fail(err)
 		}
 	}
-	fmt.Printf("\n(kernels compiled in %v; command: %s)\n", s.CompileTime.Round(time.Microsecond), strings.Join(os.Args, " "))
+	if *svgOut != "" {
+		if err := writeSVG(*svgOut, rep, py); err != nil {
+			status = fail(err)
+		}
+	}
+	if *diag {
+		fmt.Fprintln(stdout)
+		if err := s.Diagnose(stdout, *reps); err != nil {
+			fmt.Fprintln(stderr, "cudagobench: diagnostics:", err)
+		}
+	}
+	fmt.Fprintf(stdout, "\n(kernels compiled in %v; command: cudagobench %s)\n", s.CompileTime.Round(time.Microsecond), strings.Join(args, " "))
+	return status
+}
+
+func writeSVG(path string, rep *chart.Report, py *chart.Python) error {
+	b, err := chart.SVG(rep, py)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+var moduleVersion = regexp.MustCompile(`Kernel Module.*?\s(\d+\.\d+(?:\.\d+)?)\s`)
+
+// driverLine names the driver: "driver 580.159.04 (driver API 13.0)", the
+// loaded kernel module's version where it can be read, since the API
+// version alone does not tell two drivers of one CUDA release apart.
+func driverLine(apiVersion int) string {
+	api := fmt.Sprintf("driver API %d.%d", apiVersion/1000, apiVersion%1000/10)
+	b, err := os.ReadFile("/proc/driver/nvidia/version")
+	if err != nil {
+		return api
+	}
+	m := moduleVersion.FindSubmatch(b)
+	if m == nil {
+		return api
+	}
+	return "driver " + string(m[1]) + " (" + api + ")"
 }

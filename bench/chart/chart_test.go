@@ -1,0 +1,293 @@
+package chart
+
+import (
+	"bytes"
+	"encoding/xml"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden chart in ../testdata")
+
+const (
+	fixture   = "../testdata/cudagobench-2026-11-23.json"
+	pyFixture = "../testdata/python-2026-11-23.json"
+	golden    = "../testdata/chart-2026-11-23.svg"
+)
+
+func fixtures(t *testing.T) (*Report, *Python) {
+	t.Helper()
+	r, err := ReadReport(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	py, err := ReadPython(pyFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, py
+}
+
+// texts parses b as XML and returns the root element's name and
+// attributes and the content of every <text> element, in order.
+func texts(t *testing.T, b []byte) (root xml.StartElement, out []string) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(b))
+	in := false
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("invalid XML: %v", err)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			if root.Name.Local == "" {
+				root = tok.Copy()
+			}
+			in = tok.Name.Local == "text"
+			if in {
+				out = append(out, "")
+			}
+		case xml.CharData:
+			if in {
+				out[len(out)-1] += string(tok)
+			}
+		case xml.EndElement:
+			in = false
+		}
+	}
+	return root, out
+}
+
+func count(s []string, v string) int {
+	n := 0
+	for _, x := range s {
+		if x == v {
+			n++
+		}
+	}
+	return n
+}
+
+func TestSVGFixture(t *testing.T) {
+	r, py := fixtures(t)
+	b, err := SVG(r, py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, txt := texts(t, b)
+	if root.Name.Local != "svg" {
+		t.Fatalf("root element %q, want svg", root.Name.Local)
+	}
+	for _, a := range root.Attr {
+		if a.Name.Local == "width" && a.Value != "600pt" {
+			t.Errorf("width %q, want 600pt (800 px)", a.Value)
+		}
+	}
+	for _, s := range Series {
+		if count(txt, s) != 1 {
+			t.Errorf("series label %q appears %d times, want once (the legend)", s, count(txt, s))
+		}
+	}
+	for _, c := range r.Cases {
+		want := 1
+		if c.OffChart {
+			want = 0
+		}
+		if got := count(txt, c.Name); got != want {
+			t.Errorf("case %s labels the axis %d times, want %d", c.Name, got, want)
+		}
+	}
+	// Figures of every series, as the table rounds them.
+	for _, v := range []string{"3.80", "3.42", "5.35", "6.44", "0.90", "54.9", "6.6", "50.6", "10.5"} {
+		if !slices.Contains(txt, v) {
+			t.Errorf("no bar labelled %s", v)
+		}
+	}
+	// cuda.core has no copies and no MemPoolNoReuse, CuPy neither
+	// MemPoolNoReuse nor Graph100: 4 + 1 + 2 absent bars.
+	if got := count(txt, "n/a"); got != 7 {
+		t.Errorf("%d bars marked n/a, want 7", got)
+	}
+	all := strings.Join(txt, "\n")
+	for _, want := range []string{
+		"lower is better", "higher is better", "Copies of 256 MiB",
+		r.Line[:40], "bench_cuda_python 2026-11-23", "Written by hand", "MemAllocFree.",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("chart text lacks %q", want)
+		}
+	}
+	if bytes.Contains(b, []byte("font-family:Liberation Sans;")) {
+		t.Error("a font-family without a fallback is left")
+	}
+
+	again, err := SVG(r, py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, again) {
+		t.Fatal("two charts of the same input differ")
+	}
+	if *update {
+		if err := os.WriteFile(golden, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, want) {
+		t.Errorf("chart differs from %s (go test ./bench/chart -update rewrites it)", golden)
+	}
+}
+
+func TestSVGWithoutPython(t *testing.T) {
+	r, _ := fixtures(t)
+	b, err := SVG(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, txt := texts(t, b)
+	for _, s := range Series {
+		if !slices.Contains(txt, s) {
+			t.Errorf("no legend entry %q", s)
+		}
+	}
+	// Two libraries times the 11 drawn cases.
+	if got := count(txt, "n/a"); got != 22 {
+		t.Errorf("%d bars marked n/a, want 22", got)
+	}
+	if slices.Contains(txt, "5.35") {
+		t.Error("a cuda.core figure without the python figures")
+	}
+	if !slices.Contains(txt, "n/a: no figures of cuda.core and CuPy were given (cudagobench -python).") {
+		t.Error("the caption does not say why cuda.core and CuPy are n/a")
+	}
+}
+
+func TestSVGFailedCaseAndOnePanel(t *testing.T) {
+	r := &Report{Line: "run", Cases: []Case{
+		{Name: "LaunchEmpty", GoNs: 3800, CNs: 3400},
+		{Name: "LaunchSync", Error: "core: boom"},
+	}}
+	b, err := SVG(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, txt := texts(t, b)
+	if got := count(txt, "n/a"); got != 2+2*2 {
+		t.Errorf("%d bars marked n/a, want 6 (both sides of LaunchSync, both libraries of each case)", got)
+	}
+	all := strings.Join(txt, "\n")
+	if strings.Contains(all, "GB/s") {
+		t.Error("a copy panel without copy cases")
+	}
+	if !slices.Contains(txt, "3.80") || !slices.Contains(txt, "LaunchSync") {
+		t.Errorf("missing figures or case names: %q", txt)
+	}
+}
+
+func TestSVGBadInput(t *testing.T) {
+	good := func() *Report {
+		return &Report{Cases: []Case{
+			{Name: "LaunchEmpty", GoNs: 3800, CNs: 3400},
+			{Name: "CopyH2D", GoNs: 5e6, CNs: 5e6, Bytes: 256 << 20},
+		}}
+	}
+	for _, tc := range []struct {
+		name string
+		r    func() *Report
+		py   *Python
+		want string
+	}{
+		{"no cases", func() *Report { return &Report{} }, nil, "no cases"},
+		{"no name", func() *Report { r := good(); r.Cases[0].Name = ""; return r }, nil, "no name"},
+		{"twice", func() *Report { r := good(); r.Cases[1].Name = "LaunchEmpty"; return r }, nil, "twice"},
+		{"zero time", func() *Report { r := good(); r.Cases[0].CNs = 0; return r }, nil, "not a positive"},
+		{"negative bytes", func() *Report { r := good(); r.Cases[1].Bytes = -1; return r }, nil, "negative"},
+		{"all off", func() *Report {
+			r := good()
+			r.Cases[0].OffChart, r.Cases[1].OffChart = true, true
+			return r
+		}, nil, "off the chart"},
+		{"unknown library", good, &Python{Results: map[string]map[string]Figure{"cupy": {}}}, `unknown library "cupy"`},
+		{"two figures", good, &Python{Results: map[string]map[string]Figure{"CuPy": {"LaunchEmpty": {US: 1, GBps: 2}}}}, "one positive figure"},
+		{"no figure", good, &Python{Results: map[string]map[string]Figure{"CuPy": {"LaunchEmpty": {}}}}, "one positive figure"},
+		{"wrong unit", good, &Python{Results: map[string]map[string]Figure{"CuPy": {"CopyH2D": {US: 3}}}}, "wrong unit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := SVG(tc.r(), tc.py)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("SVG: %d bytes, error %v; want an error with %q", len(b), err, tc.want)
+			}
+			if !strings.HasPrefix(err.Error(), "chart: ") {
+				t.Errorf("error %q lacks the package prefix", err)
+			}
+		})
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	r, py := fixtures(t)
+	dir := t.TempDir()
+	rp, pp := filepath.Join(dir, "r.json"), filepath.Join(dir, "p.json")
+	if err := WriteJSON(rp, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(pp, py); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := ReadReport(rp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	py2, err := ReadPython(pp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(r, r2) {
+		t.Errorf("report changed in a round trip:\n%+v\n%+v", r, r2)
+	}
+	if !reflect.DeepEqual(py, py2) {
+		t.Errorf("python figures changed in a round trip:\n%+v\n%+v", py, py2)
+	}
+	if len(r.Cases) != 12 || r.Cases[4].Name != "MemAllocFree" || !r.Cases[4].OffChart || r.Cases[9].Baseline == "" {
+		t.Errorf("fixture read wrongly: %+v", r.Cases)
+	}
+	if got := py.Results["CuPy"]["CopyH2DPinned_256MiB"].GBps; got != 50.6 {
+		t.Errorf("CuPy CopyH2DPinned_256MiB = %v GB/s, want 50.6", got)
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	empty := filepath.Join(dir, "empty.json")
+	os.WriteFile(bad, []byte("{"), 0o644)
+	os.WriteFile(empty, []byte(`{"line": "x", "cases": []}`), 0o644)
+	for _, tc := range []struct {
+		path, want string
+	}{
+		{filepath.Join(dir, "none.json"), "no such file"},
+		{bad, "bad.json"},
+		{empty, "no cases"},
+	} {
+		if _, err := ReadReport(tc.path); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ReadReport(%s): %v, want an error with %q", tc.path, err, tc.want)
+		}
+	}
+	if _, err := ReadPython(bad); err == nil || !strings.Contains(err.Error(), "bad.json") {
+		t.Errorf("ReadPython(bad): %v", err)
+	}
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cudago/cudago/bench/chart"
+)
+
+const (
+	fixture   = "../../testdata/cudagobench-2026-11-23.json"
+	pyFixture = "../../testdata/python-2026-11-23.json"
+	golden    = "../../testdata/chart-2026-11-23.svg"
+)
+
+// TestFrom draws the chart of a saved run: no GPU, nothing measured.
+func TestFrom(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "chart.svg")
+	var stdout, stderr bytes.Buffer
+	if rc := run([]string{"-from", fixture, "-python", pyFixture, "-svg", svg}, &stdout, &stderr); rc != 0 {
+		t.Fatalf("exit %d: %s", rc, stderr.String())
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text []string
+	d := xml.NewDecoder(bytes.NewReader(b))
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("invalid SVG: %v", err)
+		}
+		if c, ok := tok.(xml.CharData); ok {
+			text = append(text, strings.TrimSpace(string(c)))
+		}
+	}
+	all := "\n" + strings.Join(text, "\n") + "\n"
+	for _, want := range append(chart.Series[:], "LaunchEmpty", "Graph100", "CopyD2HPageable_256MiB") {
+		if !strings.Contains(all, "\n"+want+"\n") {
+			t.Errorf("chart has no text %q", want)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, want) {
+		t.Errorf("-from's chart differs from %s", golden)
+	}
+	if stdout.Len() != 0 || stderr.Len() != 0 {
+		t.Errorf("-from printed %q, %q; want nothing", stdout.String(), stderr.String())
+	}
+}
+
+func TestFromErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		rc   int
+		want string
+	}{
+		{[]string{"-from", fixture}, 1, "-from needs -svg"},
+		{[]string{"-from", filepath.Join(dir, "none.json"), "-svg", filepath.Join(dir, "a.svg")}, 1, "none.json"},
+		// Read before anything is measured: the error is the file's.
+		{[]string{"-python", filepath.Join(dir, "py.json")}, 1, "py.json"},
+		{[]string{"-from", fixture, "-svg", filepath.Join(dir, "no", "a.svg")}, 1, "no such file"},
+		{[]string{"-from", fixture, "-svg", filepath.Join(dir, "a.svg"), "extra"}, 1, "unexpected arguments"},
+		{[]string{"-nosuchflag"}, 2, "nosuchflag"},
+	} {
+		var stdout, stderr bytes.Buffer
+		rc := run(tc.args, &stdout, &stderr)
+		if rc != tc.rc || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("cudagobench %q: exit %d, %q; want exit %d and %q", tc.args, rc, stderr.String(), tc.rc, tc.want)
+		}
+	}
+}
