@@ -49,10 +49,13 @@ func (d *Device) SMResource() (*SMResource, error) {
 	if err := initDriver(); err != nil {
 		return nil, err
 	}
-	r := &SMResource{dev: d}
-	if err := cuDeviceGetDevResource(d.handle, &r.res, driver.DevResourceTypeSm); err != nil {
+	// The result lands in a local first: cgo refuses a pointer into an
+	// object that holds Go pointers (r.dev).
+	var res driver.DevResource
+	if err := cuDeviceGetDevResource(d.handle, &res, driver.DevResourceTypeSm); err != nil {
 		return nil, err
 	}
+	r := &SMResource{dev: d, res: res}
 	return r, nil
 }
 
@@ -70,11 +73,11 @@ func (c *Context) SMResource() (*SMResource, error) {
 		return nil, err
 	}
 	defer c.release()
-	r := &SMResource{dev: c.dev}
-	if err := cuGreenCtxGetDevResource(c.green.h, &r.res, driver.DevResourceTypeSm); err != nil {
+	var res driver.DevResource // a local: see Device.SMResource
+	if err := cuGreenCtxGetDevResource(c.green.h, &res, driver.DevResourceTypeSm); err != nil {
 		return nil, err
 	}
-	return r, nil
+	return &SMResource{dev: c.dev, res: res}, nil
 }
 
 func (r *SMResource) sm() *driver.DevSmResource { return r.res.Anon2.Sm() }

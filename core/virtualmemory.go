@@ -134,7 +134,9 @@ func NewVirtualMemoryResource(dev *Device, opts VirtualMemoryOptions) (*VirtualM
 	if opts.MinimumGranularity {
 		which = driver.MemAllocGranularityMinimum
 	}
-	g, err := cuMemGetAllocationGranularity(h, &r.prop, which)
+	// A copy: cgo refuses a pointer into r, which holds Go pointers.
+	prop := r.prop
+	g, err := cuMemGetAllocationGranularity(h, &prop, which)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +216,8 @@ func (r *VirtualMemoryResource) Allocate(size int, stream *Stream) (*Buffer, err
 // access of the options on them. The physical memory's handle is released
 // at once: the mapping keeps the memory, and unmapping it frees it.
 func (r *VirtualMemoryResource) mapChunk(h driver.Context, base driver.Deviceptr, a *vmAlloc, n int) error {
-	mem, err := cuMemCreate(h, uint64(n), &r.prop, 0)
+	prop := r.prop // a copy: cgo refuses a pointer into r
+	mem, err := cuMemCreate(h, uint64(n), &prop, 0)
 	if err != nil {
 		return err
 	}

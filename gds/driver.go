@@ -83,9 +83,12 @@ func openDriver() error {
 	if cuFileGetVersion(ctx, &v) == nil && v > 0 {
 		info.Version = fmt.Sprintf("%d.%d", v/1000, v%1000/10)
 	}
-	if err := cuFileDriverGetProperties(ctx, &info.Props); err != nil {
+	// Into a local: cgo refuses a pointer into info, which holds strings.
+	var props cufile.DrvProps
+	if err := cuFileDriverGetProperties(ctx, &props); err != nil {
 		info.PropsErr = err.Error()
 	}
+	info.Props = props
 	info.fill()
 	drv.ctx, drv.info = ctx, info
 	drv.async, drv.noAsync = asyncAvailable(ReadConfig())

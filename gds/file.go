@@ -88,10 +88,13 @@ func OpenFile(name string, flag int, perm os.FileMode, opts *Options) (*File, er
 	var descr cufile.Descr
 	descr.Type = handleTypeOpaqueFD
 	*descr.Handle.Fd() = int32(f.Fd())
-	if err := cuFileHandleRegister(driverCtx(), &st.fh, &descr); err != nil {
+	// Into a local: cgo refuses a pointer into st, which holds Go pointers.
+	var fh cufile.Handle
+	if err := cuFileHandleRegister(driverCtx(), &fh, &descr); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("gds: open %s: %w%s", name, err, handleHint(err))
 	}
+	st.fh = fh
 	openFiles.Add(1)
 	file := &File{fileState: st}
 	file.cleanup = runtime.AddCleanup(file, func(st *fileState) { st.close() }, st)

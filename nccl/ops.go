@@ -224,6 +224,12 @@ func (o *task) call(b bound) error {
 	n := uint64(o.count)
 	dt := ncclb.DataType(o.dt)
 	red := ncclb.RedOp(o.red)
+	if o.red == Avg && o.c.count == 1 {
+		// On one rank the average is the sum, exactly. NCCL 2.28.3's
+		// one-rank Avg (a kernel that scales by 1/1) leaves elements past
+		// 2^20 unwritten (seen on the H100) and refuses fp8; Sum copies.
+		red = ncclb.RedOp(Sum)
+	}
 	h, s := o.c.h, ncclb.Stream(b.stream)
 	switch o.kind {
 	case opAllReduce:

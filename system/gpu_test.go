@@ -133,7 +133,11 @@ func TestGPUP2PAndTopology(t *testing.T) {
 		t.Logf("P2P %s with itself: %s", c, st)
 	}
 	l, err := TopologyCommonAncestor(d, d)
-	if err != nil || strings.HasPrefix(l.String(), "TopologyLevel(") {
+	switch {
+	case errors.Is(err, ErrNotSupported):
+		// The 580 driver's NVML answers NOT_SUPPORTED for a GPU with itself.
+		t.Logf("TopologyCommonAncestor(0, 0): %v", err)
+	case err != nil || strings.HasPrefix(l.String(), "TopologyLevel("):
 		t.Errorf("TopologyCommonAncestor(0, 0) = %v, %v", l, err)
 	}
 	t.Logf("common ancestor of GPU 0 and itself: %s", l)

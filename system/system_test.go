@@ -230,24 +230,23 @@ func TestNoContextChild(t *testing.T) {
 		t.Fatalf("libcuda is mapped before any query (%s): the check would prove nothing", lib)
 	}
 	gpus, first := queryAll(t)
-	if lib := libcudaMapped(t); lib != "" {
-		t.Fatalf("package system mapped %s, first seen after %s", lib, first)
-	}
-	fmt.Printf("nocontext: %d GPUs queried, libcuda not mapped\n", gpus)
-
 	v, err := CUDADriverVersion()
-	fmt.Printf("nocontext: CUDADriverVersion = %q, %v\n", v, err)
+	fmt.Printf("nocontext: %d GPUs queried; CUDADriverVersion = %q, %v\n", gpus, v, err)
 	if lib := libcudaMapped(t); lib != "" {
-		// NVML loaded it to ask its version: it must not be initialized.
+		// NVML itself may load libcuda (the 580 driver's does, in
+		// nvmlInit): what must not happen is cuInit, which is what takes
+		// a context. Uninitialized, the driver says so to any call.
 		l, err := pathfinder.Load(pathfinder.Driver)
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = driver.DeviceGetCount()
-		fmt.Printf("nocontext: CUDADriverVersion mapped %s (%s); cuDeviceGetCount: %v\n", lib, l.Found, err)
+		fmt.Printf("nocontext: libcuda mapped (%s, %s) after %s; cuDeviceGetCount: %v\n", lib, l.Found, first, err)
 		if !errors.Is(err, driver.ErrorNotInitialized) {
-			t.Fatalf("cuDeviceGetCount after CUDADriverVersion = %v, want CUDA_ERROR_NOT_INITIALIZED: cuInit was called", err)
+			t.Fatalf("cuDeviceGetCount after the queries = %v, want CUDA_ERROR_NOT_INITIALIZED: cuInit was called", err)
 		}
+	} else {
+		fmt.Println("nocontext: libcuda not mapped")
 	}
 	if !t.Failed() {
 		fmt.Println("nocontext: ok")
