@@ -85,7 +85,9 @@ type Bytes []byte
 // is launched. Accepted types: int8, uint8, bool (1 byte), int16, uint16
 // (2), int32, uint32, float32 (4), int64, uint64, float64, complex64, int,
 // uint, uintptr (8), complex128 (16), *Buffer and driver.Deviceptr (the
-// device address, 8 bytes), and Bytes for anything else. A Go int is 8
+// device address, 8 bytes), *StridedView (the address of its element
+// (0, …, 0), 8 bytes: pass its strides as further arguments), and Bytes
+// for anything else. A Go int is 8
 // bytes: pass int32(n) for a C int.
 //
 // The arguments are packed into one buffer (on the stack, or pooled per
@@ -261,6 +263,12 @@ func typeName(a any) string {
 	return reflect.TypeOf(a).String()
 }
 
+// launchPointer is an argument Launch passes as a device address: a
+// *StridedView of any element type.
+type launchPointer interface {
+	launchPtr() (driver.Deviceptr, error)
+}
+
 // packArgs writes args into buf at the offsets of params, checking count,
 // types and sizes. buf must be zeroed and as long as the layout. It is a
 // pure function (no driver call). Each argument goes through one type
@@ -363,8 +371,16 @@ func packArgs(buf []byte, kernel string, params []ArgumentInfo, args []any) erro
 			if n = len(v); len(d) == n {
 				copy(d, v)
 			}
+		case launchPointer:
+			if n = 8; len(d) == n {
+				ptr, err := v.launchPtr()
+				if err != nil {
+					return fmt.Errorf("core: Launch %s: argument %d: %w", kernel, i, err)
+				}
+				le.PutUint64(d, uint64(ptr))
+			}
 		default:
-			return fmt.Errorf("core: Launch %s: argument %d has unsupported type %s (use fixed-size numbers, bool, *Buffer, driver.Deviceptr or core.Bytes)", kernel, i, typeName(a))
+			return fmt.Errorf("core: Launch %s: argument %d has unsupported type %s (use fixed-size numbers, bool, *Buffer, *StridedView, driver.Deviceptr or core.Bytes)", kernel, i, typeName(a))
 		}
 		if n != p.Size {
 			return fmt.Errorf("core: Launch %s: argument %d is %s (%d bytes) but parameter %d takes %d bytes", kernel, i, typeName(a), n, i, p.Size)
