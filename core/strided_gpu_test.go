@@ -204,13 +204,13 @@ func TestGPUStrided3DCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	views := map[string]*StridedView[int32]{
-		"box":                     box,                                                        // one 3-D box
-		"box, every other column": slice(slice(slice(a, 0, 1, 6, 1), 1, 2, 8, 1), 2, 0, w, 2), // a box per slice
-		"every third slice":       slice(a, 0, 0, d, 3),                                       // merged rows: one 2-D box
-		"one slice":               slice(a, 0, 4, 5, 1),
-		"permuted":                perm,    // through the extent
-		"box permuted":            boxPerm, // reads through the extent, writes box by box
-		"box, slices reversed":    func() *StridedView[int32] { f, _ := box.Flip(0); return f }(),
+		"box":                     box,                                                            // one 3-D box
+		"box, every other column": slice(slice(slice(a, 0, 1, 6, 1), 1, 2, 8, 1), 2, 0, w, 2),     // five boxes of single elements
+		"every third slice":       slice(a, 0, 0, d, 3),                                           // merged rows: one 2-D box
+		"one slice":               slice(a, 0, 4, 5, 1),                                           // contiguous
+		"permuted":                perm,                                                           // through the extent
+		"box permuted":            boxPerm,                                                        // reads through the extent, writes refused
+		"box, slices reversed":    func() *StridedView[int32] { f, _ := box.Flip(0); return f }(), // reads through the extent, writes five boxes
 	}
 	for name, v := range views {
 		t.Run(name, func(t *testing.T) {
