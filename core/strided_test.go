@@ -727,3 +727,33 @@ func FuzzStridedLayout(f *testing.F) {
 		checkHostPlans(t, &tr.lay)
 	})
 }
+
+// The GPU tests' views take every path of the copies, both ways.
+func TestStridedGPUViewsCoverEveryPath(t *testing.T) {
+	b := testBuffer(t, 37*53*4)
+	seen := map[string]bool{}
+	for _, v := range matrixViews[float32](t, b, 37, 53) {
+		for _, toDev := range []bool{true, false} {
+			if toDev && !v.IsUnique() {
+				seen["write refused, not unique"] = true
+				continue
+			}
+			mode, pl := v.lay.hostCopy(toDev)
+			name := [...]string{"whole", "boxes", "extent", "refused"}[mode]
+			if mode == copyBoxes && pl.count > 1 {
+				name = "several boxes"
+			}
+			if mode == copyBoxes && pl.count > 1 && (pl.srcStep < 0 || pl.dstStep < 0) {
+				seen[fmt.Sprintf("several boxes, negative step, %v", toDev)] = true
+			}
+			seen[fmt.Sprintf("%s, %v", name, toDev)] = true
+		}
+	}
+	for _, want := range []string{"whole, true", "whole, false", "boxes, true", "boxes, false", "several boxes, true",
+		"several boxes, false", "extent, true", "extent, false", "refused, true", "write refused, not unique",
+		"several boxes, negative step, true", "several boxes, negative step, false"} {
+		if !seen[want] {
+			t.Errorf("no GPU test view copies by %q (seen %v)", want, seen)
+		}
+	}
+}
