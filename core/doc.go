@@ -65,7 +65,13 @@
 // this off. PinnedMemoryResource, ManagedMemoryResource and
 // LegacyMemoryResource give page-locked host, managed and cuMemAlloc memory.
 // Buffer.View makes a non-owning view at an offset; closing the buffer ends
-// its views.
+// its views. NewStridedView makes a typed, strided view of a Buffer (shape,
+// strides in elements, read-only flag), as cuda.core's StridedMemoryView:
+// Launch takes it as the address of its element (0, …, 0), and
+// CopyToView, CopyFromView and CopyView copy sub-matrices, 3-D boxes and
+// other strided layouts between it and Go slices or other views, with the
+// driver's 3-D copies; StridedView says which layouts map and what the
+// others cost.
 //
 // # Several devices and processes
 //

@@ -237,6 +237,7 @@ var driverCalls = [C.CGX_N]struct {
 	{"cuMemcpyPeerAsync", 0},
 	{"cuMemsetD8Async", 0},
 	{"cuMemsetD32Async", 0},
+	{"cuMemcpy3DAsync", 0},
 	{"cuLaunchKernel", 0},
 	{"cuLaunchKernelEx", 0},
 	{"cuKernelGetFunction", 0},

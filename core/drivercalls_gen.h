@@ -17,6 +17,8 @@ typedef unsigned long long cg_devptr; /* CUdeviceptr */
 #define CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT 2
 #define CU_LAUNCH_PARAM_END_AS_INT 0
 #define CU_STREAM_CAPTURE_STATUS_NONE 0
+#define CU_MEMORYTYPE_HOST 1
+#define CU_MEMORYTYPE_UNIFIED 4
 
 /* Structs of the header, from primitive types (handles are uintptr_t),
    with its layout. */
@@ -26,6 +28,7 @@ typedef struct cgx_CUaccessPolicyWindow cgx_CUaccessPolicyWindow;
 typedef struct cgx_CUlaunchMemSyncDomainMap cgx_CUlaunchMemSyncDomainMap;
 typedef union cgx_CUlaunchAttributeValue cgx_CUlaunchAttributeValue;
 typedef struct cgx_CUlaunchAttribute cgx_CUlaunchAttribute;
+typedef struct cgx_CUDA_MEMCPY3D cgx_CUDA_MEMCPY3D;
 
 struct cgx_CUipcEventHandle {
 	char reserved[64];
@@ -143,6 +146,60 @@ _Static_assert(offsetof(cgx_CUlaunchAttribute, id) == 0, "cgx_CUlaunchAttribute.
 _Static_assert(offsetof(cgx_CUlaunchAttribute, pad) == 4, "cgx_CUlaunchAttribute.pad: offset differs from the header's");
 _Static_assert(offsetof(cgx_CUlaunchAttribute, value) == 8, "cgx_CUlaunchAttribute.value: offset differs from the header's");
 
+struct cgx_CUDA_MEMCPY3D {
+	unsigned long srcXInBytes;
+	unsigned long srcY;
+	unsigned long srcZ;
+	unsigned long srcLOD;
+	unsigned int srcMemoryType;
+	void *srcHost;
+	unsigned long long srcDevice;
+	uintptr_t srcArray;
+	void *reserved0;
+	unsigned long srcPitch;
+	unsigned long srcHeight;
+	unsigned long dstXInBytes;
+	unsigned long dstY;
+	unsigned long dstZ;
+	unsigned long dstLOD;
+	unsigned int dstMemoryType;
+	void *dstHost;
+	unsigned long long dstDevice;
+	uintptr_t dstArray;
+	void *reserved1;
+	unsigned long dstPitch;
+	unsigned long dstHeight;
+	unsigned long WidthInBytes;
+	unsigned long Height;
+	unsigned long Depth;
+};
+_Static_assert(sizeof(cgx_CUDA_MEMCPY3D) == 200 && _Alignof(cgx_CUDA_MEMCPY3D) == 8, "cgx_CUDA_MEMCPY3D: size or alignment differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, srcXInBytes) == 0, "cgx_CUDA_MEMCPY3D.srcXInBytes: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, srcY) == 8, "cgx_CUDA_MEMCPY3D.srcY: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, srcZ) == 16, "cgx_CUDA_MEMCPY3D.srcZ: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, srcLOD) == 24, "cgx_CUDA_MEMCPY3D.srcLOD: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, srcMemoryType) == 32, "cgx_CUDA_MEMCPY3D.srcMemoryType: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, srcHost) == 40, "cgx_CUDA_MEMCPY3D.srcHost: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, srcDevice) == 48, "cgx_CUDA_MEMCPY3D.srcDevice: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, srcArray) == 56, "cgx_CUDA_MEMCPY3D.srcArray: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, reserved0) == 64, "cgx_CUDA_MEMCPY3D.reserved0: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, srcPitch) == 72, "cgx_CUDA_MEMCPY3D.srcPitch: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, srcHeight) == 80, "cgx_CUDA_MEMCPY3D.srcHeight: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, dstXInBytes) == 88, "cgx_CUDA_MEMCPY3D.dstXInBytes: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, dstY) == 96, "cgx_CUDA_MEMCPY3D.dstY: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, dstZ) == 104, "cgx_CUDA_MEMCPY3D.dstZ: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, dstLOD) == 112, "cgx_CUDA_MEMCPY3D.dstLOD: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, dstMemoryType) == 120, "cgx_CUDA_MEMCPY3D.dstMemoryType: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, dstHost) == 128, "cgx_CUDA_MEMCPY3D.dstHost: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, dstDevice) == 136, "cgx_CUDA_MEMCPY3D.dstDevice: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, dstArray) == 144, "cgx_CUDA_MEMCPY3D.dstArray: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, reserved1) == 152, "cgx_CUDA_MEMCPY3D.reserved1: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, dstPitch) == 160, "cgx_CUDA_MEMCPY3D.dstPitch: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, dstHeight) == 168, "cgx_CUDA_MEMCPY3D.dstHeight: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, WidthInBytes) == 176, "cgx_CUDA_MEMCPY3D.WidthInBytes: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, Height) == 184, "cgx_CUDA_MEMCPY3D.Height: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUDA_MEMCPY3D, Depth) == 192, "cgx_CUDA_MEMCPY3D.Depth: offset differs from the header's");
+
 /* The entry points, by index. */
 enum {
 	CGX_cuCtxGetCurrent,
@@ -218,6 +275,7 @@ enum {
 	CGX_cuMemcpyPeerAsync,
 	CGX_cuMemsetD8Async,
 	CGX_cuMemsetD32Async,
+	CGX_cuMemcpy3DAsync,
 	CGX_cuLaunchKernel,
 	CGX_cuLaunchKernelEx,
 	CGX_cuKernelGetFunction,
@@ -337,6 +395,7 @@ typedef cgx_result (*cgx_cuMemcpyDtoDAsync_t)(unsigned long long dstDevice, unsi
 typedef cgx_result (*cgx_cuMemcpyPeerAsync_t)(unsigned long long dstDevice, uintptr_t dstContext, unsigned long long srcDevice, uintptr_t srcContext, unsigned long byteCount, uintptr_t hStream);
 typedef cgx_result (*cgx_cuMemsetD8Async_t)(unsigned long long dstDevice, unsigned char uc, unsigned long n, uintptr_t hStream);
 typedef cgx_result (*cgx_cuMemsetD32Async_t)(unsigned long long dstDevice, unsigned int ui, unsigned long n, uintptr_t hStream);
+typedef cgx_result (*cgx_cuMemcpy3DAsync_t)(void *pCopy, uintptr_t hStream);
 typedef cgx_result (*cgx_cuLaunchKernel_t)(uintptr_t f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, uintptr_t hStream, void *kernelParams, void *extra);
 typedef cgx_result (*cgx_cuLaunchKernelEx_t)(void *config, uintptr_t f, void *kernelParams, void *extra);
 typedef cgx_result (*cgx_cuKernelGetFunction_t)(void *pFunc, uintptr_t kernel);

@@ -149,6 +149,42 @@ cg_ret cg_staged_dtoh(uintptr_t ctx, uintptr_t dst, cg_devptr src, size_t n, uin
 	return 0;
 }
 
+// cg_memcpy3d: see fastpath.h. A box that fails after others were queued
+// from or to host memory waits for them before returning, so that Go
+// memory is never left in use.
+cg_ret cg_memcpy3d(uintptr_t ctx, const cg_copy3d *c, const void *src_host, void *dst_host, uintptr_t s, int wait) {
+	CGX_ENTER(ctx);
+	cgx_CUDA_MEMCPY3D p;
+	memset(&p, 0, sizeof p); // offsets, LODs and the reserved fields are 0
+	p.srcMemoryType = src_host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_UNIFIED;
+	p.dstMemoryType = dst_host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_UNIFIED;
+	p.srcPitch = c->src_pitch;
+	p.srcHeight = c->src_height;
+	p.dstPitch = c->dst_pitch;
+	p.dstHeight = c->dst_height;
+	p.WidthInBytes = c->width;
+	p.Height = c->height;
+	p.Depth = c->depth;
+	int host = src_host || dst_host;
+	for (size_t k = 0; k < c->count; k++) {
+		int64_t so = (int64_t)k * c->src_step, d = (int64_t)k * c->dst_step;
+		if (src_host) p.srcHost = (void *)((const char *)src_host + so);
+		else p.srcDevice = c->src + (cg_devptr)so;
+		if (dst_host) p.dstHost = (char *)dst_host + d;
+		else p.dstDevice = c->dst + (cg_devptr)d;
+		cg_ret r;
+		CGX_CALLR(r, cuMemcpy3DAsync, &p, s);
+		if (r) {
+			if (k > 0 && host && cgx_fn[CGX_cuStreamSynchronize]) {
+				((cgx_cuStreamSynchronize_t)cgx_fn[CGX_cuStreamSynchronize])(s);
+			}
+			return r;
+		}
+	}
+	if (wait || host) CGX_CALL(cuStreamSynchronize, s);
+	return 0;
+}
+
 // ---- kernels ----
 
 cg_ret cg_launch(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,

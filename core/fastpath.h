@@ -27,6 +27,10 @@
 //   cg_staged_htod,       one chunk of a staged copy (staging.go): copy and
 //   cg_staged_dtoh        cuEventRecord of the event that guards the staging
 //                         buffer, one cgo call per chunk.
+//   cg_memcpy3d           the boxes of one strided copy (cuMemcpy3DAsync,
+//                         several when one descriptor cannot hold the
+//                         layout) and cuStreamSynchronize: Go memory on the
+//                         host side is only used within the call.
 //   cg_stream_add_callback, cuStreamAddCallback and cuLaunchHostFunc with the
 //   cg_launch_host_func   C trampolines that call back into Go.
 //   cg_ctx_create         cuCtxCreate and cuCtxPopCurrent: the new context
@@ -78,6 +82,24 @@ typedef struct {
 cg_prepared *cg_prepared_new(size_t size);
 void cg_prepared_free(cg_prepared *p);
 cg_ret cg_launch_prepared(uintptr_t ctx, uintptr_t s, uintptr_t p);
+
+// cg_copy3d is one strided copy (strided.go's copyPlan): count boxes of
+// width bytes by height rows by depth slices, rows pitch bytes apart and
+// slices height rows of pitch bytes apart on each side; box k starts
+// k * step bytes after the first. No pointers: the host side's address,
+// Go memory, is passed on its own, as cgo requires.
+typedef struct {
+	cg_devptr src, dst; // the first box's device side (unused for a host side)
+	int64_t src_step, dst_step;
+	size_t width, height, depth, count;
+	size_t src_pitch, src_height, dst_pitch, dst_height;
+} cg_copy3d;
+
+// cg_memcpy3d queues c on s, from src_host when not NULL (else from
+// c->src) and to dst_host when not NULL (else to c->dst), and waits for s
+// when wait is set or either side is host memory, which is then not used
+// after the call: it needs no pinning.
+cg_ret cg_memcpy3d(uintptr_t ctx, const cg_copy3d *c, const void *src_host, void *dst_host, uintptr_t s, int wait);
 
 cg_ret cg_launch(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
 	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, const void *args, size_t size);

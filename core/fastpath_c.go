@@ -11,10 +11,12 @@ package core
 #cgo noescape cg_pool_free
 #cgo noescape cg_memcpy_htod_sync
 #cgo noescape cg_memcpy_dtoh_sync
+#cgo noescape cg_memcpy3d
 
 // These never call back into Go on the calling thread.
 #cgo nocallback cg_memcpy_htod_sync
 #cgo nocallback cg_memcpy_dtoh_sync
+#cgo nocallback cg_memcpy3d
 #cgo nocallback cg_pool_alloc
 #cgo nocallback cg_pool_free
 #cgo nocallback cg_launch
@@ -98,6 +100,20 @@ func cStagedHtoD(ctx driver.Context, dst driver.Deviceptr, src unsafe.Pointer, n
 
 func cStagedDtoH(ctx driver.Context, dst unsafe.Pointer, src driver.Deviceptr, n uint64, s driver.Stream, ev driver.Event) error {
 	return cerr(C.cg_staged_dtoh(cu(uintptr(ctx)), C.uintptr_t(uintptr(dst)), C.cg_devptr(src), C.size_t(n), cu(uintptr(s)), cu(uintptr(ev))))
+}
+
+// cMemcpy3D runs the strided copy pl from src to dst; srcHost or dstHost,
+// when not nil, is the host side (Go memory, used only within the call:
+// the call waits). wait makes a device-to-device copy wait too.
+func cMemcpy3D(ctx driver.Context, pl *copyPlan, src, dst driver.Deviceptr, srcHost, dstHost unsafe.Pointer, s driver.Stream, wait bool) error {
+	c := C.cg_copy3d{
+		src: C.cg_devptr(src), dst: C.cg_devptr(dst),
+		src_step: C.int64_t(pl.srcStep), dst_step: C.int64_t(pl.dstStep),
+		width: C.size_t(pl.width), height: C.size_t(pl.height), depth: C.size_t(pl.depth), count: C.size_t(pl.count),
+		src_pitch: C.size_t(pl.srcPitch), src_height: C.size_t(pl.srcHeight),
+		dst_pitch: C.size_t(pl.dstPitch), dst_height: C.size_t(pl.dstHeight),
+	}
+	return cerr(C.cg_memcpy3d(cu(uintptr(ctx)), &c, srcHost, dstHost, cu(uintptr(s)), cbool(wait)))
 }
 
 func cbool(b bool) C.int {

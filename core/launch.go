@@ -85,11 +85,13 @@ type Bytes []byte
 // is launched. Accepted types: int8, uint8, bool (1 byte), int16, uint16
 // (2), int32, uint32, float32 (4), int64, uint64, float64, complex64, int,
 // uint, uintptr (8), complex128 (16), *Buffer and driver.Deviceptr (the
-// device address, 8 bytes), ConditionalHandle (a graph's condition, 8
-// bytes: cudaGraphConditionalHandle), *TensorMap (a 128-byte `const
+// device address, 8 bytes), *StridedView (the address of its element
+// (0, …, 0), 8 bytes: pass its strides as further arguments),
+// ConditionalHandle (a graph's condition, 8 bytes:
+// cudaGraphConditionalHandle), *TensorMap (a 128-byte `const
 // __grid_constant__ CUtensorMap`), and Bytes for anything else. A Go int
-// is 8 bytes: pass int32(n) for a C int. A *Buffer or a *TensorMap of a
-// closed Buffer fails with ErrClosed.
+// is 8 bytes: pass int32(n) for a C int. A *Buffer, *StridedView or
+// *TensorMap of a closed Buffer fails with ErrClosed.
 //
 // The arguments are packed into one buffer (on the stack, or pooled per
 // kernel when large) and launched with cuLaunchKernel in one cgo call that
@@ -268,6 +270,12 @@ func typeName(a any) string {
 	return reflect.TypeOf(a).String()
 }
 
+// launchPointer is an argument Launch passes as a device address: a
+// *StridedView of any element type.
+type launchPointer interface {
+	launchPtr() (driver.Deviceptr, error)
+}
+
 // packArgs writes args into buf at the offsets of params, checking count,
 // types and sizes. buf must be zeroed and as long as the layout. It is a
 // pure function (no driver call). Each argument goes through one type
@@ -395,8 +403,16 @@ func packArgsAt(buf []byte, op, kernel string, params []ArgumentInfo, args []any
 					return fmt.Errorf("core: %s %s: argument %d %w", op, kernel, i, err)
 				}
 			}
+		case launchPointer:
+			if n = 8; len(d) == n {
+				ptr, err := v.launchPtr()
+				if err != nil {
+					return fmt.Errorf("core: %s %s: argument %d: %w", op, kernel, i, err)
+				}
+				le.PutUint64(d, uint64(ptr))
+			}
 		default:
-			return fmt.Errorf("core: %s %s: argument %d has unsupported type %s (use fixed-size numbers, bool, *Buffer, *TensorMap, ConditionalHandle, driver.Deviceptr or core.Bytes)", op, kernel, i, typeName(a))
+			return fmt.Errorf("core: %s %s: argument %d has unsupported type %s (use fixed-size numbers, bool, *Buffer, *StridedView, *TensorMap, ConditionalHandle, driver.Deviceptr or core.Bytes)", op, kernel, i, typeName(a))
 		}
 		if n != p.Size {
 			return fmt.Errorf("core: %s %s: argument %d is %s (%d bytes) but parameter %d takes %d bytes", op, kernel, i, typeName(a), n, i, p.Size)

@@ -353,6 +353,12 @@ var driverCore = coreConfig{
 		{name: "cuMemsetD8Async", flags: inCtx | noCallback},
 		{name: "cuMemsetD32Async", flags: inCtx | noCallback},
 
+		// Strided copies (strided.go): cg_memcpy3d in fastpath.c queues
+		// one or more 3-D copies and waits in the same C call. One
+		// descriptor covers views of rank 1 to 3, and cuMemcpy3D, unlike
+		// cuMemcpy2D, documents no pitch restriction on intra-device copies.
+		{name: "cuMemcpy3DAsync", flags: cOnly},
+
 		// Kernels.
 		{name: "cuLaunchKernel", flags: cOnly},
 		{name: "cuLaunchKernelEx", flags: cOnly},
@@ -426,8 +432,13 @@ var driverCore = coreConfig{
 		"CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT",
 		"CU_LAUNCH_PARAM_END_AS_INT",
 		"CU_STREAM_CAPTURE_STATUS_NONE",
+		// cg_memcpy3d's memory types (strided copies).
+		"CU_MEMORYTYPE_HOST",
+		"CU_MEMORYTYPE_UNIFIED",
 	},
-	structs: []string{"CUlaunchConfig", "CUlaunchAttribute"},
+	structs: []string{"CUlaunchConfig", "CUlaunchAttribute",
+		"CUDA_MEMCPY3D", // cg_memcpy3d (strided copies)
+	},
 }
 
 // layerCalls lists, per package folder (from the module root), the library
