@@ -1,0 +1,301 @@
+package core
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"math"
+	"runtime"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/cudago/cudago/internal/fakecuda"
+)
+
+// cudago's own cost on the hot paths (Launch, pool Allocate + Close),
+// measured without a GPU: the driver entry points those paths call are
+// replaced by C fakes (internal/fakecuda) that return at once, so the
+// benchmarks run the real code, cgo calls included, and what they time is
+// core's Go side plus the C shims. BenchmarkOverheadLaunch and
+// BenchmarkOverheadPool compare with the same C calls made once per
+// operation from a Go loop (…PerCall) and from a C loop (…CLoop).
+
+// fakeDriver puts the fakes into core's C table for the test, and returns
+// a primary context, its device, a stream and an ObjectCode, all fake
+// (driver handles that only the fakes see).
+type fakeEnv struct {
+	dev    *Device
+	ctx    *Context
+	stream *Stream
+	code   *ObjectCode
+	mr     *fakeMR
+}
+
+const fakeCtx = 0xc7c7
+
+func fakeDriver(tb testing.TB) *fakeEnv {
+	tb.Helper()
+	driverTable.Load() // before the fakes go in: a later Load would overwrite them
+	for name, p := range fakecuda.Procs() {
+		old, ok := driverTable.Replace(name, p)
+		if !ok {
+			tb.Fatalf("core's C table has no %s", name)
+		}
+		tb.Cleanup(func() { driverTable.Replace(name, old) })
+	}
+	d := &Device{}
+	c := &Context{dev: d, primary: true}
+	c.h.Store(fakeCtx)
+	c.initStreams()
+	d.primary = c
+	return &fakeEnv{
+		dev:    d,
+		ctx:    c,
+		stream: &Stream{handle: 0x5, ctx: c, owned: true},
+		code:   newObjectCode(CodeCubin, []byte("\x7fELF"), "fake", nil, nil),
+		mr:     &fakeMR{},
+	}
+}
+
+// kernel returns a kernel of the fake code with the given parameter
+// layout (offsets and sizes, as cuKernelGetParamInfo would give them).
+func (e *fakeEnv) kernel(name string, params ...ArgumentInfo) *Kernel {
+	k := newKernel(0xf00, name, e.code)
+	lay := &paramLayout{params: params}
+	for _, p := range params {
+		lay.size = max(lay.size, p.Offset+p.Size)
+	}
+	k.params.Store(lay)
+	return k
+}
+
+// The benchmarks' kernels, as bench/bench.go's Source declares them.
+var (
+	fakeSaxpyParams  = []ArgumentInfo{{0, 4}, {8, 8}, {16, 8}, {24, 8}, {32, 4}}
+	fakeMixed8Params = []ArgumentInfo{{0, 8}, {8, 4}, {12, 4}, {16, 8}, {24, 8}, {32, 1}, {34, 2}, {40, 8}}
+)
+
+type launchCase struct {
+	name string
+	k    *Kernel
+	cfg  LaunchConfig
+	args []any
+	want []byte // the packed arguments
+}
+
+func (e *fakeEnv) launchCases() []launchCase {
+	x := NewBuffer(0x1000, 1024, e.mr, nil)
+	y := NewBuffer(0x2000, 1024, e.mr, nil)
+	out := NewBuffer(0x3000, 1024, e.mr, nil)
+	le := binary.LittleEndian
+	saxpy := make([]byte, 36)
+	le.PutUint32(saxpy[0:], math.Float32bits(2))
+	le.PutUint64(saxpy[8:], 0x1000)
+	le.PutUint64(saxpy[16:], 0x2000)
+	le.PutUint64(saxpy[24:], 0x3000)
+	le.PutUint32(saxpy[32:], 256)
+	mixed := make([]byte, 48)
+	le.PutUint64(mixed[0:], 0x3000)
+	le.PutUint32(mixed[8:], 1)
+	le.PutUint32(mixed[12:], math.Float32bits(2))
+	le.PutUint64(mixed[16:], math.Float64bits(3))
+	le.PutUint64(mixed[24:], 4)
+	mixed[32] = 5
+	le.PutUint16(mixed[34:], 6)
+	le.PutUint64(mixed[40:], 0x1000)
+	one := LaunchConfig{Grid: Dim(1), Block: Dim(1)}
+	return []launchCase{
+		{"empty", e.kernel("noargs"), one, nil, nil},
+		{"saxpy", e.kernel("saxpy", fakeSaxpyParams...), LaunchConfig{Grid: Dim(1), Block: Dim(256)},
+			[]any{float32(2), x, y, out, int32(256)}, saxpy},
+		{"mixed8", e.kernel("mixed", fakeMixed8Params...), one,
+			[]any{out, int32(1), float32(2), float64(3), int64(4), uint8(5), int16(6), x}, mixed},
+	}
+}
+
+// TestFakeDriverLaunch checks that Launch, run against the fakes, reaches
+// the driver once per launch with the arguments packed as the kernel
+// declares them, allocating nothing, and that the checks still come first.
+func TestFakeDriverLaunch(t *testing.T) {
+	e := fakeDriver(t)
+	for _, c := range e.launchCases() {
+		before := fakecuda.Calls().Launches
+		for range 3 {
+			if err := Launch(e.stream, c.cfg, c.k, c.args...); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+		}
+		if n := fakecuda.Calls().Launches - before; n != 3 {
+			t.Errorf("%s: %d driver launches, want 3", c.name, n)
+		}
+		if got := fakecuda.LastArgs(); !bytes.Equal(got, c.want) {
+			t.Errorf("%s: packed arguments\n%x, want\n%x", c.name, got, c.want)
+		}
+		if !raceEnabled {
+			if a := testing.AllocsPerRun(100, func() { Launch(e.stream, c.cfg, c.k, c.args...) }); a != 0 {
+				t.Errorf("%s: %v allocations per Launch", c.name, a)
+			}
+		}
+		// The same launch with a bad shape, then a bad argument count,
+		// fails before the driver and does not change the next launch.
+		before = fakecuda.Calls().Launches
+		bad := c.cfg
+		bad.Block = Dim(2048)
+		if err := Launch(e.stream, bad, c.k, c.args...); err == nil || !bytesContains(err.Error(), "more than 1024") {
+			t.Errorf("%s with block 2048: %v", c.name, err)
+		}
+		if err := Launch(e.stream, c.cfg, c.k, append(c.args, 1)...); err == nil || !bytesContains(err.Error(), "arguments, got") {
+			t.Errorf("%s with an argument too many: %v", c.name, err)
+		}
+		if n := fakecuda.Calls().Launches - before; n != 0 {
+			t.Errorf("%s: %d driver launches for refused launches", c.name, n)
+		}
+	}
+}
+
+func bytesContains(s, sub string) bool { return bytes.Contains([]byte(s), []byte(sub)) }
+
+// TestFakeDriverPool checks that the pool path, run against the fakes,
+// makes one driver allocation and one free per Allocate + Close without
+// reuse, none with reuse after the first, and keeps its guards.
+func TestFakeDriverPool(t *testing.T) {
+	e := fakeDriver(t)
+	for _, noReuse := range []bool{true, false} {
+		r := &DeviceMemoryResource{dev: e.dev, NoReuse: noReuse}
+		c0 := fakecuda.Calls()
+		for range 10 {
+			b, err := r.Allocate(1<<20, e.stream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.Ptr() == 0 || b.Size() != 1<<20 || b.Stream() != e.stream || b.MemoryResource() != r {
+				t.Fatalf("buffer: %#x, %d bytes", b.Ptr(), b.Size())
+			}
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if b.Ptr() != 0 || !errors.Is(b.Memset8(0), ErrClosed) {
+				t.Fatal("a closed Buffer is still usable")
+			}
+			if err := b.Close(); err != nil {
+				t.Fatalf("second Close: %v", err)
+			}
+		}
+		c1 := fakecuda.Calls()
+		wantAllocs, wantFrees := int64(10), int64(10)
+		if !noReuse {
+			wantAllocs, wantFrees = 1, 0 // the rest is reused; the kept block is still kept
+		}
+		if c1.Allocs-c0.Allocs != wantAllocs || c1.Frees-c0.Frees != wantFrees {
+			t.Errorf("NoReuse %v: %d allocations and %d frees reached the driver, want %d and %d",
+				noReuse, c1.Allocs-c0.Allocs, c1.Frees-c0.Frees, wantAllocs, wantFrees)
+		}
+		e.ctx.flushReuse(fakeCtx, nil)
+	}
+}
+
+// TestFakeDriverForgottenBuffer checks that a pool Buffer dropped without
+// Close is freed (cuMemFreeAsync) once collected.
+func TestFakeDriverForgottenBuffer(t *testing.T) {
+	e := fakeDriver(t)
+	r := &DeviceMemoryResource{dev: e.dev, NoReuse: true}
+	f0 := fakecuda.Calls().Frees
+	for range 10 {
+		if _, err := r.Allocate(4096, e.stream); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for fakecuda.Calls().Frees-f0 < 10 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if n := fakecuda.Calls().Frees - f0; n != 10 {
+		t.Errorf("%d of 10 forgotten Buffers freed", n)
+	}
+}
+
+func BenchmarkOverheadLaunch(b *testing.B) {
+	e := fakeDriver(b)
+	for _, c := range e.launchCases() {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := Launch(e.stream, c.cfg, c.k, c.args...); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkOverheadLaunchPerCall is the C side of a launch alone, one cgo
+// call per launch from a Go loop; BenchmarkOverheadLaunchCLoop the same
+// calls from a C loop.
+func BenchmarkOverheadLaunchPerCall(b *testing.B) {
+	e := fakeDriver(b)
+	for _, c := range e.launchCases() {
+		b.Run(c.name, func(b *testing.B) {
+			var buf [64]byte
+			copy(buf[:], c.want)
+			for b.Loop() {
+				fakecuda.Shim(fakeCtx, 0xf00, unsafe.Pointer(&buf[0]), len(c.want))
+			}
+		})
+	}
+}
+
+func BenchmarkOverheadLaunchCLoop(b *testing.B) {
+	e := fakeDriver(b)
+	for _, c := range e.launchCases() {
+		b.Run(c.name, func(b *testing.B) {
+			var buf [64]byte
+			copy(buf[:], c.want)
+			b.ResetTimer()
+			d := fakecuda.ShimLoop(fakeCtx, 0xf00, unsafe.Pointer(&buf[0]), len(c.want), b.N)
+			b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "C-ns/op")
+		})
+	}
+}
+
+// BenchmarkOverheadPool is DeviceMemoryResource.Allocate + Buffer.Close of
+// 1 MiB on a stream: NoReuse (a driver allocation and free each time),
+// and stream-ordered reuse (no driver call but the capture checks).
+func BenchmarkOverheadPool(b *testing.B) {
+	e := fakeDriver(b)
+	for _, noReuse := range []bool{true, false} {
+		name := "NoReuse"
+		if !noReuse {
+			name = "Reuse"
+		}
+		b.Run(name, func(b *testing.B) {
+			r := &DeviceMemoryResource{dev: e.dev, NoReuse: noReuse}
+			b.ReportAllocs()
+			for b.Loop() {
+				buf, err := r.Allocate(1<<20, e.stream)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := buf.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			e.ctx.flushReuse(fakeCtx, nil)
+		})
+	}
+}
+
+func BenchmarkOverheadPoolPerCall(b *testing.B) {
+	fakeDriver(b)
+	for b.Loop() {
+		p := fakecuda.AllocCall(fakeCtx, 0x5, 1<<20)
+		fakecuda.FreeCall(fakeCtx, 0x5, p)
+	}
+}
+
+func BenchmarkOverheadPoolCLoop(b *testing.B) {
+	fakeDriver(b)
+	d := fakecuda.PoolLoop(fakeCtx, 0x5, 1<<20, b.N)
+	b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "C-ns/op")
+}
