@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -19,7 +20,7 @@ import (
 // benchmarks run the real code, cgo calls included, and what they time is
 // core's Go side plus the C shims. BenchmarkOverheadLaunch and
 // BenchmarkOverheadPool compare with the same C calls made once per
-// operation from a Go loop (…PerCall) and from a C loop (…CLoop).
+// operation from a Go loop (…PerCall).
 
 // fakeDriver puts the fakes into core's C table for the test, and returns
 // a primary context, its device, a stream and an ObjectCode, all fake
@@ -216,52 +217,62 @@ func TestFakeDriverForgottenBuffer(t *testing.T) {
 	}
 }
 
+// threadCPU is the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID).
+func threadCPU() time.Duration {
+	var ts syscall.Timespec
+	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 3, uintptr(unsafe.Pointer(&ts)), 0)
+	return time.Duration(ts.Nano())
+}
+
+// loopCPU runs f b.N times (b.Loop) on one locked thread and reports that
+// thread's CPU time per call as cpu-ns/op: on a shared machine it is
+// steadier than the wall clock (it leaves out the time the thread waits
+// for a core, and the GC work that other threads do).
+func loopCPU(b *testing.B, f func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	t0, n := threadCPU(), 0
+	for b.Loop() {
+		f()
+		n++
+	}
+	b.ReportMetric(float64(threadCPU()-t0)/float64(n), "cpu-ns/op")
+}
+
+// BenchmarkOverheadLaunch is Launch of the bench package's three cases
+// (bench.go) through the fakes; BenchmarkOverheadLaunchPerCall is their C
+// side alone, the same C work as one cgo call per launch from a Go loop.
+// The difference is Launch's Go side.
 func BenchmarkOverheadLaunch(b *testing.B) {
 	e := fakeDriver(b)
 	for _, c := range e.launchCases() {
 		b.Run(c.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
+			loopCPU(b, func() {
 				if err := Launch(e.stream, c.cfg, c.k, c.args...); err != nil {
 					b.Fatal(err)
 				}
-			}
+			})
 		})
 	}
 }
 
-// BenchmarkOverheadLaunchPerCall is the C side of a launch alone, one cgo
-// call per launch from a Go loop; BenchmarkOverheadLaunchCLoop the same
-// calls from a C loop.
 func BenchmarkOverheadLaunchPerCall(b *testing.B) {
 	e := fakeDriver(b)
 	for _, c := range e.launchCases() {
 		b.Run(c.name, func(b *testing.B) {
 			var buf [64]byte
 			copy(buf[:], c.want)
-			for b.Loop() {
-				fakecuda.Shim(fakeCtx, 0xf00, unsafe.Pointer(&buf[0]), len(c.want))
-			}
-		})
-	}
-}
-
-func BenchmarkOverheadLaunchCLoop(b *testing.B) {
-	e := fakeDriver(b)
-	for _, c := range e.launchCases() {
-		b.Run(c.name, func(b *testing.B) {
-			var buf [64]byte
-			copy(buf[:], c.want)
-			b.ResetTimer()
-			d := fakecuda.ShimLoop(fakeCtx, 0xf00, unsafe.Pointer(&buf[0]), len(c.want), b.N)
-			b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "C-ns/op")
+			loopCPU(b, func() { fakecuda.Shim(fakeCtx, 0xf00, unsafe.Pointer(&buf[0]), len(c.want)) })
 		})
 	}
 }
 
 // BenchmarkOverheadPool is DeviceMemoryResource.Allocate + Buffer.Close of
-// 1 MiB on a stream: NoReuse (a driver allocation and free each time),
-// and stream-ordered reuse (no driver call but the capture checks).
+// 1 MiB on a stream through the fakes: NoReuse (a driver allocation and
+// free each time), and stream-ordered reuse (no driver call but the
+// capture checks). BenchmarkOverheadPoolPerCall is NoReuse's C side alone:
+// the same two C calls, one cgo call each, from a Go loop.
 func BenchmarkOverheadPool(b *testing.B) {
 	e := fakeDriver(b)
 	for _, noReuse := range []bool{true, false} {
@@ -271,8 +282,7 @@ func BenchmarkOverheadPool(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			r := &DeviceMemoryResource{dev: e.dev, NoReuse: noReuse}
-			b.ReportAllocs()
-			for b.Loop() {
+			loopCPU(b, func() {
 				buf, err := r.Allocate(1<<20, e.stream)
 				if err != nil {
 					b.Fatal(err)
@@ -280,7 +290,7 @@ func BenchmarkOverheadPool(b *testing.B) {
 				if err := buf.Close(); err != nil {
 					b.Fatal(err)
 				}
-			}
+			})
 			e.ctx.flushReuse(fakeCtx, nil)
 		})
 	}
@@ -288,14 +298,8 @@ func BenchmarkOverheadPool(b *testing.B) {
 
 func BenchmarkOverheadPoolPerCall(b *testing.B) {
 	fakeDriver(b)
-	for b.Loop() {
+	loopCPU(b, func() {
 		p := fakecuda.AllocCall(fakeCtx, 0x5, 1<<20)
 		fakecuda.FreeCall(fakeCtx, 0x5, p)
-	}
-}
-
-func BenchmarkOverheadPoolCLoop(b *testing.B) {
-	fakeDriver(b)
-	d := fakecuda.PoolLoop(fakeCtx, 0x5, 1<<20, b.N)
-	b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "C-ns/op")
+	})
 }

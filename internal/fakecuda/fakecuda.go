@@ -9,7 +9,6 @@ package fakecuda
 /*
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 // The calls counted, for tests to check what reached "the driver".
 static long long fk_launches, fk_allocs, fk_frees, fk_capture_checks;
@@ -51,7 +50,11 @@ static unsigned fk_mem_alloc_async(void *p, unsigned long n, uintptr_t s) {
 	return 0;
 }
 
-static unsigned fk_mem_free_async(unsigned long long p, uintptr_t s) { (void)p; (void)s; fk_frees++; return 0; }
+static unsigned fk_mem_free_async(unsigned long long p, uintptr_t s) {
+	(void)p; (void)s;
+	fk_frees++;
+	return 0;
+}
 
 static unsigned fk_stream_is_capturing(uintptr_t s, void *st) { (void)s; fk_capture_checks++; *(unsigned *)st = 0; return 0; }
 
@@ -97,42 +100,11 @@ static unsigned fk_shim(uintptr_t ctx, uintptr_t f, const void *args, size_t siz
 	return fk_launch_kernel(f, 1, 1, 1, 1, 1, 1, 0, 0, NULL, size ? extra : NULL);
 }
 
-// fk_shim_loop is fk_shim n times from C: the C twin of a launch loop.
-static long long fk_shim_loop(uintptr_t ctx, uintptr_t f, const void *args, size_t size, long long n) {
-	struct timespec a, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (long long i = 0; i < n; i++) fk_shim(ctx, f, args, size);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	return (long long)(b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
-}
-
-// fk_pool_loop is n allocations and frees as core's pool path makes them
-// without reuse: two calls, each with its context check.
-static long long fk_pool_loop(uintptr_t ctx, uintptr_t s, unsigned long size, long long n) {
-	struct timespec a, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (long long i = 0; i < n; i++) {
-		uintptr_t cur = 0;
-		unsigned long long p = 0;
-		fk_ctx_get_current(&cur);
-		if (cur != ctx) fk_ctx_set_current(ctx);
-		fk_mem_alloc_async(&p, size, s);
-		fk_ctx_get_current(&cur);
-		if (cur != ctx) fk_ctx_set_current(ctx);
-		fk_mem_free_async(p, s);
-	}
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	return (long long)(b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
-}
-
 #cgo noescape fk_shim
 #cgo nocallback fk_shim
 #cgo noescape fk_counts
 #cgo nocallback fk_counts
 #cgo nocallback fk_bare
-#cgo noescape fk_shim_loop
-#cgo nocallback fk_shim_loop
-#cgo nocallback fk_pool_loop
 #cgo noescape fk_last_args
 #cgo nocallback fk_last_args
 #cgo nocallback fk_alloc_call
@@ -153,10 +125,7 @@ static void *fk_proc(int i) {
 */
 import "C"
 
-import (
-	"time"
-	"unsafe"
-)
+import "unsafe"
 
 // Names are the driver entry points Procs fakes, as cuda.h names them.
 var Names = []string{
@@ -216,15 +185,4 @@ func Bare() { C.fk_bare() }
 // check, launch with packed arguments) against the fakes.
 func Shim(ctx, f uintptr, args unsafe.Pointer, size int) {
 	C.fk_shim(C.uintptr_t(ctx), C.uintptr_t(f), args, C.size_t(size))
-}
-
-// ShimLoop times n Shims made from C.
-func ShimLoop(ctx, f uintptr, args unsafe.Pointer, size, n int) time.Duration {
-	return time.Duration(C.fk_shim_loop(C.uintptr_t(ctx), C.uintptr_t(f), args, C.size_t(size), C.longlong(n)))
-}
-
-// PoolLoop times n allocate + free pairs made from C as core makes them
-// (each call with its context check).
-func PoolLoop(ctx, stream uintptr, size, n int) time.Duration {
-	return time.Duration(C.fk_pool_loop(C.uintptr_t(ctx), C.uintptr_t(stream), C.ulong(size), C.longlong(n)))
 }
