@@ -76,9 +76,9 @@ void cg_prepared_free(cg_prepared *p);
 cg_ret cg_launch_prepared(uintptr_t ctx, uintptr_t s, uintptr_t p);
 
 cg_ret cg_launch(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
-	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, const void *args, size_t size);
+	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, const unsigned char *args, size_t size);
 cg_ret cg_launch_ex(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
-	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, const void *args, size_t size,
+	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, const unsigned char *args, size_t size,
 	unsigned cx, unsigned cy, unsigned cz, int cooperative);
 
 #endif
