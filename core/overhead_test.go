@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"reflect"
 	"runtime"
 	"syscall"
 	"testing"
@@ -240,18 +241,86 @@ func loopCPU(b *testing.B, f func()) {
 	b.ReportMetric(float64(threadCPU()-t0)/float64(n), "cpu-ns/op")
 }
 
+// objectRanges returns the memory of the objects (pointers to them, or
+// slices: their arrays), for fakecuda.SetFlush.
+func objectRanges(objs ...any) []fakecuda.Range {
+	var out []fakecuda.Range
+	for _, o := range objs {
+		v := reflect.ValueOf(o)
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				out = append(out, fakecuda.Range{Start: v.Pointer(), End: v.Pointer() + v.Type().Elem().Size()})
+			}
+		case reflect.Slice:
+			if v.Len() > 0 {
+				out = append(out, fakecuda.Range{Start: v.Pointer(), End: v.Pointer() + uintptr(v.Len())*v.Type().Elem().Size()})
+			}
+		}
+	}
+	return out
+}
+
+// typeRanges returns the first 64 bytes of the type descriptor of each
+// value (its size, hash and kind, which type switches read).
+func typeRanges(vals []any) []fakecuda.Range {
+	var out []fakecuda.Range
+	for _, v := range vals {
+		t := uintptr((*[2]unsafe.Pointer)(unsafe.Pointer(&v))[0])
+		out = append(out, fakecuda.Range{Start: t, End: t + 64})
+	}
+	return out
+}
+
+// temps runs f as the sub-benchmarks hot (the fakes return at once) and
+// cold: before returning, the fakes evict from every cache level the
+// objects that flush returns (fakecuda.SetFlush), as a real driver call
+// evicts much of what its caller touched; the Go code then pays a cache
+// miss for each of those lines it reads, and more for each it changes
+// with an atomic add. A rough model: the misses cost DRAM latency here,
+// and a line written since the last flush makes the flush itself (in the
+// C side's time) dearer. Compare cold numbers of versions of the same
+// code, not with the hot ones. Without x86 there is no cold variant.
+func temps(b *testing.B, flush func() []fakecuda.Range, f func(b *testing.B)) {
+	b.Run("hot", f)
+	b.Run("cold", func(b *testing.B) {
+		if !fakecuda.SetFlush(flush()) {
+			b.Skip("no clflush here")
+		}
+		defer fakecuda.SetFlush(nil)
+		f(b)
+	})
+}
+
+// launchFlush is what a launch of c reads that belongs to cudago or the
+// caller (not the stack): the stream, its context, the kernel, its code,
+// parameter layout, the Buffers among the arguments, and the arguments'
+// type descriptors.
+func (e *fakeEnv) launchFlush(c launchCase) []fakecuda.Range {
+	lay := c.k.params.Load()
+	objs := []any{e.stream, e.ctx, c.k, e.code, lay, lay.params}
+	for _, a := range c.args {
+		if b, ok := a.(*Buffer); ok {
+			objs = append(objs, b)
+		}
+	}
+	return append(objectRanges(objs...), typeRanges(c.args)...)
+}
+
 // BenchmarkOverheadLaunch is Launch of the bench package's three cases
 // (bench.go) through the fakes; BenchmarkOverheadLaunchPerCall is their C
-// side alone, the same C work as one cgo call per launch from a Go loop.
-// The difference is Launch's Go side.
+// side alone, the same C work as one cgo call per launch from a Go loop
+// (with the same evictions when cold). The difference is Launch's Go side.
 func BenchmarkOverheadLaunch(b *testing.B) {
 	e := fakeDriver(b)
 	for _, c := range e.launchCases() {
 		b.Run(c.name, func(b *testing.B) {
-			loopCPU(b, func() {
-				if err := Launch(e.stream, c.cfg, c.k, c.args...); err != nil {
-					b.Fatal(err)
-				}
+			temps(b, func() []fakecuda.Range { return e.launchFlush(c) }, func(b *testing.B) {
+				loopCPU(b, func() {
+					if err := Launch(e.stream, c.cfg, c.k, c.args...); err != nil {
+						b.Fatal(err)
+					}
+				})
 			})
 		})
 	}
@@ -261,11 +330,19 @@ func BenchmarkOverheadLaunchPerCall(b *testing.B) {
 	e := fakeDriver(b)
 	for _, c := range e.launchCases() {
 		b.Run(c.name, func(b *testing.B) {
-			var buf [64]byte
-			copy(buf[:], c.want)
-			loopCPU(b, func() { fakecuda.Shim(fakeCtx, 0xf00, unsafe.Pointer(&buf[0]), len(c.want)) })
+			temps(b, func() []fakecuda.Range { return e.launchFlush(c) }, func(b *testing.B) {
+				var buf [64]byte
+				copy(buf[:], c.want)
+				loopCPU(b, func() { fakecuda.Shim(fakeCtx, 0xf00, unsafe.Pointer(&buf[0]), len(c.want)) })
+			})
 		})
 	}
+}
+
+// poolFlush is what a pool Allocate + Close reads of cudago's: the
+// resource, its device, the stream, its context (with the kept blocks).
+func (e *fakeEnv) poolFlush(r *DeviceMemoryResource) []fakecuda.Range {
+	return objectRanges(r, e.dev, e.stream, e.ctx)
 }
 
 // BenchmarkOverheadPool is DeviceMemoryResource.Allocate + Buffer.Close of
@@ -282,24 +359,29 @@ func BenchmarkOverheadPool(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			r := &DeviceMemoryResource{dev: e.dev, NoReuse: noReuse}
-			loopCPU(b, func() {
-				buf, err := r.Allocate(1<<20, e.stream)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := buf.Close(); err != nil {
-					b.Fatal(err)
-				}
+			temps(b, func() []fakecuda.Range { return e.poolFlush(r) }, func(b *testing.B) {
+				loopCPU(b, func() {
+					buf, err := r.Allocate(1<<20, e.stream)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := buf.Close(); err != nil {
+						b.Fatal(err)
+					}
+				})
+				e.ctx.flushReuse(fakeCtx, nil)
 			})
-			e.ctx.flushReuse(fakeCtx, nil)
 		})
 	}
 }
 
 func BenchmarkOverheadPoolPerCall(b *testing.B) {
-	fakeDriver(b)
-	loopCPU(b, func() {
-		p := fakecuda.AllocCall(fakeCtx, 0x5, 1<<20)
-		fakecuda.FreeCall(fakeCtx, 0x5, p)
+	e := fakeDriver(b)
+	r := &DeviceMemoryResource{dev: e.dev, NoReuse: true}
+	temps(b, func() []fakecuda.Range { return e.poolFlush(r) }, func(b *testing.B) {
+		loopCPU(b, func() {
+			p := fakecuda.AllocCall(fakeCtx, 0x5, 1<<20)
+			fakecuda.FreeCall(fakeCtx, 0x5, p)
+		})
 	})
 }

@@ -17,6 +17,33 @@ static unsigned long long fk_next = 0x7f0000000000ULL;
 static unsigned char fk_sink[4096];
 static size_t fk_sink_len;
 
+// fk_flush, when ranges are set (SetFlush), evicts their cache lines from
+// every cache level (clflush), as a driver call's own memory traffic
+// evicts the caller's: the launch, allocation and free fakes call it.
+#define FK_MAX_RANGES 64
+static uintptr_t fk_lo[FK_MAX_RANGES], fk_hi[FK_MAX_RANGES];
+static int fk_nranges;
+
+static void fk_flush(void) {
+#if defined(__x86_64__)
+	for (int i = 0; i < fk_nranges; i++)
+		for (uintptr_t p = fk_lo[i] & ~(uintptr_t)63; p < fk_hi[i]; p += 64)
+			__asm__ volatile("clflush (%0)" ::"r"(p) : "memory");
+	__asm__ volatile("mfence" ::: "memory");
+#endif
+}
+
+static int fk_set_flush(const uintptr_t *r, int n) {
+	if (n > FK_MAX_RANGES) n = FK_MAX_RANGES;
+	for (int i = 0; i < n; i++) { fk_lo[i] = r[2 * i]; fk_hi[i] = r[2 * i + 1]; }
+	fk_nranges = n;
+#if defined(__x86_64__)
+	return 1;
+#else
+	return 0;
+#endif
+}
+
 static unsigned fk_ctx_get_current(void *pctx) { *(uintptr_t *)pctx = fk_current; return 0; }
 static unsigned fk_ctx_set_current(uintptr_t c) { fk_current = c; return 0; }
 
@@ -26,6 +53,7 @@ static unsigned fk_launch_kernel(uintptr_t f, unsigned gx, unsigned gy, unsigned
 		unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, void *params, void *extra) {
 	(void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)smem; (void)s; (void)params;
 	fk_launches++;
+	fk_flush();
 	if (extra) {
 		void **e = (void **)extra; // {BUFFER_POINTER, args, BUFFER_SIZE, &size, END}
 		size_t n = *(size_t *)e[3];
@@ -45,6 +73,7 @@ static unsigned fk_launch_kernel_ex(void *cfg, uintptr_t f, void *params, void *
 static unsigned fk_mem_alloc_async(void *p, unsigned long n, uintptr_t s) {
 	(void)s;
 	fk_allocs++;
+	fk_flush();
 	*(unsigned long long *)p = fk_next;
 	fk_next += (n + 4095) & ~4095UL;
 	return 0;
@@ -53,6 +82,7 @@ static unsigned fk_mem_alloc_async(void *p, unsigned long n, uintptr_t s) {
 static unsigned fk_mem_free_async(unsigned long long p, uintptr_t s) {
 	(void)p; (void)s;
 	fk_frees++;
+	fk_flush();
 	return 0;
 }
 
@@ -100,6 +130,8 @@ static unsigned fk_shim(uintptr_t ctx, uintptr_t f, const void *args, size_t siz
 	return fk_launch_kernel(f, 1, 1, 1, 1, 1, 1, 0, 0, NULL, size ? extra : NULL);
 }
 
+#cgo noescape fk_set_flush
+#cgo nocallback fk_set_flush
 #cgo noescape fk_shim
 #cgo nocallback fk_shim
 #cgo noescape fk_counts
@@ -144,6 +176,30 @@ func Procs() map[string]unsafe.Pointer {
 		m[n] = C.fk_proc(C.int(i))
 	}
 	return m
+}
+
+// Range is memory for SetFlush: [Start, End).
+type Range struct{ Start, End uintptr }
+
+// SetFlush makes the launch, allocation and free fakes evict the cache
+// lines of the given memory from every cache level before they return
+// (x86 clflush), as the memory traffic of a real driver call evicts its
+// caller's data: the Go code that runs next then misses in the cache on
+// each of those lines, and a chain of dependent loads pays for each link.
+// A flush costs more for a line written since the last (it is written
+// back): compare callers that write the same lines. It reports false
+// where it cannot flush (not x86). The memory must stay allocated while
+// set; nil turns it off.
+func SetFlush(ranges []Range) bool {
+	flat := make([]C.uintptr_t, 0, 2*len(ranges))
+	for _, r := range ranges {
+		flat = append(flat, C.uintptr_t(r.Start), C.uintptr_t(r.End))
+	}
+	var p *C.uintptr_t
+	if len(flat) > 0 {
+		p = &flat[0]
+	}
+	return C.fk_set_flush(p, C.int(len(ranges))) != 0
 }
 
 // Counts is how often the fakes were called.
