@@ -64,11 +64,11 @@ func fakeDriver(tb testing.TB) *fakeEnv {
 // layout (offsets and sizes, as cuKernelGetParamInfo would give them).
 func (e *fakeEnv) kernel(name string, params ...ArgumentInfo) *Kernel {
 	k := newKernel(0xf00, name, e.code)
-	lay := &paramLayout{params: params}
+	lay := paramLayout{params: params}
 	for _, p := range params {
 		lay.size = max(lay.size, p.Offset+p.Size)
 	}
-	k.params.Store(lay)
+	k.setLayout(lay)
 	return k
 }
 
@@ -150,8 +150,64 @@ func TestFakeDriverLaunch(t *testing.T) {
 		if err := Launch(e.stream, c.cfg, c.k, append(c.args, 1)...); err == nil || !bytesContains(err.Error(), "arguments, got") {
 			t.Errorf("%s with an argument too many: %v", c.name, err)
 		}
+		// A closed stream, or code, fails as such before a bad argument
+		// is looked at, as when Launch held them before packing.
+		closed := &Stream{handle: 0x6, ctx: e.ctx, owned: true}
+		closed.life.close()
+		if err := Launch(closed, c.cfg, c.k, append(c.args, 1)...); err != ErrClosed {
+			t.Errorf("%s on a closed stream with an argument too many: %v, want ErrClosed", c.name, err)
+		}
 		if n := fakecuda.Calls().Launches - before; n != 0 {
 			t.Errorf("%s: %d driver launches for refused launches", c.name, n)
+		}
+	}
+	// Its ObjectCode closed, a kernel refuses to launch, whatever the
+	// arguments; before, launches of it came through.
+	k := e.launchCases()[1].k
+	if err := e.code.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Launch(e.stream, LaunchConfig{Grid: Dim(1), Block: Dim(1)}, k); !errors.Is(err, ErrClosed) || !bytesContains(err.Error(), "its ObjectCode is closed") {
+		t.Errorf("Launch of a kernel of closed code: %v", err)
+	}
+}
+
+// TestLaunchConfigCommon checks the shortcut Launch takes past Validate:
+// every shape it passes, Validate passes, and the usual shapes take it.
+func TestLaunchConfigCommon(t *testing.T) {
+	vals := []uint32{0, 1, 2, 3, 31, 32, 63, 64, 65, 255, 256, 1023, 1024, 1025, 65535, 65536, math.MaxInt32, math.MaxInt32 + 1, math.MaxUint32}
+	n := 0
+	for _, gx := range vals {
+		for _, gy := range vals {
+			for _, bx := range vals {
+				for _, by := range vals {
+					for _, bz := range []uint32{0, 1, 2, 64, 65, 1024} {
+						for _, cl := range []Dim3{{}, {1, 1, 1}, {2, 1, 1}} {
+							c := LaunchConfig{Grid: Dim3{gx, gy, 1}, Block: Dim3{bx, by, bz}, Cluster: cl}
+							if c.common() {
+								n++
+								if err := c.Validate(); err != nil {
+									t.Fatalf("%+v passes the shortcut but Validate says %v", c, err)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no shape took the shortcut")
+	}
+	for _, c := range []LaunchConfig{
+		{Grid: Dim(1), Block: Dim(1)},
+		{Grid: Dim(4096), Block: Dim(256)},
+		{Grid: Dim(1<<31 - 1), Block: Dim(1024)},
+		{Grid: Dim(64, 64, 8), Block: Dim(16, 16, 4)},
+		{Grid: Dim(65535, 65535, 65535), Block: Dim(8, 8, 16), SharedMemory: 48 << 10, Cooperative: true},
+	} {
+		if !c.common() {
+			t.Errorf("%+v does not take the shortcut", c)
 		}
 	}
 }
@@ -297,7 +353,7 @@ func temps(b *testing.B, flush func() []fakecuda.Range, f func(b *testing.B)) {
 // parameter layout, the Buffers among the arguments, and the arguments'
 // type descriptors.
 func (e *fakeEnv) launchFlush(c launchCase) []fakecuda.Range {
-	lay := c.k.params.Load()
+	lay := c.k.layout()
 	objs := []any{e.stream, e.ctx, c.k, e.code, lay, lay.params}
 	for _, a := range c.args {
 		if b, ok := a.(*Buffer); ok {

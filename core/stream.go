@@ -83,6 +83,14 @@ func (s *Stream) acquire() (driver.Context, error) {
 	return h, err
 }
 
+// closed reports whether the stream or its created context is closed:
+// what acquire would refuse, read without holding anything. (For a
+// primary context it reads only that it is one.)
+func (s *Stream) closed() bool {
+	c := s.ctx
+	return s.life.closed() || !c.primary && c.life.closed()
+}
+
 func (s *Stream) release() {
 	s.ctx.release()
 	s.life.release()
