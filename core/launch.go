@@ -201,10 +201,7 @@ func packAndLaunch(stream *Stream, cfg *LaunchConfig, k *Kernel, lay *paramLayou
 	}
 	// Nothing between the acquires and here can panic (the packing is
 	// done), so no defer is needed.
-	stream.life.release()
-	if !primary {
-		ctx.life.release()
-	}
+	releaseAfter(stream, ctx, primary)
 	k.release()
 	return err
 }

@@ -96,6 +96,17 @@ func (s *Stream) release() {
 	s.life.release()
 }
 
+// releaseAfter is s.release for a hot path that read s's context c, and
+// whether it is primary, before its driver call: after the call (which
+// evicts much of what Go read) only the counters are touched, with no
+// pointer to load first.
+func releaseAfter(s *Stream, c *Context, primary bool) {
+	if !primary {
+		c.life.release()
+	}
+	s.life.release()
+}
+
 // Handle returns the driver's CUstream (0 for the legacy default stream,
 // 2 for the per-thread one).
 func (s *Stream) Handle() driver.Stream { return s.handle }
