@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/cudago/cudago/bindings/driver"
@@ -28,6 +29,9 @@ type Buffer struct {
 	life    life
 	parent  *Buffer // for a View: the buffer that owns the memory
 	noReuse bool    // a graph's allocation (made while capturing): never kept for reuse
+	// promoted: the Buffer left the young list, with a finalizer unless
+	// it was closed (bufferguard.go).
+	promoted atomic.Bool
 }
 
 // NewBuffer wraps memory of resource mr, to be freed by mr.Deallocate on
@@ -35,25 +39,28 @@ type Buffer struct {
 func NewBuffer(ptr driver.Deviceptr, size int, mr MemoryResource, stream *Stream) *Buffer {
 	b := &Buffer{ptr: ptr, size: size, mr: mr, stream: stream}
 	if ptr != 0 {
-		// A finalizer rather than runtime.AddCleanup, which every other
-		// resource uses: a Buffer is made and closed on the allocation hot
-		// path, and AddCleanup + Stop cost about three times as much
-		// (two more allocations, the argument's copy and a closure, and
-		// more work under the runtime's locks). What a cleanup guards
-		// against does not arise here: nothing a Buffer points to (its
-		// resource, stream, context) points back to it, so it is never in
-		// a cycle, and nothing is lost by the finalizer seeing the Buffer.
-		runtime.SetFinalizer(b, (*Buffer).finalize)
+		addYoung(b) // the finalizer comes later, if still open (bufferguard.go)
 	}
 	return b
 }
 
-// finalize frees a forgotten Buffer. One goroutine runs all of a
-// program's finalizers, one after the other, so only a free that never
-// waits (a DeviceMemoryResource's cuMemFreeAsync) is made on it; the
-// others (which wait for the stream first, or belong to other resources)
-// get a goroutine of their own.
+// finalize frees a forgotten Buffer. It uses a finalizer rather than
+// runtime.AddCleanup, which every other resource uses, because a Buffer
+// is made and closed on the allocation hot path: AddCleanup + Stop cost
+// about three times as much (two more allocations, the argument's copy and
+// a closure, and more work under the runtime's locks). What a cleanup
+// guards against does not arise here: nothing a Buffer points to (its
+// resource, stream, context) points back to it, so it is never in a
+// cycle, and nothing is lost by the finalizer seeing the Buffer.
+//
+// One goroutine runs all of a program's finalizers, one after the other,
+// so only a free that never waits (a DeviceMemoryResource's
+// cuMemFreeAsync) is made on it; the others (which wait for the stream
+// first, or belong to other resources) get a goroutine of their own.
 func (b *Buffer) finalize() {
+	if b.life.closed() {
+		return // closed while its finalizer was being set (bufferguard.go)
+	}
 	if _, ok := b.mr.(*DeviceMemoryResource); ok {
 		b.free()
 		return
@@ -181,7 +188,9 @@ func (b *Buffer) CloseOn(stream *Stream) error {
 	if b.ptr == 0 || b.parent != nil { // a view frees nothing
 		return nil
 	}
-	runtime.SetFinalizer(b, nil) // b is reachable here: it cannot have run
+	if b.promoted.Load() {
+		runtime.SetFinalizer(b, nil) // b is reachable here: it cannot have run
+	}
 	if r, ok := b.mr.(*DeviceMemoryResource); ok {
 		return r.release(b.ptr, b.size, stream, b.noReuse)
 	}
