@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/cudago/cudago/bindings/driver"
@@ -26,10 +27,12 @@ type Buffer struct {
 	mr      MemoryResource
 	stream  *Stream // allocation stream; may be nil
 	life    life
-	cleanup runtime.Cleanup
 	parent  *Buffer // for a View: the buffer that owns the memory
 	noReuse bool    // a graph's allocation (made while capturing): never kept for reuse
 	hooks   *freeHooks
+	// promoted: the Buffer left the young list, with a finalizer unless
+	// it was closed (bufferguard.go).
+	promoted atomic.Bool
 }
 
 // NewBuffer wraps memory of resource mr, to be freed by mr.Deallocate on
@@ -37,38 +40,54 @@ type Buffer struct {
 func NewBuffer(ptr driver.Deviceptr, size int, mr MemoryResource, stream *Stream) *Buffer {
 	b := &Buffer{ptr: ptr, size: size, mr: mr, stream: stream}
 	if ptr != 0 {
-		b.cleanup = runtime.AddCleanup(b, freeBuffer, bufferRef{ptr, size, mr, stream, nil})
+		addYoung(b) // the finalizer comes later, if still open (bufferguard.go)
 	}
 	return b
 }
 
-type bufferRef struct {
-	ptr    driver.Deviceptr
-	size   int
-	mr     MemoryResource
-	stream *Stream
-	hooks  *freeHooks // Buffer.OnFree's
+// finalize frees a forgotten Buffer. It uses a finalizer rather than
+// runtime.AddCleanup, which every other resource uses, because a Buffer
+// is made and closed on the allocation hot path: AddCleanup + Stop cost
+// about three times as much (two more allocations, the argument's copy and
+// a closure, and more work under the runtime's locks). What a cleanup
+// guards against does not arise here: nothing a Buffer points to (its
+// resource, stream, context) points back to it, so it is never in a
+// cycle, and nothing is lost by the finalizer seeing the Buffer.
+//
+// One goroutine runs all of a program's finalizers, one after the other,
+// so only a free that never waits (a DeviceMemoryResource's
+// cuMemFreeAsync) is made on it; the others (which wait for the stream
+// first, or belong to other resources) get a goroutine of their own.
+func (b *Buffer) finalize() {
+	if b.life.closed() {
+		return // closed while its finalizer was being set (bufferguard.go)
+	}
+	if _, ok := b.mr.(*DeviceMemoryResource); ok {
+		b.free()
+		return
+	}
+	go b.free()
 }
 
-// freeBuffer is the finalizer of a forgotten Buffer. Its error is recorded
-// for the next Sync of the buffer's context.
-func freeBuffer(r bufferRef) {
-	r.hooks.run()
-	if err := r.mr.Deallocate(r.ptr, r.size, r.stream); err != nil {
-		if c := r.context(); c != nil {
-			c.record(fmt.Sprintf("freeing a forgotten Buffer (%d bytes at %#x)", r.size, uint64(r.ptr)), err)
+// free is the finalizer's free. Its error is recorded for the next Sync of
+// the buffer's context.
+func (b *Buffer) free() {
+	b.hooks.run()
+	if err := b.mr.Deallocate(b.ptr, b.size, b.stream); err != nil {
+		if c := freeContext(b.mr, b.stream); c != nil {
+			c.record(fmt.Sprintf("freeing a forgotten Buffer (%d bytes at %#x)", b.size, uint64(b.ptr)), err)
 		}
 	}
 }
 
-// context is where an error of freeing r is recorded: its stream's
-// context, or its device's primary context when it has no stream or that
-// context is closed.
-func (r bufferRef) context() *Context {
-	if r.stream != nil && !r.stream.ctx.life.closed() {
-		return r.stream.ctx
+// freeContext is where an error of freeing a Buffer of mr on stream is
+// recorded: its stream's context, or its device's primary context when it
+// has no stream or that context is closed.
+func freeContext(mr MemoryResource, stream *Stream) *Context {
+	if stream != nil && !stream.ctx.life.closed() {
+		return stream.ctx
 	}
-	if d := r.mr.Device(); d != nil {
+	if d := mr.Device(); d != nil {
 		return d.primary
 	}
 	return nil
@@ -171,7 +190,9 @@ func (b *Buffer) CloseOn(stream *Stream) error {
 	if b.ptr == 0 || b.parent != nil { // a view frees nothing
 		return nil
 	}
-	b.cleanup.Stop()
+	if b.promoted.Load() {
+		runtime.SetFinalizer(b, nil) // b is reachable here: it cannot have run
+	}
 	b.hooks.run() // set before b was closed: OnFree held b
 	if r, ok := b.mr.(*DeviceMemoryResource); ok {
 		return r.release(b.ptr, b.size, stream, b.noReuse)

@@ -42,7 +42,8 @@ func (r *DeviceMemoryResource) Allocate(size int, stream *Stream) (*Buffer, erro
 	if err != nil {
 		return nil, err
 	}
-	defer s.release()
+	c := s.ctx
+	defer releaseAfter(s, c, c.primary)
 	return r.allocate(h, s, size)
 }
 

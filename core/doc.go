@@ -25,8 +25,11 @@
 // Close returns ErrClosed, never a crash: each one holds a guard that an
 // operation acquires for the length of its driver call, so Close waits for
 // calls in flight and refuses new ones. A finalizer releases what a program
-// forgot to close; since a finalizer cannot return an error, one it meets is
-// recorded on the resource's Context and returned by the next Context.Sync.
+// forgot to close (a Buffer's up to one garbage collection later: a new
+// Buffer gets its finalizer only if it is still open at the next
+// collection, or once 255 more are made); since a finalizer cannot return
+// an error, one it meets is recorded on the resource's Context and returned
+// by the next Context.Sync.
 // Closing a Context made by Device.CreateContext ends everything made in it;
 // a device's primary context lives as long as the process.
 //

@@ -131,7 +131,7 @@ func forgetFailingBuffer(t *testing.T, mr *failingResource, stream *Stream) {
 			}
 			// The recording follows Deallocate's return: wait for it.
 			for j := 0; j < 1000; j++ {
-				if c := (bufferRef{stream: stream, mr: mr}).context(); c.recorded.len() > 0 {
+				if c := freeContext(mr, stream); c.recorded.len() > 0 {
 					return
 				}
 				time.Sleep(time.Millisecond)

@@ -2,7 +2,6 @@ package core
 
 import (
 	"errors"
-	"runtime"
 	"sync"
 
 	"github.com/cudago/cudago/bindings/driver"
@@ -68,11 +67,7 @@ func (b *Buffer) OnFree(f func()) error {
 	hooksMu.Lock()
 	defer hooksMu.Unlock()
 	if root.hooks == nil {
-		root.hooks = &freeHooks{}
-		if root.ptr != 0 { // the finalizer runs them too
-			root.cleanup.Stop()
-			root.cleanup = runtime.AddCleanup(root, freeBuffer, bufferRef{root.ptr, root.size, root.mr, root.stream, root.hooks})
-		}
+		root.hooks = &freeHooks{} // the finalizer (Buffer.free) runs them too
 	}
 	root.hooks.fs = append(root.hooks.fs, f)
 	return nil

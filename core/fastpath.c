@@ -188,7 +188,7 @@ cg_ret cg_memcpy3d(uintptr_t ctx, const cg_copy3d *c, const void *src_host, void
 // ---- kernels ----
 
 cg_ret cg_launch(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
-	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, const void *args, size_t size) {
+	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, const unsigned char *args, size_t size) {
 	CGX_ENTER(ctx);
 	size_t sz = size;
 	void *extra[5] = {
@@ -201,7 +201,7 @@ cg_ret cg_launch(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned 
 }
 
 cg_ret cg_launch_ex(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
-	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, const void *args, size_t size,
+	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, const unsigned char *args, size_t size,
 	unsigned cx, unsigned cy, unsigned cz, int cooperative) {
 	CGX_ENTER(ctx);
 	cgx_CUlaunchAttribute attrs[2];

@@ -102,9 +102,9 @@ typedef struct {
 cg_ret cg_memcpy3d(uintptr_t ctx, const cg_copy3d *c, const void *src_host, void *dst_host, uintptr_t s, int wait);
 
 cg_ret cg_launch(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
-	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, const void *args, size_t size);
+	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, const unsigned char *args, size_t size);
 cg_ret cg_launch_ex(uintptr_t ctx, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
-	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, const void *args, size_t size,
+	unsigned bx, unsigned by, unsigned bz, unsigned smem, uintptr_t s, const unsigned char *args, size_t size,
 	unsigned cx, unsigned cy, unsigned cz, int cooperative);
 
 #endif

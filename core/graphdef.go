@@ -290,7 +290,7 @@ func (a *kernelArgs) done() {
 // once per kernel, in context c. The caller holds k and calls done after
 // the driver call.
 func kernelNodeParams(op string, c *Context, cfg *LaunchConfig, k *Kernel, args []any, p *driver.GraphNodeParams) (*kernelArgs, error) {
-	lay := k.params.Load()
+	lay := k.layout()
 	if lay == nil {
 		h, err := c.acquire()
 		if err != nil {

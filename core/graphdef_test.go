@@ -27,11 +27,11 @@ func cpuBody(top, parent *Graph) *Graph {
 // its arguments are packed without the driver.
 func layoutKernel(name string, params ...ArgumentInfo) *Kernel {
 	k := newKernel(7, name, nil)
-	lay := &paramLayout{params: params}
+	lay := paramLayout{params: params}
 	for _, p := range params {
 		lay.size = max(lay.size, p.Offset+p.Size)
 	}
-	k.params.Store(lay)
+	k.setLayout(lay)
 	return k
 }
 

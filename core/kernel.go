@@ -12,31 +12,51 @@ import (
 // Kernel is a GPU function of an ObjectCode. It is context-independent
 // (a CUkernel): the same Kernel launches on any device the code loads on.
 type Kernel struct {
+	// What every launch reads comes first, in as few cache lines as can
+	// be: the handle, the name (for errors), the guard, the layout.
 	handle driver.Kernel
 	name   string
-	code   *ObjectCode // keeps the library loaded while the kernel lives
+	// life guards the kernel's driver calls (Launch...) against its
+	// ObjectCode's Close, which closes it and waits for them.
+	life     life
+	layReady atomic.Bool // lay is read (launch.go)
+	lay      paramLayout
+	code     *ObjectCode // keeps the library loaded while the kernel lives
 
-	// Launch state (launch.go): the parameter layout, read once, and
+	// Launch state (launch.go): the lock of the layout's one reading, and
 	// pooled parameter buffers for layouts too large for the stack.
-	params  atomic.Pointer[paramLayout]
 	paramMu sync.Mutex
 	bufPool sync.Pool
 }
 
-// newKernel is how ObjectCode hands out kernels.
+// newKernel is how ObjectCode hands out kernels; code (nil in tests)
+// closes the kernel when it closes.
 func newKernel(h driver.Kernel, name string, code *ObjectCode) *Kernel {
-	return &Kernel{handle: h, name: name, code: code}
+	k := &Kernel{handle: h, name: name, code: code}
+	if code != nil {
+		code.track(k)
+	}
+	return k
 }
 
 // acquire keeps the kernel's ObjectCode loaded for a driver call (see
 // ObjectCode.Close); it reports false once the code is closed. Kernels
 // made without an ObjectCode are always live.
-func (k *Kernel) acquire() bool { return k.code == nil || k.code.life.acquire() }
+func (k *Kernel) acquire() bool { return k.life.acquire() }
 
-func (k *Kernel) release() {
-	if k.code != nil {
-		k.code.life.release()
+// closed reports whether the kernel's ObjectCode is closed: what acquire
+// would refuse, read without holding anything.
+func (k *Kernel) closed() bool { return k.life.closed() }
+
+func (k *Kernel) release() { k.life.release() }
+
+// layout returns the kernel's parameter layout, or nil before it is read
+// (loadParams).
+func (k *Kernel) layout() *paramLayout {
+	if k.layReady.Load() {
+		return &k.lay
 	}
+	return nil
 }
 
 // Name returns the kernel's name as it was looked up.
@@ -58,7 +78,7 @@ func anyContext() (*Context, error) {
 // Arguments returns the kernel's parameters: their offsets and sizes in
 // the parameter buffer (cuKernelGetParamInfo; read once, then cached).
 func (k *Kernel) Arguments() ([]ArgumentInfo, error) {
-	lay := k.params.Load()
+	lay := k.layout()
 	if lay == nil {
 		if !k.acquire() {
 			return nil, ErrClosed

@@ -101,40 +101,29 @@ func Launch(stream *Stream, cfg LaunchConfig, k *Kernel, args ...any) error {
 	if k == nil {
 		return errors.New("core: Launch: nil *Kernel")
 	}
-	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("core: Launch %s: %w", k.name, err)
+	if !cfg.common() {
+		if err := cfg.Validate(); err != nil {
+			return fmt.Errorf("core: Launch %s: %w", k.name, err)
+		}
 	}
 	if stream == nil {
 		return fmt.Errorf("core: Launch %s: nil *Stream", k.name)
 	}
-	if !k.acquire() {
-		return fmt.Errorf("core: Launch %s: its ObjectCode is closed: %w", k.name, ErrClosed)
+	// Plain reads first (the closed checks, the layout, the packing), the
+	// atomic adds that hold the kernel and stream last: an atomic add
+	// waits for every read before it, so reads after it that miss the
+	// cache (a driver call evicts much of what the last launch read) wait
+	// one after the other. A closed kernel or stream still fails before a
+	// bad argument, as when they were held first.
+	if k.closed() {
+		return launchClosed(k)
 	}
-	h, err := stream.acquire()
-	if err != nil {
-		k.release()
-		return err
+	if stream.closed() {
+		return ErrClosed
 	}
-	// One defer and few returns, so that the compiler open-codes it
-	// (the runtime's deferreturn showed in the H100 profile).
-	defer launchExit(stream, k)
-	return launchEntered(h, stream, &cfg, k, args)
-}
-
-func launchExit(stream *Stream, k *Kernel) {
-	stream.release()
-	k.release()
-}
-
-// launchEntered packs the arguments and launches, in context h, with the
-// kernel and stream held.
-func launchEntered(h driver.Context, stream *Stream, cfg *LaunchConfig, k *Kernel, args []any) error {
-	lay := k.params.Load()
+	lay := k.layout()
 	if lay == nil {
-		var err error
-		if lay, err = k.loadParams(h); err != nil {
-			return err
-		}
+		return launchFirst(stream, &cfg, k, args)
 	}
 	// The packed arguments live on the stack, in a buffer only as large
 	// as most kernels need (Go zeroes it on every call), or in a pooled
@@ -142,31 +131,84 @@ func launchEntered(h driver.Context, stream *Stream, cfg *LaunchConfig, k *Kerne
 	switch {
 	case lay.size <= 64:
 		var small [64]byte
-		return packAndLaunch(h, stream, cfg, k, lay, small[:lay.size], args)
+		return packAndLaunch(stream, &cfg, k, lay, small[:lay.size], args)
 	case lay.size <= 512:
 		var stack [512]byte
-		return packAndLaunch(h, stream, cfg, k, lay, stack[:lay.size], args)
+		return packAndLaunch(stream, &cfg, k, lay, stack[:lay.size], args)
 	}
 	big := k.bigBuffer(lay.size)
-	err := packAndLaunch(h, stream, cfg, k, lay, *big, args)
+	err := packAndLaunch(stream, &cfg, k, lay, *big, args)
 	k.bufPool.Put(big) // after the call: C read it
 	return err
 }
 
-// packAndLaunch packs args into buf (zeroed, the layout's size) and
-// launches.
-func packAndLaunch(h driver.Context, stream *Stream, cfg *LaunchConfig, k *Kernel, lay *paramLayout, buf []byte, args []any) error {
-	if err := packArgs(buf, k.name, lay.params, args); err != nil {
+// common reports, in a few comparisons, whether c is a shape that
+// Validate accepts without clusters: most launches' shapes. Each x-1 < n
+// holds for 1 <= x <= n. Validate decides the others, and words their
+// errors.
+func (c *LaunchConfig) common() bool {
+	g, b := c.Grid, c.Block
+	return g.X-1 < math.MaxInt32 && g.Y-1 < 65535 && g.Z-1 < 65535 &&
+		b.X-1 < 1024 && b.Y-1 < 1024 && b.Z-1 < 64 && b.X*b.Y*b.Z <= 1024 &&
+		c.Cluster == Dim3{}
+}
+
+func launchClosed(k *Kernel) error {
+	return fmt.Errorf("core: Launch %s: its ObjectCode is closed: %w", k.name, ErrClosed)
+}
+
+// launchFirst is Launch of a kernel whose parameter layout is not read
+// yet: it reads it in the stream's context, then launches.
+func launchFirst(stream *Stream, cfg *LaunchConfig, k *Kernel, args []any) error {
+	if !k.acquire() {
+		return launchClosed(k)
+	}
+	h, err := stream.acquire()
+	if err == nil {
+		_, err = k.loadParams(h)
+		stream.release()
+	}
+	k.release()
+	if err != nil {
 		return err
 	}
-	var p unsafe.Pointer // see cLaunch
-	if len(buf) > 0 {
-		p = unsafe.Pointer(&buf[0])
+	return Launch(stream, *cfg, k, args...)
+}
+
+// packAndLaunch packs args into buf (zeroed, the layout's size), holds the
+// kernel and stream, and launches. Errors come in Launch's order: a
+// closed kernel or stream before a bad argument.
+func packAndLaunch(stream *Stream, cfg *LaunchConfig, k *Kernel, lay *paramLayout, buf []byte, args []any) error {
+	perr := packArgs(buf, k.name, lay.params, args)
+	if !k.acquire() {
+		return launchClosed(k)
 	}
-	if cfg.Cluster != (Dim3{}) || cfg.Cooperative {
-		return cLaunchEx(h, k.handle, cfg, stream.handle, p, len(buf))
+	h, err := stream.acquire()
+	if err != nil {
+		k.release()
+		return err
 	}
-	return cLaunch(h, k.handle, cfg, stream.handle, p, len(buf))
+	// What the releases need is read now, while it is in the cache: the
+	// driver call evicts much of what Go touched, and after it only the
+	// counters themselves are touched.
+	ctx := stream.ctx
+	primary := ctx.primary
+	if err = perr; err == nil {
+		var p unsafe.Pointer // see cLaunch
+		if len(buf) > 0 {
+			p = unsafe.Pointer(&buf[0])
+		}
+		if cfg.Cluster != (Dim3{}) || cfg.Cooperative {
+			err = cLaunchEx(h, k.handle, cfg, stream.handle, p, len(buf))
+		} else {
+			err = cLaunch(h, k.handle, cfg, stream.handle, p, len(buf))
+		}
+	}
+	// Nothing between the acquires and here can panic (the packing is
+	// done), so no defer is needed.
+	releaseAfter(stream, ctx, primary)
+	k.release()
+	return err
 }
 
 // ArgumentInfo is where a kernel parameter lives in the parameter buffer.
@@ -178,16 +220,19 @@ type ArgumentInfo struct {
 type paramLayout struct {
 	params []ArgumentInfo
 	size   int // bytes of the whole parameter buffer
+	// inline holds params when there are few, so that reading them is no
+	// further cache miss (it is in the Kernel, after the layout's header).
+	inline [8]ArgumentInfo
 }
 
 // loadParams reads the kernel's parameter layout in context h, once.
 func (k *Kernel) loadParams(h driver.Context) (*paramLayout, error) {
 	k.paramMu.Lock()
 	defer k.paramMu.Unlock()
-	if lay := k.params.Load(); lay != nil {
+	if lay := k.layout(); lay != nil {
 		return lay, nil
 	}
-	lay := &paramLayout{}
+	lay := paramLayout{}
 	for i := 0; ; i++ {
 		off64, size64, err := cuKernelGetParamInfo(h, k.handle, uint64(i))
 		if err != nil {
@@ -205,8 +250,20 @@ func (k *Kernel) loadParams(h driver.Context) (*paramLayout, error) {
 			lay.size = end
 		}
 	}
-	k.params.Store(lay)
-	return lay, nil
+	k.setLayout(lay)
+	return &k.lay, nil
+}
+
+// setLayout publishes lay as the kernel's layout, its parameters in the
+// kernel itself when they are few.
+func (k *Kernel) setLayout(lay paramLayout) {
+	k.lay.size = lay.size
+	if len(lay.params) <= len(k.lay.inline) {
+		k.lay.params = k.lay.inline[:copy(k.lay.inline[:], lay.params)]
+	} else {
+		k.lay.params = lay.params
+	}
+	k.layReady.Store(true)
 }
 
 func (k *Kernel) bigBuffer(n int) *[]byte {

@@ -28,6 +28,9 @@ func (l *life) closed() bool { return l.n.Load()&lifeClosed != 0 }
 // close marks l closed and waits until no user is in flight. It reports
 // whether this call closed it (false: it was closed before).
 func (l *life) close() bool {
+	if l.n.CompareAndSwap(0, lifeClosed) {
+		return true // open and unused: the common case, one atomic
+	}
 	for {
 		v := l.n.Load()
 		if v&lifeClosed != 0 {

@@ -88,6 +88,10 @@ func TestMisuseKernelOfClosedCode(t *testing.T) {
 	if _, err := o.Kernel("k"); !errors.Is(err, ErrClosed) {
 		t.Errorf("ObjectCode.Kernel after Close = %v, want ErrClosed", err)
 	}
+	// A kernel of the code made after its Close is closed too.
+	if err := Launch(&Stream{}, cfg, newKernel(2, "late", o)); !errors.Is(err, ErrClosed) {
+		t.Errorf("Launch of a kernel made after its code's Close = %v, want ErrClosed", err)
+	}
 	if err := o.Close(); err != nil {
 		t.Errorf("second Close = %v", err)
 	}

@@ -71,7 +71,38 @@ type ObjectCode struct {
 	lib     *loadedLibrary
 	cleanup runtime.Cleanup
 	closed  bool
-	life    life // held by Kernel driver calls (Launch...); Close waits for them
+	byName  map[string]*Kernel // what Kernel handed out, by the name asked for
+
+	// Every Kernel of the code (newKernel): Close closes each one's guard,
+	// waiting for its driver calls in flight (Launch...). The guard is the
+	// kernel's own, in the cache lines a launch reads anyway.
+	kmu     sync.Mutex
+	kernels []*Kernel
+	kclosed bool
+}
+
+// track adds k to the kernels Close closes (closing it at once if the
+// code is closed).
+func (o *ObjectCode) track(k *Kernel) {
+	o.kmu.Lock()
+	defer o.kmu.Unlock()
+	if o.kclosed {
+		k.life.close()
+		return
+	}
+	o.kernels = append(o.kernels, k)
+}
+
+// closeKernels closes every kernel of the code; when it returns, none of
+// their driver calls is in flight, and none can start.
+func (o *ObjectCode) closeKernels() {
+	o.kmu.Lock()
+	ks := o.kernels
+	o.kernels, o.kclosed = nil, true
+	o.kmu.Unlock()
+	for _, k := range ks {
+		k.life.close()
+	}
 }
 
 // loadedLibrary is what a cleanup unloads when an ObjectCode is lost
@@ -396,15 +427,18 @@ func (o *ObjectCode) handleLocked() (driver.Library, error) {
 }
 
 // Kernel returns the kernel called name, loading the code first (see
-// Handle). A name in the symbol mapping is looked up by its mapped
-// (mangled) name. When it is absent the error names it and, where the code
-// lists them, the kernels it has.
+// Handle); the same *Kernel for the same name. A name in the symbol
+// mapping is looked up by its mapped (mangled) name. When it is absent the
+// error names it and, where the code lists them, the kernels it has.
 func (o *ObjectCode) Kernel(name string) (*Kernel, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	lib, err := o.handleLocked()
 	if err != nil {
 		return nil, err
+	}
+	if k := o.byName[name]; k != nil {
+		return k, nil
 	}
 	sym := name
 	if m, ok := o.symbols[name]; ok {
@@ -422,7 +456,12 @@ func (o *ObjectCode) Kernel(name string) (*Kernel, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", msg, err)
 	}
-	return newKernel(k, name, o), nil
+	kern := newKernel(k, name, o)
+	if o.byName == nil {
+		o.byName = map[string]*Kernel{}
+	}
+	o.byName[name] = kern
+	return kern, nil
 }
 
 // Close unloads the code from the driver, if it was loaded. It is
@@ -434,7 +473,8 @@ func (o *ObjectCode) Close() error {
 		return nil
 	}
 	o.closed = true
-	o.life.close() // no Kernel call is in flight from here on
+	o.closeKernels() // no Kernel call is in flight from here on
+	o.byName = nil
 	if o.lib == nil {
 		return nil
 	}

@@ -287,6 +287,9 @@ func TestGPUObjectCodeKernel(t *testing.T) {
 			if k.Handle() == 0 || k.Name() != name {
 				t.Errorf("%v: Kernel(%q) = handle %#x, name %q", o, name, k.Handle(), k.Name())
 			}
+			if again, err := o.Kernel(name); again != k || err != nil {
+				t.Errorf("%v: Kernel(%q) twice gave two Kernels (%v)", o, name, err)
+			}
 		}
 		_, err = o.Kernel("nope")
 		if !errors.Is(err, driver.ErrorNotFound) || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "saxpy") {

@@ -229,7 +229,8 @@ func (r *DeviceMemoryResource) release(ptr driver.Deviceptr, size int, stream *S
 	if err != nil {
 		return err
 	}
-	defer stream.release()
+	c := stream.ctx
+	defer releaseAfter(stream, c, c.primary)
 	if noReuse || !r.reusable(stream, size) {
 		return cuMemFreeAsync(h, ptr, stream.handle)
 	}

@@ -47,7 +47,7 @@ func (k *Kernel) Prepare(cfg LaunchConfig, args ...any) (*PreparedLaunch, error)
 	if _, err := k.Arguments(); err != nil { // loads the layout once
 		return nil, fmt.Errorf("core: Prepare %s: %w", k.name, err)
 	}
-	lay := k.params.Load()
+	lay := k.layout()
 	buf := make([]byte, lay.size)
 	if err := packArgsAt(buf, "Prepare", k.name, lay.params, args, 0); err != nil {
 		return nil, err

@@ -93,8 +93,27 @@ func (s *Stream) acquire() (driver.Context, error) {
 	return h, err
 }
 
+// closed reports whether the stream or its created context is closed:
+// what acquire would refuse, read without holding anything. (For a
+// primary context it reads only that it is one.)
+func (s *Stream) closed() bool {
+	c := s.ctx
+	return s.life.closed() || !c.primary && c.life.closed()
+}
+
 func (s *Stream) release() {
 	s.ctx.release()
+	s.life.release()
+}
+
+// releaseAfter is s.release for a hot path that read s's context c, and
+// whether it is primary, before its driver call: after the call (which
+// evicts much of what Go read) only the counters are touched, with no
+// pointer to load first.
+func releaseAfter(s *Stream, c *Context, primary bool) {
+	if !primary {
+		c.life.release()
+	}
 	s.life.release()
 }
 

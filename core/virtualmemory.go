@@ -285,7 +285,7 @@ func (r *VirtualMemoryResource) Grow(b *Buffer, newSize int) (*Buffer, error) {
 	if !b.life.close() {
 		return nil, ErrClosed
 	}
-	b.cleanup.Stop()
+	// b's finalizer, if it has one, sees it closed and frees nothing.
 	return NewBuffer(b.ptr, n, r, b.stream), nil
 }
 

@@ -105,6 +105,19 @@ func (t *Table) load() {
 	}
 }
 
+// Replace puts p in the C table in place of the entry point named name
+// and returns the one it replaces; ok is false when there is no such
+// entry. It is for tests, which put fakes there (internal/fakecuda) and
+// restore what they replaced; Load first, or Load would overwrite them.
+func (t *Table) Replace(name string, p unsafe.Pointer) (old unsafe.Pointer, ok bool) {
+	i := t.Index(name)
+	if i < 0 || i >= len(t.fn) {
+		return nil, false
+	}
+	old, t.fn[i] = t.fn[i], p
+	return old, true
+}
+
 // LoadErr returns why entry i could not be resolved, or nil (also before
 // Load).
 func (t *Table) LoadErr(i int) error {
