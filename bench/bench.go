@@ -419,9 +419,14 @@ func (s *Suite) Cases() []*Case {
 // iteration's memory, zeroing it in make, which touches every page.
 func (s *Suite) freshCase(size, iters int, minSpeedup float64) *Case {
 	fresh := func(n int, t Timer) error {
-		// The other copy cases leave their own bytes in s.dev: put back
-		// setupCopies' pattern, which the check below reads.
-		if err := core.CopyToDevice(s.dev, s.pinnedBytes()); err != nil {
+		// The other copy cases leave their own bytes in s.dev and the
+		// pinned buffer: put back setupCopies' pattern, which the check
+		// below reads.
+		pb := s.pinnedBytes()
+		for i := range pb {
+			pb[i] = byte(i)
+		}
+		if err := core.CopyToDevice(s.dev, pb); err != nil {
 			return err
 		}
 		for range n {
