@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -79,6 +80,11 @@ type IPCMemoryResource struct {
 	imported bool
 	life     life
 	cleanup  runtime.Cleanup
+	// shared: the pool's handle was exported once. The driver refuses
+	// cuMemPoolExportPointer (CUDA_ERROR_INVALID_VALUE, seen with driver
+	// 580 on the H100) until the pool itself has been exported.
+	shared    sync.Once
+	sharedErr error
 }
 
 // NewIPCMemoryResource creates a pool on dev that can be shared with other
@@ -401,6 +407,15 @@ func (b *Buffer) IPCDescriptor() (IPCBufferDescriptor, error) {
 	defer r.life.release()
 	if err := cuStreamSynchronize(h, s.handle); err != nil {
 		return IPCBufferDescriptor{}, err
+	}
+	r.shared.Do(func() {
+		var fd int32
+		if r.sharedErr = cuMemPoolExportToShareableHandle(h, unsafe.Pointer(&fd), r.pool, ipcHandleType, 0); r.sharedErr == nil {
+			syscall.Close(int(fd))
+		}
+	})
+	if r.sharedErr != nil {
+		return IPCBufferDescriptor{}, r.sharedErr
 	}
 	data, err := cuMemPoolExportPointer(h, b.ptr)
 	if err != nil {

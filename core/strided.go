@@ -45,7 +45,7 @@ const MaxViewRank = 8
 // Otherwise a copy with Go memory goes through a host copy of the view's
 // extent (Size bytes), when that is exact and cheap: a read copies the
 // extent whole and gathers the elements, if the extent is at most twice
-// their bytes; a write scatters them into a host copy of the extent and
+// their bytes (or, when no boxes can, at most 256 MiB); a write scatters them into a host copy of the extent and
 // writes it whole, only when the view covers its extent exactly
 // (transposed and reversed arrays do), so that no byte outside the view
 // is rewritten. Failing that, the boxes are copied one by one (a box per
@@ -584,7 +584,7 @@ func CopyFromView[T any](dst []T, src *StridedView[T]) error {
 	l := &src.lay
 	mode, plan := l.hostCopy(false)
 	if mode == copyNone {
-		return fmt.Errorf("core: CopyFromView: %v cannot be read: the driver's 3-D copies cannot express its layout, and its extent (%d bytes) is more than twice its elements' %d bytes", src, l.hi-l.lo, l.n*l.elem)
+		return fmt.Errorf("core: CopyFromView: %v cannot be read: the driver's 3-D copies cannot express its layout, and its extent (%d bytes) is more than twice its elements' %d bytes and more than %d", src, l.hi-l.lo, l.n*l.elem, maxReadExtent)
 	}
 	h, s, err := src.buf.acquireWith(nil)
 	if err != nil {
@@ -643,9 +643,17 @@ func (l *layout) hostCopy(toDevice bool) (copyMode, copyPlan) {
 		return copyExtent, copyPlan{}
 	case ok:
 		return copyBoxes, pl
+	case !toDevice && l.hi-l.lo <= maxReadExtent:
+		// Nothing else can: reading more than the elements is harmless,
+		// within a bound on the host copy.
+		return copyExtent, copyPlan{}
 	}
 	return copyNone, copyPlan{}
 }
+
+// maxReadExtent bounds the host copy of a read that only the extent can
+// serve (more than twice its elements' bytes, and no boxes).
+const maxReadExtent = 256 << 20
 
 // CopyView copies the elements of src into those of dst, views of the same
 // shape on one device, and waits. It runs on dst's buffer's stream (see

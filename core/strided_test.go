@@ -313,7 +313,6 @@ func TestStridedCopyChecks(t *testing.T) {
 		{"copy overlapping", CopyView(mid, left), "the views' memory overlaps"},
 		{"copy async nil stream", CopyViewAsync(nil, left, right), "nil stream"},
 		{"copy nil", CopyView(nil, m), "nil *StridedView"},
-		{"read sparse flipped", CopyFromView(make([]float32, 4), sparseF), "cannot be read: the driver's 3-D copies cannot express its layout, and its extent (96 bytes) is more than twice its elements' 16 bytes"},
 		{"write gappy flipped", CopyToView(gappyF, make([]float32, 42)), "cannot be written"},
 		{"copy flipped", CopyView(om, flipped), "cannot express the copy"},
 	}
@@ -489,7 +488,7 @@ func TestStridedCopyPlans(t *testing.T) {
 		{"transposed 3-D", []int{2, 3, 4}, []int{1, 2, 6}, copyExtent, copyExtent, 0},
 		{"merged 4-D", []int{2, 3, 4, 5}, []int{240, 60, 15, 1}, copyBoxes, copyBoxes, 1},
 		{"4-D, slices not a multiple", []int{2, 3, 4, 5}, []int{200, 60, 15, 1}, copyBoxes, copyBoxes, 2},
-		{"sparse 4-D box", []int{2, 3, 4, 5}, []int{400, 100, 20, 2}, copyNone, copyNone, 0},
+		{"sparse 4-D box", []int{2, 3, 4, 5}, []int{400, 100, 20, 2}, copyNone, copyExtent, 0},
 		{"4-D, not mergeable", []int{2, 2, 2, 2}, []int{15, 7, 3, 2}, copyNone, copyExtent, 0},
 		{"columns flipped", []int{3, 4}, []int{4, -1}, copyExtent, copyExtent, 0},
 		{"flipped rows of a pitched matrix", []int{3, 4}, []int{-9, 1}, copyBoxes, copyExtent, 0},
@@ -499,7 +498,7 @@ func TestStridedCopyPlans(t *testing.T) {
 		{"sparse sliding windows", []int{5, 4}, []int{10, 9}, copyBoxes, copyBoxes, 5},
 		{"flipped column", []int{5}, []int{-50}, copyBoxes, copyBoxes, 5},
 		{"flipped strided columns", []int{5, 2}, []int{-50, 3}, copyBoxes, copyBoxes, 5},
-		{"sparse, both flipped", []int{2, 2}, []int{-20, -3}, copyNone, copyNone, 0},
+		{"sparse, both flipped", []int{2, 2}, []int{-20, -3}, copyNone, copyExtent, 0},
 		{"both flipped", []int{3, 4}, []int{-4, -1}, copyExtent, copyExtent, 0},
 		{"rows flipped", []int{3, 4}, []int{-4, 1}, copyExtent, copyExtent, 0},
 		{"rows of a pitched matrix flipped", []int{3, 4}, []int{-20, 1}, copyBoxes, copyBoxes, 3},
@@ -755,5 +754,25 @@ func TestStridedGPUViewsCoverEveryPath(t *testing.T) {
 		if !seen[want] {
 			t.Errorf("no GPU test view copies by %q (seen %v)", want, seen)
 		}
+	}
+}
+
+// A read that no box plan serves goes through the host copy of its extent
+// up to maxReadExtent, and is refused beyond.
+func TestStridedReadExtentBound(t *testing.T) {
+	// Two elements, far apart and reversed: no box, extent > 2x elements.
+	small, err := makeLayout("test", []int{2, 2}, []int{-1 << 10, -1}, 4, 1<<13, 1<<14)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := small.hostCopy(false); m != copyExtent {
+		t.Errorf("small sparse read: mode %v, want the extent", m)
+	}
+	huge, err := makeLayout("test", []int{2, 2}, []int{-1 << 28, -1}, 4, 1<<31, 1<<32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := huge.hostCopy(false); m != copyNone {
+		t.Errorf("read of a 1 GiB extent: mode %v, want refused", m)
 	}
 }
