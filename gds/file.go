@@ -136,8 +136,23 @@ func handleHint(err error) string {
 		return " (this libcufile needs O_DIRECT, which the file system refuses; libcufile 1.7 (CUDA 12.2) and newer take buffered files)"
 	case errors.Is(err, cufile.IoNotSupported), errors.Is(err, cufile.InvalidFileType):
 		return " (cuFile does not support this file or file system: allow its compatibility mode to use it anyway, see the package documentation)"
+	case errors.Is(err, cufile.HandleNotRegistered) && NoUdev():
+		return " (" + noUdevReason + ")"
 	}
 	return ""
+}
+
+// noUdevReason says why cuFile registers no file on a machine without
+// udev: seen on a Firecracker VM with an H100, in every mode and on ext4
+// and tmpfs alike ("udev property not found: ID_FS_USAGE vda", "unable to
+// get volume attributes" in cufile.log).
+const noUdevReason = "cuFile reads each file's volume attributes from the udev database, and this machine has none (/run/udev is missing), so it registers no file, even in compatibility mode"
+
+// NoUdev reports whether the machine lacks the udev database that cuFile
+// needs to register files (/run/udev/data).
+func NoUdev() bool {
+	_, err := os.Stat("/run/udev/data")
+	return err != nil
 }
 
 // Name returns the name the file was opened with.
