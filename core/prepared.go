@@ -73,6 +73,9 @@ func (p *PreparedLaunch) Kernel() *Kernel { return p.k }
 
 // Launch queues the prepared launch on stream.
 func (p *PreparedLaunch) Launch(stream *Stream) error {
+	if p == nil || p.k == nil {
+		return errNotPrepared
+	}
 	if stream == nil {
 		return fmt.Errorf("core: PreparedLaunch %s: nil *Stream", p.k.name)
 	}
@@ -99,6 +102,11 @@ func (p *PreparedLaunch) Launch(stream *Stream) error {
 	return err
 }
 
+var errNotPrepared = errors.New("core: PreparedLaunch: nil, or not made by Kernel.Prepare")
+
+// checkBuffers refuses closed Buffer arguments. As with Launch, a Buffer
+// closed by another goroutine between this check and the launch is the
+// caller's race: the arguments are checked, not held.
 func (p *PreparedLaunch) checkBuffers() error {
 	for i, b := range p.bufs {
 		if b != nil && b.closed() {
@@ -111,6 +119,9 @@ func (p *PreparedLaunch) checkBuffers() error {
 // SetArg replaces argument i, checked as Launch checks it; launches
 // queued before keep the old value.
 func (p *PreparedLaunch) SetArg(i int, v any) error {
+	if p == nil || p.k == nil {
+		return errNotPrepared
+	}
 	if i < 0 || i >= len(p.lay.params) {
 		return fmt.Errorf("core: PreparedLaunch.SetArg %s: argument %d out of range: the kernel takes %d", p.k.name, i, len(p.lay.params))
 	}
@@ -144,6 +155,9 @@ func (p *PreparedLaunch) SetArg(i int, v any) error {
 
 // SetConfig replaces the launch's shape, checked as Launch checks it.
 func (p *PreparedLaunch) SetConfig(cfg LaunchConfig) error {
+	if p == nil || p.k == nil {
+		return errNotPrepared
+	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("core: PreparedLaunch.SetConfig %s: %w", p.k.name, err)
 	}
@@ -159,6 +173,9 @@ func (p *PreparedLaunch) SetConfig(cfg LaunchConfig) error {
 // Close frees the prepared launch; later calls fail with ErrClosed.
 // Launches already queued are not affected. Close is idempotent.
 func (p *PreparedLaunch) Close() error {
+	if p == nil || p.k == nil {
+		return nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.c == nil {

@@ -22,6 +22,20 @@ func TestPrepareNilKernel(t *testing.T) {
 	if _, err := k.Prepare(LaunchConfig{Grid: Dim(1), Block: Dim(1)}); err == nil || !strings.Contains(err.Error(), "nil *Kernel") {
 		t.Fatalf("err = %v", err)
 	}
+	for _, p := range []*PreparedLaunch{nil, {}} {
+		if err := p.Launch(nil); !errors.Is(err, errNotPrepared) {
+			t.Errorf("Launch of %#v: %v", p, err)
+		}
+		if err := p.SetArg(0, int32(1)); !errors.Is(err, errNotPrepared) {
+			t.Errorf("SetArg of %#v: %v", p, err)
+		}
+		if err := p.SetConfig(LaunchConfig{Grid: Dim(1), Block: Dim(1)}); !errors.Is(err, errNotPrepared) {
+			t.Errorf("SetConfig of %#v: %v", p, err)
+		}
+		if err := p.Close(); err != nil {
+			t.Errorf("Close of %#v: %v", p, err)
+		}
+	}
 }
 
 func readMixed(t *testing.T, out *Buffer) []float32 {

@@ -285,8 +285,13 @@ func (r *VirtualMemoryResource) Grow(b *Buffer, newSize int) (*Buffer, error) {
 	if !b.life.close() {
 		return nil, ErrClosed
 	}
-	// b's finalizer, if it has one, sees it closed and frees nothing.
-	return NewBuffer(b.ptr, n, r, b.stream), nil
+	// b's finalizer, if it has one, sees it closed and frees nothing; its
+	// OnFree functions move to the Buffer that now owns the memory.
+	nb := NewBuffer(b.ptr, n, r, b.stream)
+	hooksMu.Lock()
+	nb.hooks, b.hooks = b.hooks, nil
+	hooksMu.Unlock()
+	return nb, nil
 }
 
 func (r *VirtualMemoryResource) grow(base driver.Deviceptr, a *vmAlloc, n int) error {

@@ -79,9 +79,21 @@ func TestVirtualMemoryMisuse(t *testing.T) {
 		t.Fatal("a failed Grow closed the buffer")
 	}
 
+	ran := 0
+	if err := b.OnFree(func() { ran++ }); err != nil {
+		t.Fatal(err)
+	}
 	nb, err := r.Grow(b, 5000)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The OnFree functions go with the memory: they run when nb frees it.
+	if b.hooks != nil || nb.hooks == nil || len(nb.hooks.fs) != 1 {
+		t.Error("Grow did not move the old buffer's OnFree functions to the new one")
+	}
+	nb.hooks.run()
+	if ran != 1 {
+		t.Errorf("the moved OnFree function ran %d times, want 1", ran)
 	}
 	if nb == b || nb.ptr != base || nb.Size() != 8192 || nb.MemoryResource() != r {
 		t.Errorf("grown buffer: %p (old %p), ptr %#x, size %d", nb, b, nb.ptr, nb.Size())

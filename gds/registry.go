@@ -243,6 +243,15 @@ func useRegistration(b *core.Buffer, p driver.Deviceptr, ctx driver.Context) *re
 	registry.uses[k]++
 	n := registry.uses[k]
 	registry.mu.Unlock()
+	if n == 1 {
+		// The count belongs to this buffer: a pool hands the same range
+		// to the next one, which must start from nothing.
+		b.OnFree(func() {
+			registry.mu.Lock()
+			delete(registry.uses, k)
+			registry.mu.Unlock()
+		})
+	}
 	if n != 2 {
 		return nil
 	}

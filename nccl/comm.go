@@ -141,7 +141,11 @@ func (c *Comm) Close() error {
 // the GPU, and destroys it (ncclCommAbort): the way out of an operation
 // that hangs (a peer that died or never came; AsyncError reports why).
 // It does not wait for calls in flight in other goroutines: those return
-// NCCL's error. Later calls return ErrClosed; after Close it does nothing.
+// NCCL's error. It cannot wait for them (the hung call holds them), so a
+// call that has passed its checks but not yet entered NCCL when Abort
+// frees the communicator would use a freed handle: abort only when the
+// other goroutines are inside NCCL or done, as with a hung collective.
+// Later calls return ErrClosed; after Close it does nothing.
 func (c *Comm) Abort() error {
 	if c == nil || c.state == nil {
 		return nil
@@ -374,6 +378,8 @@ func InitAll(devs []*core.Device) ([]*Comm, error) {
 		dctx, err := primaryCtx(devs[i])
 		if err == nil {
 			comms[i], err = newComm(h, devs[i], dctx)
+		} else {
+			ncclCommDestroy(ctx, h) // not wrapped: nothing else frees it
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("rank %d: %w", i, err))
