@@ -202,6 +202,7 @@ type GraphExec struct {
 	// arguments SetKernel set last.
 	mu   sync.Mutex
 	keep map[driver.GraphNode][]any
+	prev map[driver.GraphNode]int // how many of keep[n] the latest SetKernel gave
 }
 
 // handleSet is the graphHandles a GraphExec holds: its graph's, and those

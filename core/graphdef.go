@@ -770,8 +770,8 @@ func (g *Graph) DebugDot(path string, verbose bool) error {
 func (e *GraphExec) SetKernel(n *GraphNode, cfg LaunchConfig, k *Kernel, args ...any) error {
 	const op = "GraphExec.SetKernel"
 	switch {
-	case n == nil:
-		return fmt.Errorf("core: %s: nil *GraphNode", op)
+	case n == nil || n.g == nil:
+		return fmt.Errorf("core: %s: nil or zero *GraphNode (nodes come from a Graph's methods)", op)
 	case n.typ != driver.GraphNodeTypeKernel:
 		return fmt.Errorf("core: %s: the node is a %v node, not a kernel node", op, n.typ)
 	case e.src == nil || n.g.topGraph() != e.src:
@@ -809,6 +809,16 @@ func (e *GraphExec) SetKernel(n *GraphNode, cfg LaunchConfig, k *Kernel, args ..
 	if e.keep == nil {
 		e.keep = map[driver.GraphNode][]any{}
 	}
-	e.keep[n.handle] = append(buffersOf(args), k)
+	// Launches queued before this update may still use what the node
+	// used: the previous arguments stay referenced too, until the next
+	// update of the node or Close (so update it again only after those
+	// launches are done, or keep its old Buffers yourself).
+	if e.prev == nil {
+		e.prev = map[driver.GraphNode]int{}
+	}
+	cur := append(buffersOf(args), k)
+	last := e.keep[n.handle][:e.prev[n.handle]] // the latest update's, if any
+	e.keep[n.handle] = append(cur, last...)
+	e.prev[n.handle] = len(cur)
 	return nil
 }

@@ -260,7 +260,8 @@ func TestGraphExecSetKernelChecks(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"nil node", e.SetKernel(nil, cfg, k, int32(1)), "GraphExec.SetKernel: nil *GraphNode"},
+		{"nil node", e.SetKernel(nil, cfg, k, int32(1)), "GraphExec.SetKernel: nil or zero *GraphNode"},
+		{"zero node", e.SetKernel(&GraphNode{}, cfg, k, int32(1)), "GraphExec.SetKernel: nil or zero *GraphNode"},
 		{"memset node", e.SetKernel(&GraphNode{g: g, typ: driver.GraphNodeTypeMemset}, cfg, k, int32(1)), "the node is a CU_GRAPH_NODE_TYPE_MEMSET node, not a kernel node"},
 		{"another graph's node", e.SetKernel(&GraphNode{g: other, typ: driver.GraphNodeTypeKernel}, cfg, k, int32(1)), "the node belongs to another graph than the one the executable graph was made from"},
 		{"nil kernel", e.SetKernel(kn, cfg, nil), "GraphExec.SetKernel: nil *Kernel"},
@@ -443,5 +444,26 @@ func TestGraphSourceCompiles(t *testing.T) {
 	checkCubin(t, code, 90, "addi", "iota", "put", "set_cond", "count_until", "slow_set")
 	if !strings.Contains(string(code), "cudaGraphSetConditional") {
 		t.Error("the cubin does not name cudaGraphSetConditional")
+	}
+}
+
+// A nil or zero GraphMemoryResource gives errors, never a panic.
+func TestGraphMemoryResourceZero(t *testing.T) {
+	for _, r := range []*GraphMemoryResource{nil, {}, NewGraphMemoryResource(nil)} {
+		if _, err := r.Allocate(16, nil); !errors.Is(err, errNoGraphDevice) {
+			t.Errorf("Allocate: %v", err)
+		}
+		if err := r.Trim(); !errors.Is(err, errNoGraphDevice) {
+			t.Errorf("Trim: %v", err)
+		}
+		if _, err := r.Info(); !errors.Is(err, errNoGraphDevice) {
+			t.Errorf("Info: %v", err)
+		}
+		if err := r.ResetHigh(); !errors.Is(err, errNoGraphDevice) {
+			t.Errorf("ResetHigh: %v", err)
+		}
+		if err := r.Deallocate(0x1000, 16, nil); !errors.Is(err, errNoGraphDevice) {
+			t.Errorf("Deallocate: %v", err)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -32,6 +33,8 @@ import (
 // object and needs no Close.
 type GraphMemoryResource struct{ dev *Device }
 
+var errNoGraphDevice = errors.New("core: GraphMemoryResource: nil, or made with a nil *Device")
+
 // NewGraphMemoryResource returns the graph memory resource of dev.
 func NewGraphMemoryResource(dev *Device) *GraphMemoryResource {
 	return &GraphMemoryResource{dev: dev}
@@ -40,6 +43,9 @@ func NewGraphMemoryResource(dev *Device) *GraphMemoryResource {
 // Allocate allocates size bytes of graph memory in the graph that stream
 // is capturing; a stream that is not capturing is an error.
 func (r *GraphMemoryResource) Allocate(size int, stream *Stream) (*Buffer, error) {
+	if r == nil || r.dev == nil {
+		return nil, errNoGraphDevice
+	}
 	if stream == nil {
 		return nil, fmt.Errorf("core: GraphMemoryResource.Allocate: nil stream: graph memory is allocated on a stream that captures a graph")
 	}
@@ -73,6 +79,9 @@ func (r *GraphMemoryResource) Allocate(size int, stream *Stream) (*Buffer, error
 // legacy default stream) with cuMemFreeAsync: a free node while stream
 // captures, otherwise a free of what a launch left allocated.
 func (r *GraphMemoryResource) Deallocate(ptr driver.Deviceptr, size int, stream *Stream) error {
+	if r == nil || r.dev == nil {
+		return errNoGraphDevice
+	}
 	if ptr == 0 {
 		return nil
 	}
@@ -81,7 +90,7 @@ func (r *GraphMemoryResource) Deallocate(ptr driver.Deviceptr, size int, stream 
 	}
 	h, err := stream.acquire()
 	if err == ErrClosed {
-		stream = stream.ctx.DefaultStream()
+		stream = stream.ctx.fallbackStream() // a closed green context's too
 		h, err = stream.acquire()
 	}
 	if err != nil {
@@ -98,6 +107,9 @@ func (r *GraphMemoryResource) HostAccessible() bool   { return false }
 // Trim gives the memory of the device's graph pool that no graph uses now
 // (launched or queued) back to the system (cuDeviceGraphMemTrim).
 func (r *GraphMemoryResource) Trim() error {
+	if r == nil || r.dev == nil {
+		return errNoGraphDevice
+	}
 	c := r.dev.primary
 	h, err := c.acquire()
 	if err != nil {
@@ -118,6 +130,9 @@ type GraphMemoryInfo struct {
 
 // Info reads the state of the device's graph memory pool.
 func (r *GraphMemoryResource) Info() (GraphMemoryInfo, error) {
+	if r == nil || r.dev == nil {
+		return GraphMemoryInfo{}, errNoGraphDevice
+	}
 	var info GraphMemoryInfo
 	c := r.dev.primary
 	h, err := c.acquire()
@@ -143,6 +158,9 @@ func (r *GraphMemoryResource) Info() (GraphMemoryInfo, error) {
 
 // ResetHigh resets the high watermarks of Info to the current values.
 func (r *GraphMemoryResource) ResetHigh() error {
+	if r == nil || r.dev == nil {
+		return errNoGraphDevice
+	}
 	c := r.dev.primary
 	h, err := c.acquire()
 	if err != nil {

@@ -297,9 +297,17 @@ func validateGreen(dev *Device, resources []*SMResource) error {
 // The driver documents that a green context is current to one thread at a
 // time, and that it does not synchronize calls on one green context made
 // from several threads. Core makes a context current in each call, on the
-// OS thread that runs it, as for any Context; so use each green Context,
-// with its streams and events, from one goroutine at a time (or under a
-// lock of your own). Different green contexts may be used at once.
+// OS thread that runs it, as for any Context, and leaves it current there
+// (it does not pop it): a green context so ends up current on every
+// thread that ran a call of it, which the driver's rule does not allow
+// for. Calls made one at a time have worked on the H100 (driver 580: the
+// green-context tests run kernels, copies and syncs from a goroutine that
+// moves between threads); concurrent calls on one green context from
+// several goroutines are not synchronized by the driver. So use each
+// green Context, with its streams and events, from one goroutine at a time
+// (or under a lock of your own), and Close what you make in it rather
+// than leaving it to the collector, whose cleanups run on another
+// goroutine. Different green contexts may be used at once.
 func (d *Device) CreateGreenContext(resources ...*SMResource) (*Context, error) {
 	if err := validateGreen(d, resources); err != nil {
 		return nil, err

@@ -100,6 +100,9 @@ func (l *IPCListener) Path() string { return l.path }
 // A peer that runs as another user or does not speak the protocol is
 // refused with an error.
 func (l *IPCListener) Accept(ctx context.Context) (*IPCChannel, error) {
+	if l == nil || l.l == nil {
+		return nil, errors.New("core: IPCListener.Accept: nil or zero *IPCListener (make one with ListenIPC)")
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var c *net.UnixConn
@@ -111,12 +114,21 @@ func (l *IPCListener) Accept(ctx context.Context) (*IPCChannel, error) {
 	if err != nil {
 		return nil, ipcErr("IPCListener.Accept", ctx, err)
 	}
-	return newIPCChannel(ctx, c, "IPCListener.Accept")
+	// A peer that connects and says nothing must not hold Accept (and
+	// the listener's lock) for ever: its greeting gets 10 s at most.
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return newIPCChannel(hctx, c, "IPCListener.Accept")
 }
+
+var errNoChannel = errors.New("nil or zero *IPCChannel (make one with Accept or DialIPC)")
 
 // Close stops listening and removes the socket file. Channels accepted
 // before stay open.
 func (l *IPCListener) Close() error {
+	if l == nil || l.l == nil {
+		return nil
+	}
 	err := l.l.Close()
 	if errors.Is(err, net.ErrClosed) {
 		return nil
@@ -320,6 +332,9 @@ func (c *IPCChannel) receiveDescriptor(ctx context.Context) (IPCBufferDescriptor
 // Close closes the connection; the peer's calls then fail with io.EOF
 // (errors.Is), this end's with ErrClosed. Closing twice is not an error.
 func (c *IPCChannel) Close() error {
+	if c == nil || c.c == nil {
+		return nil
+	}
 	var err error
 	c.once.Do(func() {
 		close(c.closed)
@@ -330,6 +345,9 @@ func (c *IPCChannel) Close() error {
 
 // send writes one packet: tag, kind, payload, and f's descriptor if any.
 func (c *IPCChannel) send(ctx context.Context, fn string, kind byte, payload []byte, f *os.File) error {
+	if c == nil || c.c == nil {
+		return fmt.Errorf("core: %s: %w", fn, errNoChannel)
+	}
 	if len(payload) > IPCMaxMessage {
 		return fmt.Errorf("core: %s: %d bytes are more than IPCMaxMessage (%d)", fn, len(payload), IPCMaxMessage)
 	}
@@ -363,6 +381,9 @@ func (c *IPCChannel) send(ctx context.Context, fn string, kind byte, payload []b
 // receive reads one packet, which must be of kind want, and returns its
 // payload and, for the kinds that carry one, its file.
 func (c *IPCChannel) receive(ctx context.Context, fn string, want byte) ([]byte, *os.File, error) {
+	if c == nil || c.c == nil {
+		return nil, nil, fmt.Errorf("core: %s: %w", fn, errNoChannel)
+	}
 	if c.isClosed() {
 		return nil, nil, ErrClosed
 	}

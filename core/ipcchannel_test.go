@@ -536,3 +536,27 @@ func TestDialIPCWaitsForListener(t *testing.T) {
 		t.Errorf("DialIPC of a stream socket: %v, want an immediate error", err)
 	}
 }
+
+// Nil and zero channels and listeners give errors, never a panic.
+func TestIPCZeroValues(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []*IPCChannel{nil, {}} {
+		if err := c.Send(ctx, []byte("x")); !errors.Is(err, errNoChannel) {
+			t.Errorf("Send on %#v: %v", c, err)
+		}
+		if _, err := c.Receive(ctx); !errors.Is(err, errNoChannel) {
+			t.Errorf("Receive on %#v: %v", c, err)
+		}
+		if err := c.Close(); err != nil {
+			t.Errorf("Close of %#v: %v", c, err)
+		}
+	}
+	for _, l := range []*IPCListener{nil, {}} {
+		if _, err := l.Accept(ctx); err == nil {
+			t.Errorf("Accept on %#v: no error", l)
+		}
+		if err := l.Close(); err != nil {
+			t.Errorf("Close of %#v: %v", l, err)
+		}
+	}
+}

@@ -474,7 +474,10 @@ func (v *StridedView[T]) Slice(dim, start, stop, step int) (*StridedView[T], err
 		return nil, fmt.Errorf("core: StridedView.Slice: [%d:%d] step %d of a dimension of size %d", start, stop, step, n)
 	}
 	w := *v
-	m := (int64(stop-start) + int64(step) - 1) / int64(step)
+	var m int64 // ceil((stop-start)/step), without overflow for a huge step
+	if stop > start {
+		m = int64(stop-start-1)/int64(step) + 1
+	}
 	w.lay.shape[dim] = m
 	if m > 0 && v.lay.n > 0 { // an empty view's offset stays: its strides were never checked
 		s := v.lay.strides[dim]

@@ -201,6 +201,10 @@ func TestStridedSubViews(t *testing.T) {
 	b := testBuffer(t, 4*6*8)
 	m, _ := NewStridedView[float32](b, []int{6, 8}, nil, false)
 
+	// A huge step takes the first element only, without overflowing.
+	if one, err := m.Slice(1, 0, 2, math.MaxInt); err != nil || !slices.Equal(one.Shape(), []int{6, 1}) {
+		t.Errorf("Slice(1, 0, 2, MaxInt): %v, %v", one, err)
+	}
 	tr, err := m.Transpose()
 	if err != nil || !slices.Equal(tr.Shape(), []int{8, 6}) || !slices.Equal(tr.Strides(), []int{1, 8}) || !tr.IsContiguousF() || tr.Size() != m.Size() {
 		t.Errorf("Transpose: %v, %v", tr, err)
