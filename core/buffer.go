@@ -464,9 +464,10 @@ func CopyFromDeviceAsync[T any](stream *Stream, dst []T, src *Buffer) error {
 //
 // Buffers of different devices are copied peer to peer (cuMemcpyPeer).
 // That works between any two devices, staged through host memory; once
-// peer access is enabled (Device.EnablePeerAccess, both ways for the
-// fastest copies), it goes directly over NVLink or PCIe where the devices
-// can reach each other (Device.CanAccessPeer). b's stream cannot see the
+// the destination's device may access the source's memory, it goes
+// directly over NVLink or PCIe (Device.EnablePeerAccess, which covers the
+// default pool's Buffers; SetPeerAccessibleBy on other pools). Enable it
+// both ways for copies in both directions. b's stream cannot see the
 // work of src's device, so CopyFrom first waits for src's stream as well:
 // a synchronous peer copy sees the work queued on both buffers' streams
 // before it.
@@ -495,6 +496,11 @@ func (b *Buffer) copyFrom(stream *Stream, src *Buffer, sync bool) error {
 	}
 	if src == nil {
 		return errors.New("core: Buffer.CopyFrom: nil source *Buffer")
+	}
+	// A closed buffer is ErrClosed whatever its size (checked again,
+	// race-free, when both are held below).
+	if b.closed() || src.closed() {
+		return ErrClosed
 	}
 	if src.size > b.size {
 		return boundsErr("Buffer.CopyFrom", src.size, b.size)

@@ -305,18 +305,30 @@ func (d *Device) CanAccessPeer(peer *Device) (bool, error) {
 	return v != 0, err
 }
 
-// EnablePeerAccess lets d's primary context access peer's memory (it is
-// not an error if access is already enabled): kernels running on d may
-// then use addresses of peer's Buffers. Access is one-way; enable it on
-// peer too for the other direction. Peer copies (Buffer.CopyFrom between
-// devices) work without it, staged through host memory; with it they go
-// directly over NVLink or PCIe.
+// EnablePeerAccess lets d access peer's memory: kernels and copies on d
+// may then use the addresses of peer's Buffers, over NVLink or PCIe. It
+// enables access to the memory of peer's primary context
+// (cuCtxEnablePeerAccess: cuMemAlloc, LegacyMemoryResource) and to the
+// Buffers of peer's default pool (cuMemPoolSetAccess), the one
+// Device.Allocate and DeviceMemoryResource use, whose memory the context
+// setting does not cover. Other pools grant access with their own
+// SetPeerAccessibleBy; VirtualMemoryResource with its Peers option. It is
+// not an error if access is already enabled.
+//
+// Access is one-way: enable it on peer too for the other direction, and
+// both ways for peer copies in both directions at full speed (without it,
+// Buffer.CopyFrom between devices is staged through the host).
 func (d *Device) EnablePeerAccess(peer *Device) error {
 	if peer == nil {
 		return errors.New("core: Device.EnablePeerAccess: nil peer *Device")
 	}
 	if peer == d {
 		return fmt.Errorf("core: Device.EnablePeerAccess: %v is not its own peer", d)
+	}
+	if ok, err := d.CanAccessPeer(peer); err != nil {
+		return err
+	} else if !ok {
+		return fmt.Errorf("core: Device.EnablePeerAccess: %v cannot access %v's memory (Device.CanAccessPeer is false)", d, peer)
 	}
 	h, err := d.primary.acquire()
 	if err != nil {
@@ -332,7 +344,14 @@ func (d *Device) EnablePeerAccess(peer *Device) error {
 	if errors.Is(err, driver.ErrorPeerAccessAlreadyEnabled) {
 		err = nil
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	pool, err := cuDeviceGetMemPool(peer.handle)
+	if err != nil {
+		return err
+	}
+	return setPoolPeers("Device.EnablePeerAccess", peer, pool, []*Device{d}, false)
 }
 
 // MemoryResource returns the device's default memory resource, used by

@@ -78,10 +78,15 @@
 //
 // # Several devices and processes
 //
-// Buffer.CopyFrom copies between devices (cuMemcpyPeer), directly once
-// Device.EnablePeerAccess has been called where Device.CanAccessPeer
-// allows; CopyFromAsync orders the copy on one stream of either device,
-// and Events order it with the other device's work. An IPCMemoryResource
+// d.EnablePeerAccess(peer) lets kernels and copies on d use peer's
+// memory: that of peer's context and that of peer's default pool, which
+// Device.Allocate uses (pool memory is not covered by the context setting:
+// a pool grants access itself, and DeviceMemoryResource and
+// IPCMemoryResource have PeerAccessibleBy and SetPeerAccessibleBy for it).
+// Buffer.CopyFrom copies between devices (cuMemcpyPeer): over NVLink or
+// PCIe once access is enabled both ways, staged through the host without
+// it; CopyFromAsync orders the copy on one stream of either device, and
+// Events order it with the other device's work. An IPCMemoryResource
 // is a pool whose Buffers another process imports: an IPCChannel (ListenIPC,
 // DialIPC, over a Unix-domain socket) carries the pool's file descriptor
 // and each Buffer's descriptor. A VirtualMemoryResource reserves an

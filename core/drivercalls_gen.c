@@ -93,6 +93,11 @@ cg_ret cgx_cuDeviceCanAccessPeer(int *canAccessPeer, int dev, int peerDev) {
 	return 0;
 }
 
+cg_ret cgx_cuDeviceGetMemPool(uintptr_t *pool, int dev) {
+	CGX_CALL(cuDeviceGetMemPool, pool, dev);
+	return 0;
+}
+
 cg_ret cgx_cuDevicePrimaryCtxRetain(uintptr_t *pctx, int dev) {
 	CGX_CALL(cuDevicePrimaryCtxRetain, pctx, dev);
 	return 0;

@@ -17,6 +17,7 @@ package core
 #cgo noescape cgx_cuDeviceTotalMem
 #cgo noescape cgx_cuDeviceGetAttribute
 #cgo noescape cgx_cuDeviceCanAccessPeer
+#cgo noescape cgx_cuDeviceGetMemPool
 #cgo noescape cgx_cuDevicePrimaryCtxRetain
 #cgo noescape cgx_cuStreamCreateWithPriority
 #cgo noescape cgx_cuStreamIsCapturing
@@ -83,6 +84,7 @@ package core
 #cgo nocallback cgx_cuDeviceTotalMem
 #cgo nocallback cgx_cuDeviceGetAttribute
 #cgo nocallback cgx_cuDeviceCanAccessPeer
+#cgo nocallback cgx_cuDeviceGetMemPool
 #cgo nocallback cgx_cuDevicePrimaryCtxRetain
 #cgo nocallback cgx_cuStreamCreateWithPriority
 #cgo nocallback cgx_cuStreamSynchronize
@@ -185,6 +187,7 @@ var driverCalls = [C.CGX_N]struct {
 	{"cuDeviceTotalMem", 0},
 	{"cuDeviceGetAttribute", 0},
 	{"cuDeviceCanAccessPeer", 0},
+	{"cuDeviceGetMemPool", 0},
 	{"cuDevicePrimaryCtxRetain", 0},
 	{"cuDevicePrimaryCtxRelease", 0},
 	{"cuDevicePrimaryCtxReset", 0},
@@ -375,6 +378,12 @@ func cuDeviceGetAttribute(attrib driver.DeviceAttribute, dev driver.Device) (pi 
 // cuDeviceCanAccessPeer calls cuDeviceCanAccessPeer; see driver.DeviceCanAccessPeer.
 func cuDeviceCanAccessPeer(dev driver.Device, peerDev driver.Device) (canAccessPeer int32, err error) {
 	err = cerr(C.cgx_cuDeviceCanAccessPeer((*C.int)(unsafe.Pointer(&canAccessPeer)), C.int(dev), C.int(peerDev)))
+	return
+}
+
+// cuDeviceGetMemPool calls cuDeviceGetMemPool; see driver.DeviceGetMemPool.
+func cuDeviceGetMemPool(dev driver.Device) (pool driver.MemoryPool, err error) {
+	err = cerr(C.cgx_cuDeviceGetMemPool((*C.uintptr_t)(unsafe.Pointer(&pool)), C.int(dev)))
 	return
 }
 

@@ -223,6 +223,7 @@ enum {
 	CGX_cuDeviceTotalMem,
 	CGX_cuDeviceGetAttribute,
 	CGX_cuDeviceCanAccessPeer,
+	CGX_cuDeviceGetMemPool,
 	CGX_cuDevicePrimaryCtxRetain,
 	CGX_cuDevicePrimaryCtxRelease,
 	CGX_cuDevicePrimaryCtxReset,
@@ -343,6 +344,7 @@ typedef cgx_result (*cgx_cuDeviceGetPCIBusId_t)(void *pciBusId, int len_, int de
 typedef cgx_result (*cgx_cuDeviceTotalMem_t)(void *bytes, int dev);
 typedef cgx_result (*cgx_cuDeviceGetAttribute_t)(void *pi, unsigned int attrib, int dev);
 typedef cgx_result (*cgx_cuDeviceCanAccessPeer_t)(void *canAccessPeer, int dev, int peerDev);
+typedef cgx_result (*cgx_cuDeviceGetMemPool_t)(void *pool, int dev);
 typedef cgx_result (*cgx_cuDevicePrimaryCtxRetain_t)(void *pctx, int dev);
 typedef cgx_result (*cgx_cuDevicePrimaryCtxRelease_t)(int dev);
 typedef cgx_result (*cgx_cuDevicePrimaryCtxReset_t)(int dev);
@@ -455,6 +457,7 @@ cg_ret cgx_cuDeviceGetPCIBusId(char *pciBusId, int len_, int dev);
 cg_ret cgx_cuDeviceTotalMem(unsigned long *bytes, int dev);
 cg_ret cgx_cuDeviceGetAttribute(int *pi, unsigned int attrib, int dev);
 cg_ret cgx_cuDeviceCanAccessPeer(int *canAccessPeer, int dev, int peerDev);
+cg_ret cgx_cuDeviceGetMemPool(uintptr_t *pool, int dev);
 cg_ret cgx_cuDevicePrimaryCtxRetain(uintptr_t *pctx, int dev);
 cg_ret cgx_cuDevicePrimaryCtxRelease(int dev);
 cg_ret cgx_cuDevicePrimaryCtxReset(int dev);

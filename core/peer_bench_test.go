@@ -1,57 +1,79 @@
 package core
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/cudago/cudago/internal/ctwin"
 )
 
-// BenchmarkPeerCopy copies 64 MiB from device 0 to device 1, with peer
-// access enabled both ways where the devices allow it: Buffer.CopyFrom
-// ("cudago": cuMemcpyPeerAsync and a stream wait per copy, after waiting
-// for the source's idle stream), and its C twin ("C", internal/ctwin):
-// the same two driver calls in a C loop. Both report GB/s. It needs 2
-// GPUs.
+// BenchmarkPeerCopy copies between devices 0 and 1, both ways, at 64 MiB
+// and 1 GiB, after EnablePeerAccess both ways (which also opens each
+// device's default pool to the other). The rows, all in GB/s:
+//   - cudago: Buffer.CopyFrom on default-pool Buffers (cuMemcpyPeerAsync,
+//     then a wait for the stream, per copy);
+//   - cudago-async: CopyFromAsync back to back, one wait at the end (as
+//     PyTorch's copy_ loop is timed);
+//   - C-pool: the C twin (internal/ctwin) on the same pool memory, the
+//     same two driver calls per copy from a C loop;
+//   - C-cuMemAlloc: the C twin on cuMemAlloc memory (LegacyMemoryResource),
+//     which context peer access alone covers.
+//
+// It needs 2 GPUs that can access each other.
 func BenchmarkPeerCopy(b *testing.B) {
-	const n = 64 << 20
 	d0, d1 := twoGPUs(b)
-	direct := true
 	for _, p := range [][2]*Device{{d0, d1}, {d1, d0}} {
 		ok, err := p[0].CanAccessPeer(p[1])
 		if err != nil {
 			b.Fatal(err)
 		}
-		if ok {
-			if err := p[0].EnablePeerAccess(p[1]); err != nil {
-				b.Fatal(err)
-			}
+		if !ok {
+			b.Skipf("%v cannot access %v directly", p[0], p[1])
 		}
-		direct = direct && ok
+		if err := p[0].EnablePeerAccess(p[1]); err != nil {
+			b.Fatal(err)
+		}
 	}
-	b.Logf("peer access both ways: %v (false: copies are staged through the host)", direct)
-	s1, err := d1.NewStream(StreamOptions{NonBlocking: true})
+	for _, n := range []int{64 << 20, 1 << 30} {
+		for _, dir := range [][2]*Device{{d0, d1}, {d1, d0}} {
+			from, to := dir[0], dir[1]
+			name := fmt.Sprintf("%dMiB/%dto%d", n>>20, from.Ordinal(), to.Ordinal())
+			b.Run(name, func(b *testing.B) { benchPeerCopy(b, from, to, n) })
+		}
+	}
+}
+
+func benchPeerCopy(b *testing.B, from, to *Device, n int) {
+	s, err := to.NewStream(StreamOptions{NonBlocking: true})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s1.Close()
-	src, err := d0.Allocate(n, nil)
-	if err != nil {
-		b.Fatal(err)
+	defer s.Close()
+	alloc := func(mr MemoryResource, st *Stream) *Buffer {
+		buf, err := mr.Allocate(n, st)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return buf
 	}
+	src := alloc(from.MemoryResource(), nil)
 	defer src.Close()
-	dst, err := d1.Allocate(n, s1)
-	if err != nil {
-		b.Fatal(err)
-	}
+	dst := alloc(to.MemoryResource(), s)
 	defer dst.Close()
-	if err := src.Memset8(1); err != nil {
-		b.Fatal(err)
+	lsrc := alloc(NewLegacyMemoryResource(from), nil)
+	defer lsrc.Close()
+	ldst := alloc(NewLegacyMemoryResource(to), nil)
+	defer ldst.Close()
+	for _, buf := range []*Buffer{src, lsrc} {
+		if err := buf.Memset8(1); err != nil {
+			b.Fatal(err)
+		}
 	}
 	gbps := func(b *testing.B, sec float64) {
 		b.ReportMetric(float64(n)*float64(b.N)/sec/1e9, "GB/s")
 	}
 	b.Run("cudago", func(b *testing.B) {
-		b.SetBytes(n)
+		b.SetBytes(int64(n))
 		if err := dst.CopyFrom(src); err != nil { // warm
 			b.Fatal(err)
 		}
@@ -63,13 +85,29 @@ func BenchmarkPeerCopy(b *testing.B) {
 		}
 		gbps(b, b.Elapsed().Seconds())
 	})
-	b.Run("C", func(b *testing.B) {
-		b.SetBytes(n)
-		ctx, sh, err := s1.Acquire()
+	b.Run("cudago-async", func(b *testing.B) {
+		b.SetBytes(int64(n))
+		if err := dst.CopyFrom(src); err != nil { // warm
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for range b.N {
+			if err := dst.CopyFromAsync(s, src); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := s.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		gbps(b, b.Elapsed().Seconds())
+	})
+	cLoop := func(b *testing.B, dst, src *Buffer) {
+		b.SetBytes(int64(n))
+		ctx, sh, err := s.Acquire()
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer s1.Release()
+		defer s.Release()
 		pd, err := dst.Acquire()
 		if err != nil {
 			b.Fatal(err)
@@ -80,11 +118,11 @@ func BenchmarkPeerCopy(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer src.Release()
-		dctx, err := d1.PrimaryContext().Handle()
+		dctx, err := to.PrimaryContext().Handle()
 		if err != nil {
 			b.Fatal(err)
 		}
-		sctx, err := d0.PrimaryContext().Handle()
+		sctx, err := from.PrimaryContext().Handle()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -97,5 +135,7 @@ func BenchmarkPeerCopy(b *testing.B) {
 			b.Fatal(err)
 		}
 		gbps(b, el.Seconds())
-	})
+	}
+	b.Run("C-pool", func(b *testing.B) { cLoop(b, dst, src) })
+	b.Run("C-cuMemAlloc", func(b *testing.B) { cLoop(b, ldst, lsrc) })
 }

@@ -2,8 +2,12 @@ package core
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cudago/cudago/internal/testenv"
 )
 
 // devMR is a resource of a given (fake) device that never reaches the
@@ -82,6 +86,19 @@ func TestPeerCopyChecks(t *testing.T) {
 	c0.Close()
 	if err := b.CopyFromAsync(s1, c0); !errors.Is(err, ErrClosed) {
 		t.Errorf("peer copy from a closed buffer: %v", err)
+	}
+	// A closed destination too small for the source: still ErrClosed.
+	tiny, _ := m1.Allocate(8, nil)
+	tiny.Close()
+	if err := tiny.CopyFrom(a); !errors.Is(err, ErrClosed) {
+		t.Errorf("peer copy into a closed buffer smaller than the source: %v", err)
+	}
+	var nilDMR *DeviceMemoryResource
+	if err := nilDMR.SetPeerAccessibleBy(d1); err == nil || !strings.Contains(err.Error(), "nil or zero resource") {
+		t.Errorf("SetPeerAccessibleBy on a nil resource: %v", err)
+	}
+	if _, err := (&IPCMemoryResource{}).PeerAccessibleBy(); err == nil || !strings.Contains(err.Error(), "nil or zero resource") {
+		t.Errorf("PeerAccessibleBy on a zero IPC resource: %v", err)
 	}
 	cv, _ := a.View(0, 8)
 	a.Close()
@@ -179,6 +196,9 @@ func TestGPUCopyFromViews(t *testing.T) {
 // synchronously and ordered on either device's stream, through views at
 // offsets, and checks the errors of bad sizes and closed buffers.
 func TestGPUPeerCopy(t *testing.T) {
+	if testenv.RunIsolated(t) { // it can leave a sticky error
+		return
+	}
 	d0, d1 := twoGPUs(t)
 	for _, p := range [][2]*Device{{d0, d1}, {d1, d0}} {
 		ok, err := p[0].CanAccessPeer(p[1])
@@ -333,6 +353,9 @@ func TestGPUPeerCopy(t *testing.T) {
 // TestGPUPeerSyncWaitsForSource: a synchronous peer copy sees the work
 // queued on the source's stream (on the other device) before it.
 func TestGPUPeerSyncWaitsForSource(t *testing.T) {
+	if testenv.RunIsolated(t) { // it can leave a sticky error
+		return
+	}
 	d0, d1 := twoGPUs(t)
 	k := kernelsFor(t, d0)["add"]
 	if d1.Arch() != d0.Arch() {
@@ -377,33 +400,55 @@ func TestGPUPeerSyncWaitsForSource(t *testing.T) {
 	}
 }
 
-// TestGPUPeerAccessKernel: after EnablePeerAccess, a kernel on device 1
-// updates a buffer of device 0 in place.
+// TestGPUPeerAccessKernel: after EnablePeerAccess, a kernel on one device
+// updates a Buffer of the other's default pool (Device.Allocate) in place,
+// both ways. Before pools granted access, this faulted with an illegal
+// address on two H100s.
 func TestGPUPeerAccessKernel(t *testing.T) {
+	if testenv.RunIsolated(t) { // it can leave a sticky error
+		return
+	}
 	d0, d1 := twoGPUs(t)
-	ok, err := d1.CanAccessPeer(d0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !ok {
-		t.Skipf("%v cannot access %v directly", d1, d0)
-	}
 	if d1.Arch() != d0.Arch() {
 		t.Skipf("the test kernels are built for sm_%s, device 1 is sm_%s", d0.Arch(), d1.Arch())
 	}
 	k := kernelsFor(t, d0)["add"]
-	if err := d1.EnablePeerAccess(d0); err != nil {
-		t.Fatal(err)
+	for _, p := range [][2]*Device{{d1, d0}, {d0, d1}} {
+		run, owner := p[0], p[1]
+		ok, err := run.CanAccessPeer(owner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			t.Skipf("%v cannot access %v directly", run, owner)
+		}
+		if err := run.EnablePeerAccess(owner); err != nil {
+			t.Fatal(err)
+		}
+		if err := run.EnablePeerAccess(owner); err != nil {
+			t.Errorf("enabling peer access twice: %v", err)
+		}
+		buf, err := owner.Allocate(1<<16*4, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		peerKernelRoundTrip(t, k, run, buf)
+		buf.Close()
+		peers, err := NewDeviceMemoryResource(owner).PeerAccessibleBy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(peers, run) {
+			t.Errorf("%v's pool is accessible by %v after %v.EnablePeerAccess(%v); want it to hold %v", owner, peers, run, owner, run)
+		}
 	}
-	if err := d1.EnablePeerAccess(d0); err != nil {
-		t.Errorf("enabling peer access twice: %v", err)
-	}
-	const n = 1 << 16
-	buf, err := d0.Allocate(n*4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer buf.Close()
+}
+
+// peerKernelRoundTrip fills buf (of another device) with 0, 1, 2, ...,
+// adds 0.5 to each from a kernel on run, and checks the result.
+func peerKernelRoundTrip(t *testing.T, k *Kernel, run *Device, buf *Buffer) {
+	t.Helper()
+	n := buf.Size() / 4
 	in := make([]float32, n)
 	for i := range in {
 		in[i] = float32(i)
@@ -411,16 +456,16 @@ func TestGPUPeerAccessKernel(t *testing.T) {
 	if err := CopyToDevice(buf, in); err != nil {
 		t.Fatal(err)
 	}
-	s1, err := d1.NewStream(StreamOptions{})
+	s, err := run.NewStream(StreamOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s1.Close()
-	if err := Launch(s1, LaunchConfig{Grid: Dim(n / 256), Block: Dim(256)}, k, buf, float32(0.5), int32(n)); err != nil {
+	defer s.Close()
+	if err := Launch(s, LaunchConfig{Grid: Dim(uint32((n + 255) / 256)), Block: Dim(256)}, k, buf, float32(0.5), int32(n)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s1.Sync(); err != nil {
-		t.Fatal(err)
+	if err := s.Sync(); err != nil {
+		t.Fatalf("%v's kernel on %v's memory: %v", run, buf.Device(), err)
 	}
 	got := make([]float32, n)
 	if err := CopyFromDevice(got, buf); err != nil {
@@ -428,7 +473,76 @@ func TestGPUPeerAccessKernel(t *testing.T) {
 	}
 	for i, v := range got {
 		if v != float32(i)+0.5 {
-			t.Fatalf("buf[%d] = %v after device 1's kernel, want %v", i, v, float32(i)+0.5)
+			t.Fatalf("buf[%d] = %v after %v's kernel, want %v", i, v, run, float32(i)+0.5)
 		}
+	}
+}
+
+// TestGPUPeerPoolAccess grants and revokes a pool's peer access
+// explicitly, on the default pool and on an IPC pool, and runs a kernel of
+// the other device on each pool's memory while it has access.
+func TestGPUPeerPoolAccess(t *testing.T) {
+	if testenv.RunIsolated(t) { // it can leave a sticky error
+		return
+	}
+	d0, d1 := twoGPUs(t)
+	if ok, err := d1.CanAccessPeer(d0); err != nil || !ok {
+		t.Skipf("%v cannot access %v directly (%v)", d1, d0, err)
+	}
+	k := kernelsFor(t, d0)["add"]
+	ipc, err := NewIPCMemoryResource(d0, IPCMemoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dmr := NewDeviceMemoryResource(d0)
+	type pool interface {
+		MemoryResource
+		PeerAccessibleBy() ([]*Device, error)
+		SetPeerAccessibleBy(...*Device) error
+	}
+	for _, mr := range []pool{dmr, ipc} {
+		name := fmt.Sprintf("%T", mr)
+		peers, err := mr.PeerAccessibleBy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(peers) != 0 {
+			t.Errorf("%s: a fresh process's pool is accessible by %v, want none", name, peers)
+		}
+		if err := mr.SetPeerAccessibleBy(d1, d0); err != nil { // the owner is skipped
+			t.Fatalf("%s: %v", name, err)
+		}
+		if peers, err := mr.PeerAccessibleBy(); err != nil || len(peers) != 1 || peers[0] != d1 {
+			t.Fatalf("%s: accessible by %v (%v) after SetPeerAccessibleBy(d1), want [%v]", name, peers, err, d1)
+		}
+		buf, err := mr.Allocate(100000*4, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		peerKernelRoundTrip(t, k, d1, buf)
+		if err := buf.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := d0.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if err := mr.SetPeerAccessibleBy(); err != nil {
+			t.Fatalf("%s: revoking: %v", name, err)
+		}
+		if peers, err := mr.PeerAccessibleBy(); err != nil || len(peers) != 0 {
+			t.Errorf("%s: accessible by %v (%v) after SetPeerAccessibleBy(), want none", name, peers, err)
+		}
+		if err := mr.SetPeerAccessibleBy(nil); err == nil || !strings.Contains(err.Error(), "nil *Device") {
+			t.Errorf("%s: SetPeerAccessibleBy(nil): %v", name, err)
+		}
+	}
+	if err := ipc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ipc.SetPeerAccessibleBy(d1); !errors.Is(err, ErrClosed) {
+		t.Errorf("SetPeerAccessibleBy on a closed IPC pool: %v, want ErrClosed", err)
+	}
+	if _, err := ipc.PeerAccessibleBy(); !errors.Is(err, ErrClosed) {
+		t.Errorf("PeerAccessibleBy on a closed IPC pool: %v, want ErrClosed", err)
 	}
 }

@@ -286,6 +286,7 @@ var driverCore = coreConfig{
 		{name: "cuDeviceTotalMem", flags: noEscape | noCallback},
 		{name: "cuDeviceGetAttribute", flags: noEscape | noCallback},
 		{name: "cuDeviceCanAccessPeer", flags: noEscape | noCallback},
+		{name: "cuDeviceGetMemPool", flags: noEscape | noCallback, outs: []string{"pool"}},
 		{name: "cuDevicePrimaryCtxRetain", flags: noEscape | noCallback},
 		{name: "cuDevicePrimaryCtxRelease"},
 		{name: "cuDevicePrimaryCtxReset"},
