@@ -47,9 +47,5 @@ type Error = dl.Error[Status]
 type MissingFunctionError = dl.MissingFunctionError
 
 func check(i int, s Status) error {
-	if s == StatusSuccess {
-		return nil
-	}
-	msg, _ := GetStatusString(s)
-	return &Error{Lib: "cublas", Func: procs.Proc(i).Name, Code: s, Message: msg}
+	return dl.Check("cublas", procs.Proc(i).Name, s, StatusSuccess, GetStatusString)
 }

@@ -44,11 +44,7 @@ type Error = dl.Error[cublas.Status]
 type MissingFunctionError = dl.MissingFunctionError
 
 func check(i int, s Status) error {
-	if s == cublas.StatusSuccess {
-		return nil
-	}
-	msg, _ := GetStatusString(s)
-	return &Error{Lib: "cublasLt", Func: procs.Proc(i).Name, Code: s, Message: msg}
+	return dl.Check("cublasLt", procs.Proc(i).Name, s, cublas.StatusSuccess, GetStatusString)
 }
 
 // The header's static inline functions: each initializes a descriptor in

@@ -37,8 +37,5 @@ type Error = dl.Error[Result]
 type MissingFunctionError = dl.MissingFunctionError
 
 func check(i int, r Result) error {
-	if r == Success {
-		return nil
-	}
-	return &Error{Lib: "cufft", Func: procs.Proc(i).Name, Code: r}
+	return dl.Check[Result]("cufft", procs.Proc(i).Name, r, Success, nil) // no error-string call
 }

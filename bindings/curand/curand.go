@@ -36,8 +36,5 @@ type Error = dl.Error[Status]
 type MissingFunctionError = dl.MissingFunctionError
 
 func check(i int, s Status) error {
-	if s == StatusSuccess {
-		return nil
-	}
-	return &Error{Lib: "curand", Func: procs.Proc(i).Name, Code: s}
+	return dl.Check[Status]("curand", procs.Proc(i).Name, s, StatusSuccess, nil) // no error-string call
 }

@@ -41,8 +41,5 @@ type Error = dl.Error[Status]
 type MissingFunctionError = dl.MissingFunctionError
 
 func check(i int, s Status) error {
-	if s == StatusSuccess {
-		return nil
-	}
-	return &Error{Lib: "cusolver", Func: procs.Proc(i).Name, Code: s}
+	return dl.Check[Status]("cusolver", procs.Proc(i).Name, s, StatusSuccess, nil) // no error-string call
 }

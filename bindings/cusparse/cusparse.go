@@ -40,9 +40,5 @@ type Error = dl.Error[Status]
 type MissingFunctionError = dl.MissingFunctionError
 
 func check(i int, s Status) error {
-	if s == StatusSuccess {
-		return nil
-	}
-	msg, _ := GetErrorString(s)
-	return &Error{Lib: "cusparse", Func: procs.Proc(i).Name, Code: s, Message: msg}
+	return dl.Check("cusparse", procs.Proc(i).Name, s, StatusSuccess, GetErrorString)
 }

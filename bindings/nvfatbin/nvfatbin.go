@@ -18,11 +18,7 @@ type Error = dl.Error[Result]
 type MissingFunctionError = dl.MissingFunctionError
 
 func check(i int, r Result) error {
-	if r == Success {
-		return nil
-	}
-	msg, _ := GetErrorString(r)
-	return &Error{Lib: "nvFatbin", Func: procs.Proc(i).Name, Code: r, Message: msg}
+	return dl.Check("nvFatbin", procs.Proc(i).Name, r, Success, GetErrorString)
 }
 
 // Bytes returns the finished fat binary of h.

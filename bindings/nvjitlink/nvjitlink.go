@@ -18,8 +18,6 @@ package nvjitlink
 //go:generate go run ../../internal/bindgen -lib nvjitlink
 
 import (
-	"bytes"
-
 	"github.com/cudago/cudago/internal/dl"
 )
 
@@ -30,19 +28,11 @@ type Error = dl.Error[Result]
 type MissingFunctionError = dl.MissingFunctionError
 
 func check(i int, r Result) error {
-	if r == Success {
-		return nil
-	}
 	// nvJitLink has no error-string call: the name says what happened.
-	return &Error{Lib: "nvJitLink", Func: procs.Proc(i).Name, Code: r}
+	return dl.Check[Result]("nvJitLink", procs.Proc(i).Name, r, Success, nil)
 }
 
-func withLog(err error, log string) error {
-	if e, ok := err.(*Error); ok {
-		e.Log = log
-	}
-	return err
-}
+func withLog(err error, log string) error { return dl.WithLog[Result](err, log) }
 
 func linkErrorLog(h Handle) string {
 	log, _ := ErrorLog(h)
@@ -50,15 +40,8 @@ func linkErrorLog(h Handle) string {
 }
 
 func text(size func(Handle) (uint64, error), get func(Handle, *byte) error, h Handle) (string, error) {
-	n, err := size(h)
-	if err != nil || n == 0 {
-		return "", err
-	}
-	buf := make([]byte, n)
-	if err := get(h, &buf[0]); err != nil {
-		return "", err
-	}
-	return string(bytes.TrimRight(buf, "\x00")), nil
+	b, err := dl.ReadText(size, get, h)
+	return string(b), err
 }
 
 // ErrorLog returns the linker's error log.

@@ -49,10 +49,6 @@ type Error = dl.Error[Return]
 type MissingFunctionError = dl.MissingFunctionError
 
 func check(i int, r Return) error {
-	if r == Success {
-		return nil
-	}
 	// nvmlErrorString needs no nvmlInit.
-	msg, _ := ErrorString(r)
-	return &Error{Lib: "nvml", Func: procs.Proc(i).Name, Code: r, Message: msg}
+	return dl.Check("nvml", procs.Proc(i).Name, r, Success, ErrorString)
 }

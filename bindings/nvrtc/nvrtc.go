@@ -11,8 +11,6 @@ package nvrtc
 //go:generate go run ../../internal/bindgen -lib nvrtc
 
 import (
-	"bytes"
-
 	"github.com/cudago/cudago/internal/dl"
 )
 
@@ -23,51 +21,30 @@ type Error = dl.Error[Result]
 type MissingFunctionError = dl.MissingFunctionError
 
 func check(i int, r Result) error {
-	if r == Success {
-		return nil
-	}
-	msg, _ := GetErrorString(r)
-	return &Error{Lib: "nvrtc", Func: procs.Proc(i).Name, Code: r, Message: msg}
+	return dl.Check("nvrtc", procs.Proc(i).Name, r, Success, GetErrorString)
 }
 
-func withLog(err error, log string) error {
-	if e, ok := err.(*Error); ok {
-		e.Log = log
-	}
-	return err
-}
+func withLog(err error, log string) error { return dl.WithLog[Result](err, log) }
 
 func programLog(p Program) string {
 	log, _ := ProgramLog(p)
 	return log
 }
 
-// read fetches a size-then-bytes result, dropping the trailing NUL of text.
+// read fetches a size-then-bytes result.
 func read(size func(Program) (uint64, error), get func(Program, *byte) error, p Program) ([]byte, error) {
-	n, err := size(p)
-	if err != nil {
-		return nil, err
-	}
-	if n == 0 {
-		return nil, nil
-	}
-	buf := make([]byte, n)
-	if err := get(p, &buf[0]); err != nil {
-		return nil, err
-	}
-	return buf, nil
+	return dl.ReadSized(size, get, p)
 }
 
 // ProgramLog returns the compiler log of p.
 func ProgramLog(p Program) (string, error) {
-	b, err := read(GetProgramLogSize, GetProgramLog, p)
-	return string(bytes.TrimRight(b, "\x00")), err
+	b, err := dl.ReadText(GetProgramLogSize, GetProgramLog, p)
+	return string(b), err
 }
 
 // PTX returns the PTX of a compiled program, without the trailing NUL.
 func PTX(p Program) ([]byte, error) {
-	b, err := read(GetPTXSize, GetPTX, p)
-	return bytes.TrimRight(b, "\x00"), err
+	return dl.ReadText(GetPTXSize, GetPTX, p)
 }
 
 // CUBIN returns the CUBIN of a program compiled for a real architecture (sm_XX).

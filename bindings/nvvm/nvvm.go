@@ -10,8 +10,6 @@ package nvvm
 //go:generate go run ../../internal/bindgen -lib nvvm
 
 import (
-	"bytes"
-
 	"github.com/cudago/cudago/internal/dl"
 )
 
@@ -22,44 +20,23 @@ type Error = dl.Error[Result]
 type MissingFunctionError = dl.MissingFunctionError
 
 func check(i int, r Result) error {
-	if r == Success {
-		return nil
-	}
-	msg, _ := GetErrorString(r)
-	return &Error{Lib: "nvvm", Func: procs.Proc(i).Name, Code: r, Message: msg}
+	return dl.Check("nvvm", procs.Proc(i).Name, r, Success, GetErrorString)
 }
 
-func withLog(err error, log string) error {
-	if e, ok := err.(*Error); ok {
-		e.Log = log
-	}
-	return err
-}
+func withLog(err error, log string) error { return dl.WithLog[Result](err, log) }
 
 func programLog(p Program) string {
 	log, _ := ProgramLog(p)
 	return log
 }
 
-func text(size func(Program) (uint64, error), get func(Program, *byte) error, p Program) ([]byte, error) {
-	n, err := size(p)
-	if err != nil || n == 0 {
-		return nil, err
-	}
-	buf := make([]byte, n)
-	if err := get(p, &buf[0]); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf, "\x00"), nil
-}
-
 // ProgramLog returns the compilation or verification log of p.
 func ProgramLog(p Program) (string, error) {
-	b, err := text(GetProgramLogSize, GetProgramLog, p)
+	b, err := dl.ReadText(GetProgramLogSize, GetProgramLog, p)
 	return string(b), err
 }
 
 // CompiledResult returns the PTX that CompileProgram produced.
 func CompiledResult(p Program) ([]byte, error) {
-	return text(GetCompiledResultSize, GetCompiledResult, p)
+	return dl.ReadText(GetCompiledResultSize, GetCompiledResult, p)
 }
