@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -285,5 +286,84 @@ func TestUdevReport(t *testing.T) {
 	}
 	if rep := Check(false); len(rep.Udev) == 0 {
 		t.Error("Check reports no udev entry")
+	}
+}
+
+// TestUdevScript: the GPU harness's scripts/gpu/gds-udev.sh writes, into
+// a stand-in for /run/udev/data, the record this package finds complete,
+// with the file system's type, once.
+func TestUdevScript(t *testing.T) {
+	script, err := filepath.Abs("../scripts/gpu/gds-udev.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(script); err != nil {
+		t.Skipf("no script: %v", err)
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Skip(err)
+	}
+	root := fakeRoot(t, string(mi))
+	dir := t.TempDir()
+	dev, err := statDev(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func() (string, error) {
+		cmd := exec.Command("bash", script, dir)
+		cmd.Env = append(os.Environ(), "UDEV_DATA_DIR="+root+udevData)
+		out, err := cmd.CombinedOutput()
+		t.Logf("gds-udev.sh %s:\n%s", dir, out)
+		return string(out), err
+	}
+	out, err := run()
+	want := udevEntry("", dir, dev) // for the type and path
+	if want.Device == "" {
+		if err == nil || !strings.Contains(out, "no block device") {
+			t.Errorf("a folder without a block device: %v", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	contains(t, "output", out, "wrote "+root+want.Path)
+	u := udevEntry(root, dir, dev)
+	if !u.OK {
+		t.Fatalf("after the script: %+v", u)
+	}
+	b, err := os.ReadFile(root + want.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := "E:ID_FS_USAGE=filesystem\nE:ID_FS_TYPE=" + want.FSType + "\n"
+	if string(b) != rec {
+		t.Errorf("record %q, want %q", b, rec)
+	}
+	if out, err = run(); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, "second run", out, "is there already, unchanged")
+	if b2, _ := os.ReadFile(root + want.Path); string(b2) != rec {
+		t.Errorf("the second run changed the record: %q", b2)
+	}
+	ents, _ := os.ReadDir(root + udevData)
+	if len(ents) != 1 {
+		t.Errorf("%d files in the udev data folder, want 1 (no leftovers)", len(ents))
+	}
+
+	// A folder without a block device (tmpfs at /dev/shm, mostly): said
+	// so, with a folder that has one; the exit status is 1.
+	if d, err := statDev("/dev/shm"); err == nil && devMajor(d) == 0 {
+		dir = "/dev/shm"
+		out, err := run()
+		if err == nil {
+			t.Error("the script exited 0 with only a folder that has no block device")
+		}
+		contains(t, "output", out, "/dev/shm is on", "which has no block device", "Put the files on one of:")
 	}
 }
