@@ -56,7 +56,9 @@ type Options struct {
 // the page cache out of the way), and registers the descriptor. Where the
 // file system refuses O_DIRECT (tmpfs before Linux 6.6) the file stays
 // buffered: cuFile (1.7 and newer) takes such descriptors, and Direct
-// reports which it is.
+// reports which it is. Where cuFile refuses the file because the udev
+// database lacks the record of its volume (a machine without udev), the
+// error is a *UdevError naming the file to write and its two lines.
 func Open(name string, flag int, perm os.FileMode) (*File, error) {
 	return OpenFile(name, flag, perm, nil)
 }
