@@ -2,6 +2,8 @@ package gds
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 )
 
 // Report is what Check finds out about GPUDirect Storage here: what
@@ -28,6 +30,10 @@ type Report struct {
 	DriverOpened bool
 	Driver       DriverInfo
 	DriverErr    string
+	// Udev is the udev record cuFile needs (CheckUdev) for files in the
+	// current folder and in the temporary folder (one entry where both
+	// are on one device): without it cuFile registers no file there.
+	Udev []UdevEntry
 }
 
 // Check reports on GPUDirect Storage; with openDriver it opens the cuFile
@@ -52,7 +58,32 @@ func Check(openDriver bool) Report {
 		}
 	}
 	r.Mode, r.Summary = r.mode()
+	r.Udev = udevReport(udevRoot, ".", os.TempDir())
 	return r
+}
+
+// udevReport checks the udev records of the given folders, once per
+// block device.
+func udevReport(root string, dirs ...string) []UdevEntry {
+	var out []UdevEntry
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		if abs, err := filepath.Abs(d); err == nil {
+			d = abs
+		}
+		dev, err := statDev(d)
+		if err != nil {
+			out = append(out, UdevEntry{Name: d, Problem: err.Error()})
+			continue
+		}
+		key := fmt.Sprint(dev)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, udevEntry(root, d, dev))
+	}
+	return out
 }
 
 func (r *Report) mode() (Mode, string) {

@@ -64,6 +64,29 @@
 //
 //	{ "properties": { "allow_compat_mode": true } }
 //
+// # The udev record
+//
+// In every mode, cuFile registers a file only after reading its volume's
+// attributes from the udev database: the record of the block device under
+// the file's file system, /run/udev/data/b<major>:<minor> (the device's
+// numbers in decimal), and in it the properties ID_FS_USAGE and
+// ID_FS_TYPE. A VM or container without udev has no such record, and
+// cuFile registers no file at all, even in compatibility mode. Open then
+// returns a *UdevError that names the fix with the real numbers and type:
+//
+//	gds: open /data/w.bin: cufile: cuFileHandleRegister: CU_FILE_HANDLE_NOT_REGISTERED:
+//	cuFile reads the volume of /data/w.bin, on ext4 (/dev/vda), from udev's record of
+//	block device 254:0, and there is no /run/udev/data/b254:0 (...); fix: write
+//	/run/udev/data/b254:0 with the two lines udev writes, E:ID_FS_USAGE=filesystem and
+//	E:ID_FS_TYPE=ext4: as root, mkdir -p /run/udev/data && printf '...' > /run/udev/data/b254:0
+//
+// Writing that file (in a container, mounting the host's /run/udev
+// instead) is enough. File systems with no block device behind them
+// (tmpfs, overlay, NFS, btrfs subvolumes: device major 0) have no record
+// to write: put the files on ext4 or xfs. CheckUdev reports on a file or
+// folder without opening anything, and cudago doctor on the current and
+// the temporary folder.
+//
 // # Alignment
 //
 // O_DIRECT wants offsets and sizes in multiples of the block size, and
@@ -109,7 +132,9 @@
 // for CU_FILE_CUDA_DRIVER_ERROR, against driver.Result codes; the file
 // system's are syscall.Errno values (syscall.EIO). A short read returns
 // io.EOF, as io.ReaderAt does; a closed File gives an error matching
-// os.ErrClosed, a closed Buffer or Stream core.ErrClosed. Arguments (nil
+// os.ErrClosed, a closed Buffer or Stream core.ErrClosed; a file cuFile
+// refused for want of its udev record, a *UdevError (errors.As), which
+// still matches cuFile's code. Arguments (nil
 // values, negative offsets, ranges past the largest offset, a write to a
 // file opened read-only) are checked before anything is called.
 //

@@ -56,7 +56,9 @@ type Options struct {
 // the page cache out of the way), and registers the descriptor. Where the
 // file system refuses O_DIRECT (tmpfs before Linux 6.6) the file stays
 // buffered: cuFile (1.7 and newer) takes such descriptors, and Direct
-// reports which it is.
+// reports which it is. Where cuFile refuses the file because the udev
+// database lacks the record of its volume (a machine without udev), the
+// error is a *UdevError naming the file to write and its two lines.
 func Open(name string, flag int, perm os.FileMode) (*File, error) {
 	return OpenFile(name, flag, perm, nil)
 }
@@ -92,7 +94,7 @@ func OpenFile(name string, flag int, perm os.FileMode, opts *Options) (*File, er
 	var fh cufile.Handle
 	if err := cuFileHandleRegister(driverCtx(), &fh, &descr); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("gds: open %s: %w%s", name, err, handleHint(err))
+		return nil, fmt.Errorf("gds: open %s: %w", name, registerError(name, err))
 	}
 	st.fh = fh
 	openFiles.Add(1)
@@ -129,29 +131,29 @@ func setDirect(f *os.File) error {
 	return serr
 }
 
-// handleHint explains cuFileHandleRegister's usual refusals.
-func handleHint(err error) string {
-	switch {
-	case errors.Is(err, cufile.InvalidFileOpenFlag):
-		return " (this libcufile needs O_DIRECT, which the file system refuses; libcufile 1.7 (CUDA 12.2) and newer take buffered files)"
-	case errors.Is(err, cufile.IoNotSupported), errors.Is(err, cufile.InvalidFileType):
-		return " (cuFile does not support this file or file system: allow its compatibility mode to use it anyway, see the package documentation)"
-	case errors.Is(err, cufile.HandleNotRegistered) && NoUdev():
-		return " (" + noUdevReason + ")"
+// registerError explains cuFileHandleRegister's usual refusals: a
+// *UdevError where the udev database lacks the record of the file's
+// volume, which cuFile needs for every file.
+func registerError(name string, err error) error {
+	if errors.Is(err, cufile.InvalidFileOpenFlag) {
+		return fmt.Errorf("%w (this libcufile needs O_DIRECT, which the file system refuses; libcufile 1.7 (CUDA 12.2) and newer take buffered files)", err)
 	}
-	return ""
+	if dev, serr := statDev(name); serr == nil {
+		if u := udevEntry(udevRoot, name, dev); !u.OK {
+			return &UdevError{Entry: u, Err: err}
+		}
+	}
+	if errors.Is(err, cufile.IoNotSupported) || errors.Is(err, cufile.InvalidFileType) {
+		return fmt.Errorf("%w (cuFile does not support this file or file system: allow its compatibility mode to use it anyway, see the package documentation)", err)
+	}
+	return err
 }
 
-// noUdevReason says why cuFile registers no file on a machine without
-// udev: seen on a Firecracker VM with an H100, in every mode and on ext4
-// and tmpfs alike ("udev property not found: ID_FS_USAGE vda", "unable to
-// get volume attributes" in cufile.log).
-const noUdevReason = "cuFile reads each file's volume attributes from the udev database, and this machine has none (/run/udev is missing), so it registers no file, even in compatibility mode"
-
-// NoUdev reports whether the machine lacks the udev database that cuFile
-// needs to register files (/run/udev/data).
+// NoUdev reports whether the machine lacks the udev database
+// (/run/udev/data) altogether; CheckUdev tells, for a given file, whether
+// the record cuFile reads is there.
 func NoUdev() bool {
-	_, err := os.Stat("/run/udev/data")
+	_, err := os.Stat(udevRoot + udevData)
 	return err != nil
 }
 

@@ -9,10 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
-	"github.com/cudago/cudago/bindings/cufile"
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/bindtest"
 	"github.com/cudago/cudago/internal/testenv"
@@ -102,9 +100,10 @@ func dataDir(t testing.TB) string {
 	t.Helper()
 	dirChoice.once.Do(chooseDataDir)
 	if dirChoice.err != nil {
-		if errors.Is(dirChoice.err, cufile.HandleNotRegistered) && NoUdev() {
-			// The machine, not the package: no transfer can be tested here.
-			t.Skipf("cuFile cannot register files on this machine: %s: %v", noUdevReason, dirChoice.err)
+		if ue := (*UdevError)(nil); errors.As(dirChoice.err, &ue) {
+			// The machine, not the package: no transfer can be tested here
+			// (scripts/gpu/gds-udev.sh prepares the GPU machine).
+			t.Skipf("cuFile registers no file here, for want of a udev record (run scripts/gpu/gds-udev.sh as root, or set CUDAGO_GDS_DIR): %v", dirChoice.err)
 		}
 		t.Fatal(dirChoice.err)
 	}
@@ -139,10 +138,10 @@ func chooseDataDir() {
 		err := probeDir(c)
 		if err == nil {
 			dirChoice.parent = c
-			dirChoice.log = fmt.Sprintf("test files under %s (%s)", c, fsType(c))
+			dirChoice.log = fmt.Sprintf("test files under %s (%s)", c, describeDir(c))
 			return
 		}
-		tried = append(tried, fmt.Sprintf("%s (%s): %v", c, fsType(c), err))
+		tried = append(tried, fmt.Sprintf("%s (%s): %v", c, describeDir(c), err))
 		lastErr = err
 	}
 	dirChoice.err = fmt.Errorf("no folder where cuFile reads a file back (set CUDAGO_GDS_DIR): %s: %w", strings.Join(tried, "; "), lastErr)
@@ -190,16 +189,23 @@ func probeDir(dir string) error {
 	return nil
 }
 
-// fsType names the file system of dir.
-func fsType(dir string) string {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		return "file system unknown: " + err.Error()
+// describeDir names the file system of dir, its device and its udev record.
+func describeDir(dir string) string {
+	u := CheckUdev(dir)
+	s := u.FSType
+	if s == "" {
+		s = "file system unknown"
 	}
-	names := map[int64]string{0xEF53: "ext4", 0x58465342: "xfs", 0x01021994: "tmpfs", 0x794c7630: "overlayfs",
-		0x9123683E: "btrfs", 0x6969: "nfs", 0x65735546: "fuse", 0x858458f6: "ramfs", 0xFF534D42: "cifs", 0x2FC12FC1: "zfs"}
-	if n, ok := names[int64(st.Type)]; ok {
-		return n
+	if u.Source != "" {
+		s += " on " + u.Source
 	}
-	return fmt.Sprintf("file system %#x", st.Type)
+	switch {
+	case u.Device == "":
+		s += ", no block device"
+	case u.OK:
+		s += ", udev record " + u.Path
+	default:
+		s += ", no udev record " + u.Path
+	}
+	return s
 }

@@ -161,6 +161,20 @@ type gdsReport struct {
 	DriverOpened    bool   `json:"driver_opened"`
 	DriverError     string `json:"driver_error"`
 	MaxDirectIOSize int64  `json:"max_direct_io_size"`
+	// Udev: the udev record cuFile needs to register files (gds.CheckUdev),
+	// for the current and the temporary folder.
+	Udev []udevReport `json:"udev"`
+}
+
+type udevReport struct {
+	Dir     string `json:"dir"`
+	Device  string `json:"device"`
+	FSType  string `json:"fs_type"`
+	Source  string `json:"source"`
+	Record  string `json:"record"`
+	OK      bool   `json:"ok"`
+	Problem string `json:"problem"`
+	Fix     string `json:"fix"`
 }
 
 var libDescriptions = map[pathfinder.Lib]string{
@@ -215,6 +229,11 @@ func checkGDS(withGPU bool) gdsReport {
 		AllowCompatMode: setting(r.Config.AllowCompat), ForceCompatMode: setting(r.Config.ForceCompat),
 		Summary: r.Summary, DriverOpened: r.DriverOpened, DriverError: r.DriverErr,
 		MaxDirectIOSize: r.Driver.MaxDirectIOSize,
+		Udev:            []udevReport{},
+	}
+	for _, u := range r.Udev {
+		g.Udev = append(g.Udev, udevReport{Dir: u.Name, Device: u.Device, FSType: u.FSType, Source: u.Source,
+			Record: u.Path, OK: u.OK, Problem: u.Problem, Fix: u.Fix})
 	}
 	switch r.Mode {
 	case gds.ModeGPUDirect:
@@ -496,6 +515,17 @@ func (r *doctorReport) writeText(w io.Writer) {
 		line(kv[0], kv[1])
 	}
 	line("mode", g.Summary)
+	for _, u := range g.Udev {
+		if u.OK {
+			line("udev", fmt.Sprintf("%s: %s (%s on %s) has the record cuFile reads", u.Dir, u.Record, u.FSType, u.Source))
+			continue
+		}
+		line("udev", u.Dir+": cuFile registers no file here")
+		fmt.Fprintf(w, "    %s\n", u.Problem)
+		if u.Fix != "" {
+			fmt.Fprintf(w, "    fix: %s\n", u.Fix)
+		}
+	}
 	fmt.Fprintf(w, "\n%d of %d libraries found, %d GPU(s)\n", found, len(r.Libraries), len(r.GPUs))
 }
 

@@ -199,6 +199,54 @@ func checkGDSReport(t *testing.T, rep map[string]any, cufileLib map[string]any, 
 		t.Errorf("a GPU, but the cuFile driver neither opened nor said why: %v", g)
 	}
 	t.Logf("GPUDirect Storage: %v", g["summary"])
+	checkUdevReport(t, g["udev"])
+}
+
+// checkUdevReport checks doctor's udev entries against sysfs and the udev
+// database itself: the device under each folder is a real block device,
+// the record is named by its numbers, and a missing record comes with the
+// fix, its file and its two lines.
+func checkUdevReport(t *testing.T, v any) {
+	t.Helper()
+	entries, ok := v.([]any)
+	if !ok || len(entries) == 0 {
+		t.Fatalf("gds udev = %#v, want entries for the current and the temporary folder", v)
+	}
+	for _, e := range entries {
+		u, _ := e.(map[string]any)
+		for _, k := range []string{"dir", "device", "fs_type", "source", "record", "ok", "problem", "fix"} {
+			if _, ok := u[k]; !ok {
+				t.Errorf("udev entry lacks %q: %v", k, u)
+			}
+		}
+		dev, _ := u["device"].(string)
+		rec, _ := u["record"].(string)
+		fix, _ := u["fix"].(string)
+		if dev == "" {
+			if u["ok"] != false || u["problem"] == "" || rec != "" {
+				t.Errorf("no block device, but: %v", u)
+			}
+			continue
+		}
+		if _, err := os.Stat("/sys/dev/block/" + dev); err != nil {
+			t.Errorf("udev entry names device %s, which sysfs lacks: %v", dev, err)
+		}
+		if rec != "/run/udev/data/b"+dev {
+			t.Errorf("record %q for device %s", rec, dev)
+		}
+		b, err := os.ReadFile(rec)
+		complete := err == nil && strings.Contains(string(b), "E:ID_FS_USAGE=") && strings.Contains(string(b), "E:ID_FS_TYPE=")
+		if u["ok"] != complete {
+			t.Errorf("udev entry ok=%v, but %s complete=%t: %v", u["ok"], rec, complete, u)
+		}
+		if !complete {
+			for _, w := range []string{rec, "E:ID_FS_USAGE=filesystem", fmt.Sprintf("E:ID_FS_TYPE=%v", u["fs_type"])} {
+				if !strings.Contains(fix, w) {
+					t.Errorf("udev fix lacks %q: %s", w, fix)
+				}
+			}
+		}
+	}
 }
 
 func TestDoctorRequireGPU(t *testing.T) {
@@ -217,7 +265,7 @@ func TestDoctorText(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("doctor exited %d; stderr:\n%s", code, stderr)
 	}
-	for _, want := range []string{"Libraries", "nvrtc", "Driver", "GPUs", "libraries found", "GPUDirect Storage", "  mode:"} {
+	for _, want := range []string{"Libraries", "nvrtc", "Driver", "GPUs", "libraries found", "GPUDirect Storage", "  mode:", "  udev:"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, stdout)
 		}

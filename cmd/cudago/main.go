@@ -45,7 +45,12 @@
 // whether the nvidia-fs kernel module is loaded, the cufile.json cuFile
 // reads and its compatibility settings, and the mode (GPUDirect, cuFile's
 // compatibility mode, or unavailable), from the cuFile driver itself when
-// there is a GPU.
+// there is a GPU; and, for the current and the temporary folder, whether
+// the udev database has the record of the block device under them that
+// cuFile reads to register a file, and where it has not, the fix: the
+// record's file, /run/udev/data/b<major>:<minor> with that device's
+// numbers, and its two lines, E:ID_FS_USAGE=filesystem and
+// E:ID_FS_TYPE=<the file system's type>.
 //
 // doctor exits 0 whenever the report could be produced, even when libraries
 // or GPUs are missing: reporting is its job. With -require-gpu it exits 1
@@ -120,7 +125,16 @@
 //	    "summary": "compatibility mode (nvidia-fs not loaded): ...",
 //	    "driver_opened": false,          // opened (only with a GPU) and asked
 //	    "driver_error": "",              // why it did not open
-//	    "max_direct_io_size": 0          // the driver's largest request, bytes (0 unless opened)
+//	    "max_direct_io_size": 0,         // the driver's largest request, bytes (0 unless opened)
+//	    "udev": [{                       // the udev record cuFile reads to register a file, for the
+//	      "dir": "/tmp",                 // current and the temporary folder (one entry per device)
+//	      "device": "254:0",             // the block device under its file system ("" for tmpfs, overlay...)
+//	      "fs_type": "ext4", "source": "/dev/vda",
+//	      "record": "/run/udev/data/b254:0",
+//	      "ok": false,                   // the record is there with E:ID_FS_USAGE= and E:ID_FS_TYPE=
+//	      "problem": "cuFile reads the volume of /tmp, on ext4 (/dev/vda), from udev's record of ...",
+//	      "fix": "write /run/udev/data/b254:0 with the two lines udev writes, E:ID_FS_USAGE=filesystem and ..."
+//	    }]
 //	  }
 //	}
 //

@@ -11,8 +11,12 @@
 //
 // The files go in a new folder under the argument, or the temporary folder
 // (cuFile refuses some file systems: give a folder on a disk if it says
-// so). Without a GPU it says the transfers were not run and exits 0; it
-// exits 1 on any other error or a wrong byte.
+// so). cuFile registers a file only when the udev database has the record
+// of the block device under it (/run/udev/data/b<major>:<minor>); on a
+// machine without one (a VM or container without udev) it prints the
+// record to write. Without a GPU, or without that record, it says the
+// transfers were not run and exits 0; it exits 1 on any other error or a
+// wrong byte.
 package main
 
 import (
@@ -23,7 +27,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/cudago/cudago/bindings/cufile"
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/gds"
 )
@@ -32,9 +35,10 @@ const size = 8<<20 + 5
 
 func main() {
 	if err := run(); err != nil {
-		if errors.Is(err, cufile.HandleNotRegistered) && gds.NoUdev() {
-			// The machine cannot register files with cuFile at all.
-			fmt.Printf("this machine has no udev database, so cuFile registers no file and the transfers were not run: %v\n", err)
+		if ue := (*gds.UdevError)(nil); errors.As(err, &ue) {
+			// The machine, not the program: cuFile cannot find the file's
+			// volume without udev's record of it.
+			fmt.Printf("cuFile registers no file in this folder, so the transfers were not run.\n%s\nfix: %s\n", ue.Entry.Problem, ue.Entry.Fix)
 			return
 		}
 		fmt.Fprintln(os.Stderr, "gds:", err)
