@@ -57,6 +57,7 @@ import (
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/collcheck"
 	"github.com/cudago/cudago/nccl"
+	"github.com/cudago/cudago/pathfinder"
 )
 
 type options struct {
@@ -235,7 +236,11 @@ func run(o options) (bool, error) {
 		return false, err
 	}
 	k := &rank{o: o, comm: comm, dev: dev, s: s, ctx: ctx, n: comm.Count(), r: comm.Rank(), has: versionAtLeast(v, 2, 28, 3)}
-	fmt.Printf("nccltest: rank %d of %d on %v, NCCL %s, NCCL_NVLS_ENABLE=%s\n", k.r, k.n, dev, v, os.Getenv("NCCL_NVLS_ENABLE"))
+	where := "?"
+	if lib, err := pathfinder.Load(pathfinder.NCCL); err == nil {
+		where = lib.Path + ", " + lib.Found
+	}
+	fmt.Printf("nccltest: rank %d of %d on %v, NCCL %s (%s), NCCL_NVLS_ENABLE=%s\n", k.r, k.n, dev, v, where, os.Getenv("NCCL_NVLS_ENABLE"))
 	ok := true
 	if o.check {
 		good, err := k.checks()
