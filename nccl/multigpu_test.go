@@ -414,15 +414,29 @@ func TestGPUMultiGoroutines(t *testing.T) {
 				rb[r] = setup(t, w, r, cases)
 				defer rb[r].close()
 			}
+			sends := make([][]*core.Buffer, n)
+			for r := range n {
+				for _, c := range cases {
+					sends[r] = append(sends[r], rb[r].send(t, c, r, n))
+				}
+			}
 			errs := make([]error, n)
+			// A rank that stops leaves the others waiting inside NCCL for
+			// it: then every communicator is aborted, which ends the waits.
+			var abort sync.Once
 			var wg sync.WaitGroup
 			for r := range n {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
 					for j, c := range cases {
-						if err := callGeneric(c, w.comms[r], rb[r].send(t, c, r, n), rb[r].recv[j], w.streams[r]); err != nil {
+						if err := callGeneric(c, w.comms[r], sends[r][j], rb[r].recv[j], w.streams[r]); err != nil {
 							errs[r] = fmt.Errorf("%v, rank %d: %w", c, r, err)
+							abort.Do(func() {
+								for _, c := range w.comms {
+									c.Abort()
+								}
+							})
 							return
 						}
 					}
