@@ -16,6 +16,12 @@ cg_ret cgx_nccl_ncclAllReduce(uintptr_t ctx, const void *sendbuff, void *recvbuf
 	return 0;
 }
 
+cg_ret cgx_nccl_ncclAlltoAll(uintptr_t ctx, const void *sendbuff, void *recvbuff, unsigned long count, unsigned int datatype, uintptr_t comm, uintptr_t stream) {
+	CGX_ENTER_LIB(ctx);
+	CGX_CALL(ncclAlltoAll, sendbuff, recvbuff, count, datatype, comm, stream);
+	return 0;
+}
+
 cg_ret cgx_nccl_ncclBroadcast(uintptr_t ctx, const void *sendbuff, void *recvbuff, unsigned long count, unsigned int datatype, int root, uintptr_t comm, uintptr_t stream) {
 	CGX_ENTER_LIB(ctx);
 	CGX_CALL(ncclBroadcast, sendbuff, recvbuff, count, datatype, root, comm, stream);
@@ -82,6 +88,12 @@ cg_ret cgx_nccl_ncclCommUserRank(uintptr_t ctx, uintptr_t comm, int *rank) {
 	return 0;
 }
 
+cg_ret cgx_nccl_ncclGather(uintptr_t ctx, const void *sendbuff, void *recvbuff, unsigned long count, unsigned int datatype, int root, uintptr_t comm, uintptr_t stream) {
+	CGX_ENTER_LIB(ctx);
+	CGX_CALL(ncclGather, sendbuff, recvbuff, count, datatype, root, comm, stream);
+	return 0;
+}
+
 cg_ret cgx_nccl_ncclGetUniqueId(uintptr_t ctx, void *uniqueId) {
 	CGX_ENTER_LIB(ctx);
 	CGX_CALL(ncclGetUniqueId, uniqueId);
@@ -121,6 +133,12 @@ cg_ret cgx_nccl_ncclReduce(uintptr_t ctx, const void *sendbuff, void *recvbuff, 
 cg_ret cgx_nccl_ncclReduceScatter(uintptr_t ctx, const void *sendbuff, void *recvbuff, unsigned long recvcount, unsigned int datatype, unsigned int op, uintptr_t comm, uintptr_t stream) {
 	CGX_ENTER_LIB(ctx);
 	CGX_CALL(ncclReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
+	return 0;
+}
+
+cg_ret cgx_nccl_ncclScatter(uintptr_t ctx, const void *sendbuff, void *recvbuff, unsigned long count, unsigned int datatype, int root, uintptr_t comm, uintptr_t stream) {
+	CGX_ENTER_LIB(ctx);
+	CGX_CALL(ncclScatter, sendbuff, recvbuff, count, datatype, root, comm, stream);
 	return 0;
 }
 

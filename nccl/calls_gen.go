@@ -45,6 +45,7 @@ var cgxCalls = cgx.NewTable(unsafe.Slice(&C.cgx_nccl_fn[0], C.CGX_N), (&[C.CGX_N
 	{Name: "cuCtxSetCurrent", Lib: cgxDriver},
 	{Name: "ncclAllGather", Lib: cgxNccl},
 	{Name: "ncclAllReduce", Lib: cgxNccl},
+	{Name: "ncclAlltoAll", Lib: cgxNccl},
 	{Name: "ncclBroadcast", Lib: cgxNccl},
 	{Name: "ncclCommAbort", Lib: cgxNccl},
 	{Name: "ncclCommCount", Lib: cgxNccl},
@@ -56,6 +57,7 @@ var cgxCalls = cgx.NewTable(unsafe.Slice(&C.cgx_nccl_fn[0], C.CGX_N), (&[C.CGX_N
 	{Name: "ncclCommShrink", Lib: cgxNccl},
 	{Name: "ncclCommSplit", Lib: cgxNccl},
 	{Name: "ncclCommUserRank", Lib: cgxNccl},
+	{Name: "ncclGather", Lib: cgxNccl},
 	{Name: "ncclGetUniqueId", Lib: cgxNccl},
 	{Name: "ncclGetVersion", Lib: cgxNccl},
 	{Name: "ncclGroupEnd", Lib: cgxNccl},
@@ -63,6 +65,7 @@ var cgxCalls = cgx.NewTable(unsafe.Slice(&C.cgx_nccl_fn[0], C.CGX_N), (&[C.CGX_N
 	{Name: "ncclRecv", Lib: cgxNccl},
 	{Name: "ncclReduce", Lib: cgxNccl},
 	{Name: "ncclReduceScatter", Lib: cgxNccl},
+	{Name: "ncclScatter", Lib: cgxNccl},
 	{Name: "ncclSend", Lib: cgxNccl},
 })[:])
 
@@ -85,6 +88,17 @@ func ncclAllGather(ctx driver.Context, sendbuff unsafe.Pointer, recvbuff unsafe.
 func ncclAllReduce(ctx driver.Context, sendbuff unsafe.Pointer, recvbuff unsafe.Pointer, count uint64, datatype nccl.DataType, op nccl.RedOp, comm nccl.Comm, stream nccl.Stream) (err error) {
 	cgxCalls.Load()
 	err = cgxCalls.Err(uint64(C.cgx_nccl_ncclAllReduce(C.uintptr_t(ctx), sendbuff, recvbuff, C.ulong(count), C.uint(datatype), C.uint(op), C.uintptr_t(comm), C.uintptr_t(stream))))
+	return
+}
+
+// ncclAlltoAll is nccl.AlltoAll called in context ctx: one cgo call makes ctx
+// current, if it is not, and calls the entry point that package nccl resolves;
+// a ctx of 0 leaves the thread's current context as it is. Its results and
+// errors are those of nccl.AlltoAll, and a *driver.Error where ctx cannot be
+// made current.
+func ncclAlltoAll(ctx driver.Context, sendbuff unsafe.Pointer, recvbuff unsafe.Pointer, count uint64, datatype nccl.DataType, comm nccl.Comm, stream nccl.Stream) (err error) {
+	cgxCalls.Load()
+	err = cgxCalls.Err(uint64(C.cgx_nccl_ncclAlltoAll(C.uintptr_t(ctx), sendbuff, recvbuff, C.ulong(count), C.uint(datatype), C.uintptr_t(comm), C.uintptr_t(stream))))
 	return
 }
 
@@ -209,6 +223,17 @@ func ncclCommUserRank(ctx driver.Context, comm nccl.Comm) (rank int32, err error
 	return
 }
 
+// ncclGather is nccl.Gather called in context ctx: one cgo call makes ctx
+// current, if it is not, and calls the entry point that package nccl resolves;
+// a ctx of 0 leaves the thread's current context as it is. Its results and
+// errors are those of nccl.Gather, and a *driver.Error where ctx cannot be
+// made current.
+func ncclGather(ctx driver.Context, sendbuff unsafe.Pointer, recvbuff unsafe.Pointer, count uint64, datatype nccl.DataType, root int32, comm nccl.Comm, stream nccl.Stream) (err error) {
+	cgxCalls.Load()
+	err = cgxCalls.Err(uint64(C.cgx_nccl_ncclGather(C.uintptr_t(ctx), sendbuff, recvbuff, C.ulong(count), C.uint(datatype), C.int(root), C.uintptr_t(comm), C.uintptr_t(stream))))
+	return
+}
+
 // ncclGetUniqueId is nccl.GetUniqueId called in context ctx: one cgo call
 // makes ctx current, if it is not, and calls the entry point that package nccl
 // resolves; a ctx of 0 leaves the thread's current context as it is. Its
@@ -282,6 +307,17 @@ func ncclReduce(ctx driver.Context, sendbuff unsafe.Pointer, recvbuff unsafe.Poi
 func ncclReduceScatter(ctx driver.Context, sendbuff unsafe.Pointer, recvbuff unsafe.Pointer, recvcount uint64, datatype nccl.DataType, op nccl.RedOp, comm nccl.Comm, stream nccl.Stream) (err error) {
 	cgxCalls.Load()
 	err = cgxCalls.Err(uint64(C.cgx_nccl_ncclReduceScatter(C.uintptr_t(ctx), sendbuff, recvbuff, C.ulong(recvcount), C.uint(datatype), C.uint(op), C.uintptr_t(comm), C.uintptr_t(stream))))
+	return
+}
+
+// ncclScatter is nccl.Scatter called in context ctx: one cgo call makes ctx
+// current, if it is not, and calls the entry point that package nccl resolves;
+// a ctx of 0 leaves the thread's current context as it is. Its results and
+// errors are those of nccl.Scatter, and a *driver.Error where ctx cannot be
+// made current.
+func ncclScatter(ctx driver.Context, sendbuff unsafe.Pointer, recvbuff unsafe.Pointer, count uint64, datatype nccl.DataType, root int32, comm nccl.Comm, stream nccl.Stream) (err error) {
+	cgxCalls.Load()
+	err = cgxCalls.Err(uint64(C.cgx_nccl_ncclScatter(C.uintptr_t(ctx), sendbuff, recvbuff, C.ulong(count), C.uint(datatype), C.int(root), C.uintptr_t(comm), C.uintptr_t(stream))))
 	return
 }
 

@@ -21,6 +21,7 @@ enum {
 	CGX_cuCtxSetCurrent,
 	CGX_ncclAllGather,
 	CGX_ncclAllReduce,
+	CGX_ncclAlltoAll,
 	CGX_ncclBroadcast,
 	CGX_ncclCommAbort,
 	CGX_ncclCommCount,
@@ -32,6 +33,7 @@ enum {
 	CGX_ncclCommShrink,
 	CGX_ncclCommSplit,
 	CGX_ncclCommUserRank,
+	CGX_ncclGather,
 	CGX_ncclGetUniqueId,
 	CGX_ncclGetVersion,
 	CGX_ncclGroupEnd,
@@ -39,6 +41,7 @@ enum {
 	CGX_ncclRecv,
 	CGX_ncclReduce,
 	CGX_ncclReduceScatter,
+	CGX_ncclScatter,
 	CGX_ncclSend,
 	CGX_N
 };
@@ -49,6 +52,7 @@ typedef unsigned int (*cgx_cuCtxGetCurrent_t)(void *pctx);
 typedef unsigned int (*cgx_cuCtxSetCurrent_t)(uintptr_t ctx);
 typedef unsigned int (*cgx_ncclAllGather_t)(const void *sendbuff, void *recvbuff, unsigned long sendcount, unsigned int datatype, uintptr_t comm, uintptr_t stream);
 typedef unsigned int (*cgx_ncclAllReduce_t)(const void *sendbuff, void *recvbuff, unsigned long count, unsigned int datatype, unsigned int op, uintptr_t comm, uintptr_t stream);
+typedef unsigned int (*cgx_ncclAlltoAll_t)(const void *sendbuff, void *recvbuff, unsigned long count, unsigned int datatype, uintptr_t comm, uintptr_t stream);
 typedef unsigned int (*cgx_ncclBroadcast_t)(const void *sendbuff, void *recvbuff, unsigned long count, unsigned int datatype, int root, uintptr_t comm, uintptr_t stream);
 typedef unsigned int (*cgx_ncclCommAbort_t)(uintptr_t comm);
 typedef unsigned int (*cgx_ncclCommCount_t)(uintptr_t comm, void *count);
@@ -60,6 +64,7 @@ typedef unsigned int (*cgx_ncclCommInitRankConfig_t)(void *comm, int nranks, str
 typedef unsigned int (*cgx_ncclCommShrink_t)(uintptr_t comm, void *excludeRanksList, int excludeRanksCount, void *newcomm, void *config, int shrinkFlags);
 typedef unsigned int (*cgx_ncclCommSplit_t)(uintptr_t comm, int color, int key, void *newcomm, void *config);
 typedef unsigned int (*cgx_ncclCommUserRank_t)(uintptr_t comm, void *rank);
+typedef unsigned int (*cgx_ncclGather_t)(const void *sendbuff, void *recvbuff, unsigned long count, unsigned int datatype, int root, uintptr_t comm, uintptr_t stream);
 typedef unsigned int (*cgx_ncclGetUniqueId_t)(void *uniqueId);
 typedef unsigned int (*cgx_ncclGetVersion_t)(void *version);
 typedef unsigned int (*cgx_ncclGroupEnd_t)(void);
@@ -67,11 +72,13 @@ typedef unsigned int (*cgx_ncclGroupStart_t)(void);
 typedef unsigned int (*cgx_ncclRecv_t)(void *recvbuff, unsigned long count, unsigned int datatype, int peer, uintptr_t comm, uintptr_t stream);
 typedef unsigned int (*cgx_ncclReduce_t)(const void *sendbuff, void *recvbuff, unsigned long count, unsigned int datatype, unsigned int op, int root, uintptr_t comm, uintptr_t stream);
 typedef unsigned int (*cgx_ncclReduceScatter_t)(const void *sendbuff, void *recvbuff, unsigned long recvcount, unsigned int datatype, unsigned int op, uintptr_t comm, uintptr_t stream);
+typedef unsigned int (*cgx_ncclScatter_t)(const void *sendbuff, void *recvbuff, unsigned long count, unsigned int datatype, int root, uintptr_t comm, uintptr_t stream);
 typedef unsigned int (*cgx_ncclSend_t)(const void *sendbuff, unsigned long count, unsigned int datatype, int peer, uintptr_t comm, uintptr_t stream);
 
 /* The shims. */
 cg_ret cgx_nccl_ncclAllGather(uintptr_t ctx, const void *sendbuff, void *recvbuff, unsigned long sendcount, unsigned int datatype, uintptr_t comm, uintptr_t stream);
 cg_ret cgx_nccl_ncclAllReduce(uintptr_t ctx, const void *sendbuff, void *recvbuff, unsigned long count, unsigned int datatype, unsigned int op, uintptr_t comm, uintptr_t stream);
+cg_ret cgx_nccl_ncclAlltoAll(uintptr_t ctx, const void *sendbuff, void *recvbuff, unsigned long count, unsigned int datatype, uintptr_t comm, uintptr_t stream);
 cg_ret cgx_nccl_ncclBroadcast(uintptr_t ctx, const void *sendbuff, void *recvbuff, unsigned long count, unsigned int datatype, int root, uintptr_t comm, uintptr_t stream);
 cg_ret cgx_nccl_ncclCommAbort(uintptr_t ctx, uintptr_t comm);
 cg_ret cgx_nccl_ncclCommCount(uintptr_t ctx, uintptr_t comm, int *count);
@@ -83,6 +90,7 @@ cg_ret cgx_nccl_ncclCommInitRankConfig(uintptr_t ctx, uintptr_t *comm, int nrank
 cg_ret cgx_nccl_ncclCommShrink(uintptr_t ctx, uintptr_t comm, int *excludeRanksList, int excludeRanksCount, uintptr_t *newcomm, void *config, int shrinkFlags);
 cg_ret cgx_nccl_ncclCommSplit(uintptr_t ctx, uintptr_t comm, int color, int key, uintptr_t *newcomm, void *config);
 cg_ret cgx_nccl_ncclCommUserRank(uintptr_t ctx, uintptr_t comm, int *rank);
+cg_ret cgx_nccl_ncclGather(uintptr_t ctx, const void *sendbuff, void *recvbuff, unsigned long count, unsigned int datatype, int root, uintptr_t comm, uintptr_t stream);
 cg_ret cgx_nccl_ncclGetUniqueId(uintptr_t ctx, void *uniqueId);
 cg_ret cgx_nccl_ncclGetVersion(uintptr_t ctx, int *version);
 cg_ret cgx_nccl_ncclGroupEnd(uintptr_t ctx);
@@ -90,6 +98,7 @@ cg_ret cgx_nccl_ncclGroupStart(uintptr_t ctx);
 cg_ret cgx_nccl_ncclRecv(uintptr_t ctx, void *recvbuff, unsigned long count, unsigned int datatype, int peer, uintptr_t comm, uintptr_t stream);
 cg_ret cgx_nccl_ncclReduce(uintptr_t ctx, const void *sendbuff, void *recvbuff, unsigned long count, unsigned int datatype, unsigned int op, int root, uintptr_t comm, uintptr_t stream);
 cg_ret cgx_nccl_ncclReduceScatter(uintptr_t ctx, const void *sendbuff, void *recvbuff, unsigned long recvcount, unsigned int datatype, unsigned int op, uintptr_t comm, uintptr_t stream);
+cg_ret cgx_nccl_ncclScatter(uintptr_t ctx, const void *sendbuff, void *recvbuff, unsigned long count, unsigned int datatype, int root, uintptr_t comm, uintptr_t stream);
 cg_ret cgx_nccl_ncclSend(uintptr_t ctx, const void *sendbuff, unsigned long count, unsigned int datatype, int peer, uintptr_t comm, uintptr_t stream);
 
 #endif

@@ -1,7 +1,7 @@
 // Package nccl is NCCL, NVIDIA's collective communication library, on
 // core's Buffers and Streams: all-reduce, broadcast, reduce, all-gather,
-// reduce-scatter, and send and receive between GPUs, in one process or in
-// many. It is named like the library so that users find it; the C API
+// reduce-scatter, all-to-all, gather, scatter, and send and receive
+// between GPUs, in one process or in many. It is named like the library so that users find it; the C API
 // itself is package bindings/nccl.
 //
 // # Communicators
@@ -61,10 +61,14 @@
 // (NCCL 2.24 and newer) too, whose bits the Buffers hold. Before NCCL is
 // called, every argument is checked, and a mistake is an *ArgError naming
 // it: a Buffer smaller than the operation needs (AllGather's recv holds
-// count × Count() elements, ReduceScatter's send too), a nil Buffer or
-// Stream, a root or peer that is no rank, memory or a stream of another
-// device than the rank's, an unknown DataType or Op. A closed
-// communicator gives ErrClosed, a closed Stream or Buffer core.ErrClosed.
+// count × Count() elements, ReduceScatter's send too, AlltoAll's send and
+// recv both, Gather's recv and Scatter's send on the root), a nil Buffer
+// or Stream, a root or peer that is no rank, memory or a stream of
+// another device than the rank's, an unknown DataType or Op, AlltoAll's
+// send and recv overlapping. A closed communicator gives ErrClosed, a
+// closed Stream or Buffer core.ErrClosed. AlltoAll, Gather and Scatter
+// are NCCL 2.28.3's: with an older library they return the bindings'
+// *MissingFunctionError (after the argument checks), naming the version.
 // NCCL's own errors are the bindings' *nccl.Error: the result code,
 // NCCL's message and its last warning (ncclGetLastError), matched by
 // errors.Is against bindings/nccl's Result values.

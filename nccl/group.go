@@ -69,6 +69,21 @@ func (g *Group) ReduceScatter(c *Comm, send, recv *core.Buffer, count int, dt Da
 	return g.add(task{kind: opReduceScatter, c: c, send: send, recv: recv, count: count, dt: dt, red: op, s: s})
 }
 
+// AlltoAll adds c.AlltoAll's operation.
+func (g *Group) AlltoAll(c *Comm, send, recv *core.Buffer, count int, dt DataType, s *core.Stream) error {
+	return g.add(task{kind: opAlltoAll, c: c, send: send, recv: recv, count: count, dt: dt, s: s})
+}
+
+// Gather adds c.Gather's operation.
+func (g *Group) Gather(c *Comm, send, recv *core.Buffer, count int, dt DataType, root int, s *core.Stream) error {
+	return g.add(task{kind: opGather, c: c, send: send, recv: recv, count: count, dt: dt, peer: root, s: s})
+}
+
+// Scatter adds c.Scatter's operation.
+func (g *Group) Scatter(c *Comm, send, recv *core.Buffer, count int, dt DataType, root int, s *core.Stream) error {
+	return g.add(task{kind: opScatter, c: c, send: send, recv: recv, count: count, dt: dt, peer: root, s: s})
+}
+
 // Send adds c.Send's operation.
 func (g *Group) Send(c *Comm, send *core.Buffer, count int, dt DataType, peer int, s *core.Stream) error {
 	return g.add(task{kind: opSend, c: c, send: send, count: count, dt: dt, peer: peer, s: s})

@@ -457,3 +457,135 @@ func TestShrinkMissing(t *testing.T) {
 		t.Errorf("ncclCommShrink on NCCL %s: %v (%T), want a *MissingFunctionError needing 2.27.3", ncclb.VersionString(v), err, err)
 	}
 }
+
+// fakeBufAt is fakeBuf at address p, for checks that compare addresses.
+func fakeBufAt(dev *core.Device, p driver.Deviceptr, size int) *core.Buffer {
+	return core.NewBuffer(p, size, fakeMR{dev: dev}, nil)
+}
+
+// TestChecks228 covers the checks of AlltoAll, Gather and Scatter, which
+// hold with any library: a bad argument is an *ArgError even where the
+// library lacks the function. Rank 1 of 4.
+func TestChecks228(t *testing.T) {
+	dev, other := new(core.Device), new(core.Device)
+	c := fakeComm(dev, 1, 4)
+	b40 := fakeBufAt(dev, 0x100000, 40) // 10 float32
+	s160 := fakeBufAt(dev, 0x200000, 160)
+	r160 := fakeBufAt(dev, 0x300000, 160)
+	elsewhere := fakeBufAt(other, 0x400000, 160)
+	big := fakeBufAt(dev, 0x500000, 400)
+	lo, _ := big.View(0, 160)
+	hi, _ := big.View(120, 160) // overlaps lo by 40 bytes
+	apart, _ := big.View(160, 160)
+
+	// AlltoAll: send and recv hold count × ranks, apart.
+	wantArg(t, c.AlltoAll(b40, r160, 10, Float32, nil), "AlltoAll", "send", "send holds 40 bytes; AlltoAll of count = 10 Float32 needs 160 (count × 4 ranks × 4 bytes)")
+	wantArg(t, c.AlltoAll(s160, b40, 10, Float32, nil), "AlltoAll", "recv", "recv holds 40 bytes", "needs 160")
+	wantArg(t, c.AlltoAll(nil, r160, 10, Float32, nil), "AlltoAll", "send", "send is nil")
+	wantArg(t, c.AlltoAll(s160, nil, 10, Float32, nil), "AlltoAll", "recv", "recv is nil")
+	wantArg(t, AlltoAll[float64](c, s160, r160, 10, nil), "AlltoAll", "send", "needs 320 (count × 4 ranks × 8 bytes)")
+	wantArg(t, c.AlltoAll(lo, hi, 10, Float32, nil), "AlltoAll", "recv", "send and recv overlap")
+	wantArg(t, c.AlltoAll(s160, s160, 10, Float32, nil), "AlltoAll", "recv", "overlap")
+	wantArg(t, c.AlltoAll(s160, elsewhere, 10, Float32, nil), "AlltoAll", "recv", "is memory of")
+	wantArg(t, c.AlltoAll(s160, r160, -1, Float32, nil), "AlltoAll", "count", "negative")
+	wantArg(t, c.AlltoAll(s160, r160, 10, DataType(12), nil), "AlltoAll", "dt")
+
+	// Gather: everyone's send, the root's recv of count × ranks.
+	wantArg(t, c.Gather(b40, b40, 10, Float32, 1, nil), "Gather", "recv", "recv holds 40 bytes; Gather of count = 10 Float32 needs 160 (count × 4 ranks × 4 bytes)")
+	wantArg(t, c.Gather(nil, r160, 10, Float32, 1, nil), "Gather", "send", "send is nil")
+	wantArg(t, c.Gather(b40, nil, 10, Float32, 1, nil), "Gather", "recv", "recv is nil")
+	wantArg(t, Gather[int64](c, b40, r160, 10, 0, nil), "Gather", "send", "needs 80 (count × 8 bytes)")
+	wantArg(t, c.Gather(b40, b40, 10, Float32, 4, nil), "Gather", "root", "root = 4 is not a rank of 4")
+	wantArg(t, c.Gather(b40, b40, 10, Float32, -1, nil), "Gather", "root", "root = -1")
+
+	// Scatter: the root's send of count × ranks, everyone's recv.
+	wantArg(t, c.Scatter(b40, b40, 10, Float32, 1, nil), "Scatter", "send", "send holds 40 bytes; Scatter of count = 10 Float32 needs 160 (count × 4 ranks × 4 bytes)")
+	wantArg(t, c.Scatter(s160, nil, 10, Float32, 3, nil), "Scatter", "recv", "recv is nil")
+	wantArg(t, c.Scatter(nil, b40, 10, Float32, 1, nil), "Scatter", "send", "send is nil")
+	wantArg(t, Scatter[float64](c, nil, b40, 10, 0, nil), "Scatter", "recv", "needs 80")
+	wantArg(t, c.Scatter(s160, b40, 10, Float32, 7, nil), "Scatter", "root", "root = 7")
+
+	// In a Group, the same checks.
+	var g Group
+	wantArg(t, g.AlltoAll(c, b40, r160, 10, Float32, nil), "Group.AlltoAll", "send", "needs 160")
+	wantArg(t, g.Gather(c, b40, b40, 10, Float32, 1, nil), "Group.Gather", "recv", "needs 160")
+	wantArg(t, g.Scatter(c, s160, b40, 10, Float32, 9, nil), "Group.Scatter", "root")
+	if g.Len() != 0 {
+		t.Errorf("refused operations were added: %d", g.Len())
+	}
+
+	// Valid arguments: the missing function before 2.28.3, else as far as
+	// the stream. Non-root ranks may pass nil for the root's Buffer.
+	v, err := libVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := v >= ncclb.VersionCodeOf(2, 28, 3)
+	for _, cs := range []struct {
+		fn, cfn string
+		err     error
+	}{
+		{"AlltoAll", "ncclAlltoAll", c.AlltoAll(s160, r160, 10, Float32, nil)},
+		{"AlltoAll", "ncclAlltoAll", c.AlltoAll(lo, apart, 10, Float32, nil)},
+		{"AlltoAll", "ncclAlltoAll", AlltoAll[int32](c, s160, r160, 10, nil)},
+		{"AlltoAll", "ncclAlltoAll", c.AlltoAll(s160, r160, 0, Float32, nil)},
+		{"Gather", "ncclGather", c.Gather(b40, r160, 10, Float32, 1, nil)},
+		{"Gather", "ncclGather", c.Gather(b40, nil, 10, Float32, 0, nil)},
+		{"Gather", "ncclGather", Gather[uint32](c, b40, nil, 10, 3, nil)},
+		{"Scatter", "ncclScatter", c.Scatter(s160, b40, 10, Float32, 1, nil)},
+		{"Scatter", "ncclScatter", c.Scatter(nil, b40, 10, Float32, 2, nil)},
+		{"Scatter", "ncclScatter", Scatter[int8](c, nil, b40, 40, 0, nil)},
+		{"Group.AlltoAll", "ncclAlltoAll", g.AlltoAll(c, s160, r160, 10, BFloat16, nil)},
+		{"Group.Gather", "ncclGather", g.Gather(c, b40, r160, 20, Float16, 1, nil)},
+		{"Group.Scatter", "ncclScatter", g.Scatter(c, nil, b40, 10, Uint32, 0, nil)},
+	} {
+		if has {
+			wantArg(t, cs.err, cs.fn, "stream", "stream is nil")
+			continue
+		}
+		var missing *ncclb.MissingFunctionError
+		if !errors.As(cs.err, &missing) || missing.Func != cs.cfn || missing.Need != "2.28.3" || missing.Have != ncclb.VersionString(v) ||
+			!strings.HasPrefix(cs.err.Error(), "nccl: "+cs.fn+": "+cs.cfn+" is not available in ") || !strings.HasSuffix(cs.err.Error(), "it needs version 2.28.3 or newer") {
+			t.Errorf("%s on NCCL %s: %v (%T), want a *MissingFunctionError needing 2.28.3", cs.fn, ncclb.VersionString(v), cs.err, cs.err)
+		}
+	}
+	if g.Len() != 0 {
+		t.Errorf("the group holds %d operations that its checks refused", g.Len())
+	}
+
+	// A closed communicator: ErrClosed, whatever the library.
+	closed := fakeComm(dev, 0, 4)
+	closed.closed.Store(true)
+	for _, err := range []error{
+		closed.AlltoAll(s160, r160, 10, Float32, nil),
+		closed.Gather(b40, r160, 10, Float32, 0, nil),
+		closed.Scatter(s160, b40, 10, Float32, 0, nil),
+	} {
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("closed comm: %v, want ErrClosed", err)
+		}
+	}
+}
+
+// TestMissing228: before NCCL 2.28.3 the generated calls of ncclAlltoAll,
+// ncclGather and ncclScatter return the bindings' *MissingFunctionError
+// without calling anything (CI's Debian NCCL is 2.22.3).
+func TestMissing228(t *testing.T) {
+	v, err := libVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v >= ncclb.VersionCodeOf(2, 28, 3) {
+		t.Skipf("NCCL %s has ncclAlltoAll, ncclGather and ncclScatter", ncclb.VersionString(v))
+	}
+	for name, err := range map[string]error{
+		"ncclAlltoAll": ncclAlltoAll(0, nil, nil, 1, 0, 0, 0),
+		"ncclGather":   ncclGather(0, nil, nil, 1, 0, 0, 0, 0),
+		"ncclScatter":  ncclScatter(0, nil, nil, 1, 0, 0, 0, 0),
+	} {
+		var missing *ncclb.MissingFunctionError
+		if !errors.As(err, &missing) || missing.Func != name || missing.Need != "2.28.3" || missing.Have != ncclb.VersionString(v) {
+			t.Errorf("%s on NCCL %s: %v (%T), want a *MissingFunctionError needing 2.28.3", name, ncclb.VersionString(v), err, err)
+		}
+	}
+}

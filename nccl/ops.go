@@ -20,11 +20,18 @@ const (
 	opReduceScatter
 	opSend
 	opRecv
+	opAlltoAll
+	opGather
+	opScatter
 )
 
-var opKindNames = [...]string{"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "Send", "Recv"}
+var opKindNames = [...]string{"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "Send", "Recv", "AlltoAll", "Gather", "Scatter"}
 
 func (k opKind) String() string { return opKindNames[k] }
+
+// since228 reports whether the operation is one of NCCL 2.28.3's
+// (ncclAlltoAll, ncclGather, ncclScatter), which older libraries lack.
+func (k opKind) since228() bool { return k >= opAlltoAll }
 
 // reduces reports whether the operation takes an Op.
 func (k opKind) reduces() bool {
@@ -72,7 +79,7 @@ func (o *task) check(fn string) error {
 		return argErr(fn, "count", "count = %d is negative", o.count)
 	}
 	switch o.kind {
-	case opBroadcast, opReduce:
+	case opBroadcast, opReduce, opGather, opScatter:
 		if o.peer < 0 || o.peer >= c.count {
 			return argErr(fn, "root", "root = %d is not a rank of %d", o.peer, c.count)
 		}
@@ -91,6 +98,14 @@ func (o *task) check(fn string) error {
 	all := one * ranks // count elements per rank
 	if err := o.checkBufs(fn, one, all); err != nil {
 		return err
+	}
+	if o.kind.since228() {
+		// The bindings' *MissingFunctionError, naming the version needed.
+		// After the checks of the arguments, which hold whatever the
+		// library, so that those are tested with any library.
+		if _, err := ncclb.Proc("nccl" + o.kind.String()); err != nil {
+			return fmt.Errorf("nccl: %s: %w", fn, err)
+		}
 	}
 	if o.s == nil {
 		return argErr(fn, "stream", "stream is nil")
@@ -127,6 +142,29 @@ func (o *task) checkBufs(fn string, one, all int64) error {
 		return o.bufs(fn, one, all)
 	case opReduceScatter:
 		return o.bufs(fn, all, one)
+	case opAlltoAll:
+		if err := o.bufs(fn, all, all); err != nil {
+			return err
+		}
+		// NCCL's AlltoAll has no in-place form: overlapping Buffers would
+		// be overwritten before they are sent.
+		sp, rp := int64(o.send.Ptr()), int64(o.recv.Ptr())
+		if all > 0 && sp != 0 && rp != 0 && sp < rp+all && rp < sp+all {
+			return argErr(fn, "recv", "send and recv overlap: AlltoAll does not run in place")
+		}
+		return nil
+	case opGather:
+		// Only the root's recv is written.
+		if isRoot {
+			return o.bufs(fn, one, all)
+		}
+		return o.bufs(fn, one, optional)
+	case opScatter:
+		// Only the root's send is read.
+		if isRoot {
+			return o.bufs(fn, all, one)
+		}
+		return o.bufs(fn, optional, one)
 	case opSend:
 		return o.bufs(fn, one, none)
 	default: // opRecv
@@ -242,6 +280,12 @@ func (o *task) call(b bound) error {
 		return ncclAllGather(b.ctx, ptr(b.send), ptr(b.recv), n, dt, h, s)
 	case opReduceScatter:
 		return ncclReduceScatter(b.ctx, ptr(b.send), ptr(b.recv), n, dt, red, h, s)
+	case opAlltoAll:
+		return ncclAlltoAll(b.ctx, ptr(b.send), ptr(b.recv), n, dt, h, s)
+	case opGather:
+		return ncclGather(b.ctx, ptr(b.send), ptr(b.recv), n, dt, int32(o.peer), h, s)
+	case opScatter:
+		return ncclScatter(b.ctx, ptr(b.send), ptr(b.recv), n, dt, int32(o.peer), h, s)
 	case opSend:
 		return ncclSend(b.ctx, ptr(b.send), n, dt, int32(o.peer), h, s)
 	default:
@@ -308,6 +352,33 @@ func (c *Comm) ReduceScatter(send, recv *core.Buffer, count int, dt DataType, op
 	return (&task{kind: opReduceScatter, c: c, send: send, recv: recv, count: count, dt: dt, red: op, s: s}).run()
 }
 
+// AlltoAll sends block j of send (count elements at element j*count) to
+// rank j, which receives it as block i of its recv, i being this rank:
+// send and recv hold count × Count() elements each, and must not overlap.
+// It needs NCCL 2.28.3 or newer; with an older library it returns the
+// bindings' *MissingFunctionError.
+func (c *Comm) AlltoAll(send, recv *core.Buffer, count int, dt DataType, s *core.Stream) error {
+	return (&task{kind: opAlltoAll, c: c, send: send, recv: recv, count: count, dt: dt, s: s}).run()
+}
+
+// Gather gathers count elements of every rank's send into root's recv,
+// rank i's at element i*count: root's recv holds count × Count()
+// elements (recv is written on root only: nil elsewhere is fine). In
+// place: root's send is the view of its recv at its own block. NCCL
+// 2.28.3 and newer, like AlltoAll.
+func (c *Comm) Gather(send, recv *core.Buffer, count int, dt DataType, root int, s *core.Stream) error {
+	return (&task{kind: opGather, c: c, send: send, recv: recv, count: count, dt: dt, peer: root, s: s}).run()
+}
+
+// Scatter sends block i of root's send (count elements at element
+// i*count) to rank i's recv: root's send holds count × Count() elements
+// (send is read on root only: nil elsewhere is fine). In place: root's
+// recv is the view of its send at its own block. NCCL 2.28.3 and newer,
+// like AlltoAll.
+func (c *Comm) Scatter(send, recv *core.Buffer, count int, dt DataType, root int, s *core.Stream) error {
+	return (&task{kind: opScatter, c: c, send: send, recv: recv, count: count, dt: dt, peer: root, s: s}).run()
+}
+
 // Send sends count elements of send to rank peer, which must Recv them.
 // A Send and its Recv block each other on the GPU: a rank that both
 // sends and receives (or sends to itself) must put them in one Group.
@@ -346,6 +417,21 @@ func AllGather[T Elem](c *Comm, send, recv *core.Buffer, count int, s *core.Stre
 // ReduceScatter is c.ReduceScatter with T's DataType.
 func ReduceScatter[T Elem](c *Comm, send, recv *core.Buffer, count int, op Op, s *core.Stream) error {
 	return c.ReduceScatter(send, recv, count, TypeOf[T](), op, s)
+}
+
+// AlltoAll is c.AlltoAll with T's DataType.
+func AlltoAll[T Elem](c *Comm, send, recv *core.Buffer, count int, s *core.Stream) error {
+	return c.AlltoAll(send, recv, count, TypeOf[T](), s)
+}
+
+// Gather is c.Gather with T's DataType.
+func Gather[T Elem](c *Comm, send, recv *core.Buffer, count int, root int, s *core.Stream) error {
+	return c.Gather(send, recv, count, TypeOf[T](), root, s)
+}
+
+// Scatter is c.Scatter with T's DataType.
+func Scatter[T Elem](c *Comm, send, recv *core.Buffer, count int, root int, s *core.Stream) error {
+	return c.Scatter(send, recv, count, TypeOf[T](), root, s)
 }
 
 // Send is c.Send with T's DataType.

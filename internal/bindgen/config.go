@@ -514,11 +514,11 @@ var layerCalls = map[string]*callList{
 	"nccl": {
 		libs: []string{"nccl"},
 		calls: []string{
-			"ncclAllGather", "ncclAllReduce", "ncclBroadcast", "ncclCommAbort", "ncclCommCount",
+			"ncclAllGather", "ncclAllReduce", "ncclAlltoAll", "ncclBroadcast", "ncclCommAbort", "ncclCommCount",
 			"ncclCommCuDevice", "ncclCommDestroy", "ncclCommGetAsyncError", "ncclCommInitAll", "ncclCommInitRankConfig",
-			"ncclCommShrink", "ncclCommSplit", "ncclCommUserRank", "ncclGetUniqueId", "ncclGetVersion",
+			"ncclCommShrink", "ncclCommSplit", "ncclCommUserRank", "ncclGather", "ncclGetUniqueId", "ncclGetVersion",
 			"ncclGroupEnd", "ncclGroupStart", "ncclRecv", "ncclReduce", "ncclReduceScatter",
-			"ncclSend",
+			"ncclScatter", "ncclSend",
 		},
 		noEscape: []string{"ncclCommCount", "ncclCommCuDevice", "ncclCommGetAsyncError", "ncclCommUserRank", "ncclGetUniqueId", "ncclGetVersion"},
 	},
