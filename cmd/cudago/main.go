@@ -30,12 +30,14 @@
 //
 //	cudago doctor [-json] [-require-gpu]
 //
-// doctor loads every library pathfinder knows (the driver libcuda, NVML, NVRTC,
-// nvJitLink, nvFatbin, NVVM, cuFile, the CUDA runtime, cuBLASLt, cuBLAS,
-// cuFFT, cuRAND, cuSPARSE, cuSOLVER, NVTX) and prints, for each, whether it
-// was found, its path, where it was found, its version and any notes or
-// warnings; for a missing library it prints every place tried and how to
-// fix it. Then it prints the CUDA version the driver supports; NVML's view,
+// doctor loads every library pathfinder knows, 16 (the driver libcuda, NVML,
+// NVRTC, nvJitLink, nvFatbin, NVVM, cuFile, the CUDA runtime, cuBLASLt,
+// cuBLAS, cuFFT, cuRAND, cuSPARSE, cuSOLVER, NVTX 2's libnvToolsExt and
+// NCCL) and prints, for each, whether it was found, its path, where it was
+// found, its version and any notes or warnings; for a library found but
+// refused by the loader (CANNOT LOAD: built for a newer glibc, damaged) it
+// says why and how to fix it, before the places searched; for a missing
+// one (NOT FOUND) it prints every place tried and how to install it. Then it prints the CUDA version the driver supports; NVML's view,
 // without a CUDA context (the driver's version and branch, each GPU's name,
 // UUID, PCI bus id and memory), or why there is none ("no GPU: the NVIDIA
 // driver is not loaded (...)"); and, for each GPU, its name, compute
@@ -77,7 +79,9 @@
 //	    "notes": ["loaded .../libnvrtc-builtins.so.12.4", "compiles a test kernel"],
 //	    "error": "",                     // why it did not load (pathfinder's full message)
 //	    "tried": [{"where": "CUDA_HOME", "path": "", "error": "CUDA_HOME not set"}],
-//	    "fix": ""                        // how to fix a missing library
+//	    "cause": "",                     // a file found but refused by the loader, and why:
+//	                                     // ".../libnccl.so.2 (local install) needs glibc 2.38 or newer (GLIBC_2.38), ..."
+//	    "fix": ""                        // how to fix a missing or refused library (may span lines)
 //	  }],
 //	  "driver": {
 //	    "loaded": true,                  // libcuda loaded
