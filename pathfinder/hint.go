@@ -144,11 +144,15 @@ func explain(sp *spec, p, where, dlerr, libc string) *LoadFailure {
 	f := &LoadFailure{Path: p, Where: where, Err: dlerr}
 	file := filepath.Base(p)
 	short := strings.TrimPrefix(dlerr, p+": ") // dlopen's message starts with the file
-	wheel := ""
-	if pip := pipText(sp.lib); pip != "" {
-		wheel = fmt.Sprintf("NVIDIA's pip wheel (%s: built for old glibc versions, and found by itself in the active virtual environment or python3's site-packages), or ", pip)
+	// wheel offers NVIDIA's pip wheel, with why it fits (note), or "".
+	wheel := func(note string) string {
+		pip := pipText(sp.lib)
+		if pip == "" {
+			return ""
+		}
+		return fmt.Sprintf("NVIDIA's pip wheel (%s%s), which pathfinder finds by itself in the active virtual environment or python3's site-packages, or ", pip, note)
 	}
-	other := fmt.Sprintf("use another %s: %sone from a CUDA toolkit (CUDA_HOME) or your distribution, with %s set to it if it is elsewhere", file, wheel, sp.env)
+	other := fmt.Sprintf("use another %s: %sone from a CUDA toolkit (CUDA_HOME) or your distribution, with %s set to it if it is elsewhere", file, wheel(""), sp.env)
 	if m := glibcRefused.FindStringSubmatch(dlerr); m != nil {
 		has, older := "an older glibc", "this system's glibc"
 		if libc != "" {
@@ -161,7 +165,7 @@ func explain(sp *spec, p, where, dlerr, libc string) *LoadFailure {
 		}
 		f.Reason = fmt.Sprintf("needs glibc %s or newer (GLIBC_%s), and this system has %s", m[1], m[1], has)
 		f.Fix = fmt.Sprintf("install a %s built for %s: %sthe package of your distribution, with %s set to it if it is elsewhere; or run on a system with glibc %s or newer",
-			file, older, wheel, sp.env, m[1])
+			file, older, wheel(": built for old glibc versions"), sp.env, m[1])
 		return f
 	}
 	if m := cxxRefused.FindStringSubmatch(dlerr); m != nil {
