@@ -9,6 +9,12 @@ package pathfinder
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <gnu/libc-version.h>
+static const char *cudago_libc_version(void) { return gnu_get_libc_version(); }
+#else
+static const char *cudago_libc_version(void) { return ""; }
+#endif
 
 // dlerror is per thread and a goroutine may change threads between cgo
 // calls, so each helper calls dlerror in the same C call as dlopen/dlsym.
@@ -155,6 +161,10 @@ func dlsym(h unsafe.Pointer, name string) (unsafe.Pointer, error) {
 	}
 	return p, nil
 }
+
+// libcVersion returns the version of the glibc the process runs on ("2.36"),
+// or "" for another C library.
+func libcVersion() string { return C.GoString(C.cudago_libc_version()) }
 
 // dlpath returns the path the loader recorded for a handle ("" if none).
 func dlpath(h unsafe.Pointer) string {

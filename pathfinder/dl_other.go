@@ -20,6 +20,8 @@ func dlsym(unsafe.Pointer, string) (unsafe.Pointer, error) { return nil, errUnsu
 
 func dlpath(unsafe.Pointer) string { return "" }
 
+func libcVersion() string { return "" }
+
 // Version returns the library's own version; unsupported on this platform.
 func (l *Library) Version() (string, error) { return "", errUnsupported }
 

@@ -145,8 +145,19 @@
 //
 // When nothing loads, [Load] returns a [*NotFoundError] whose message names
 // every place tried and dlopen's error for every file that existed but would
-// not load, with a hint: set CUDAGO_<NAME>_PATH or CUDA_HOME, or run
-// scripts/setup-cuda.sh. Results, successes and failures alike, are cached
+// not load. When a file was there and the loader refused it, the first such
+// file is [NotFoundError.Cause], said on the first line in words with its fix
+// ([LoadFailure]): a library built for a newer glibc than the system's
+// ("needs glibc 2.38 or newer (GLIBC_2.38), and this system has glibc
+// 2.36", as Debian trixie's libnccl.so.2 on Debian 12), a newer libstdc++,
+// another word size, a damaged file, a missing dependency. Otherwise the
+// message ends with [NotFoundError.Hint], for where the program runs: in a
+// clone of cudago (scripts/setup-cuda.sh at or above the working directory,
+// or beside CUDAGO_LOCAL_CUDA), that script by its path; elsewhere, as in a
+// module that imports cudago, CUDA_HOME, NVIDIA's pip wheel (pip install
+// nvidia-cuda-nvrtc for CUDA 13, nvidia-cuda-nvrtc-cu12 for CUDA 12, and so
+// on), conda, the .cuda/env.sh of a clone, or CUDAGO_<NAME>_PATH.
+// [NotFoundError.Fix] is the one to show. Results, successes and failures alike, are cached
 // for the life of the process; there is no retry. [Report] loads every
 // library and returns its version or error, for `cudago doctor`. Asking a
 // library its version ([Library.Version]) never needs a GPU.

@@ -396,7 +396,12 @@ func TestNotFoundListsEveryPlace(t *testing.T) {
 			t.Errorf("message lacks attempt %q:\n%s", a, msg)
 		}
 	}
-	for _, want := range []string{"cudagofake2", "libcudagofake2.so.13, libcudagofake2.so.12", "CUDAGO_FAKE2_PATH", "CUDA_HOME", "scripts/setup-cuda.sh"} {
+	// The file that was there and did not load is the cause, said first.
+	if c := nf.Cause; c == nil || c.Path != broken || c.Where != "CUDA_HOME" || !strings.Contains(c.Reason, "is not a shared library (invalid ELF header)") {
+		t.Errorf("Cause = %+v, want %s (CUDA_HOME), not a shared library", c, broken)
+	}
+	for _, want := range []string{"pathfinder: cannot load cudagofake2: " + broken + " (CUDA_HOME) is not a shared library",
+		"\nfix: reinstall it, or use another libcudagofake2.so.12", "CUDAGO_FAKE2_PATH", "CUDA_HOME", "\ntried:"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message lacks %q:\n%s", want, msg)
 		}
@@ -410,6 +415,22 @@ func TestNotFoundListsEveryPlace(t *testing.T) {
 	nf = notFound(t, err)
 	if g := nf.Tried[2]; g.Path != home || g.Where != "CUDA_HOME" || g.Err != "no libcudagofake2.so.13 or libcudagofake2.so.12 in lib64" {
 		t.Errorf("CUDA_HOME attempt = %+v", g)
+	}
+	// Nothing was there: the message says how to install it, for a
+	// program outside a clone of cudago.
+	msg = err.Error()
+	install := "source <clone>/.cuda/env.sh"
+	if c := s.clone(); c != "" { // TMPDIR is inside a clone of cudago
+		install = "bash " + filepath.Join(c, "scripts", "setup-cuda.sh")
+	}
+	for _, want := range []string{"cannot find cudagofake2 (libcudagofake2.so.13, libcudagofake2.so.12); tried:",
+		"\nhint: ", "available", "CUDAGO_FAKE2_PATH", "CUDA_HOME", install} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+	if nf.Cause != nil {
+		t.Errorf("Cause = %+v with no file found", nf.Cause)
 	}
 }
 

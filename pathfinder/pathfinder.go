@@ -217,6 +217,15 @@ type NotFoundError struct {
 	// Override is the override variable (e.g. CUDAGO_NVRTC_PATH) when it was
 	// set and failed, in which case nothing else was tried.
 	Override string
+	// Cause is set when a file named like the library was there but the
+	// loader refused it (a library built for a newer glibc, a damaged file):
+	// the first such file, with the reason in words and its fix.
+	Cause *LoadFailure
+	// Hint says how to make the library available, for where the program
+	// runs: inside a clone of cudago its scripts/setup-cuda.sh; elsewhere
+	// CUDA_HOME, NVIDIA's pip wheel, conda, the env.sh of a clone, or the
+	// override variable. It may span several lines.
+	Hint string
 
 	names []string // the names searched for
 	env   string   // the override variable
@@ -224,16 +233,20 @@ type NotFoundError struct {
 
 func (e *NotFoundError) Error() string {
 	var b strings.Builder
-	names, env := e.names, e.env
+	names := e.names
 	if names == nil {
 		names = e.Lib.Sonames()
 	}
-	if env == "" {
-		env = e.Lib.EnvVar()
-	}
-	if e.Override != "" {
+	switch {
+	case e.Cause != nil:
+		fmt.Fprintf(&b, "pathfinder: cannot load %s", e.Lib)
+		if e.Override != "" {
+			fmt.Fprintf(&b, " from %s", e.Override)
+		}
+		fmt.Fprintf(&b, ": %s\nfix: %s\ntried:", e.Cause, e.Cause.Fix)
+	case e.Override != "":
 		fmt.Fprintf(&b, "pathfinder: cannot load %s from %s (set, so nothing else was searched); tried:", e.Lib, e.Override)
-	} else {
+	default:
 		fmt.Fprintf(&b, "pathfinder: cannot find %s", e.Lib)
 		if len(names) > 0 {
 			fmt.Fprintf(&b, " (%s)", strings.Join(names, ", "))
@@ -244,15 +257,34 @@ func (e *NotFoundError) Error() string {
 		b.WriteString("\n\t")
 		b.WriteString(a.String())
 	}
-	if e.Override != "" {
-		fmt.Fprintf(&b, "\nhint: point %s at the library file or the directory holding it, or unset it to search the usual places", e.Override)
-	} else {
+	if e.Cause == nil {
 		b.WriteString("\nhint: ")
-		if env != "" {
-			fmt.Fprintf(&b, "set %s to the library file or its directory, ", env)
-		}
-		b.WriteString("set CUDA_HOME to a CUDA toolkit, or run scripts/setup-cuda.sh to install CUDA into the project's .cuda/root")
+		b.WriteString(e.Fix())
 	}
+	return b.String()
+}
+
+// Fix says how to make the library load: the fix of the Cause when a file
+// was refused, else the Hint.
+func (e *NotFoundError) Fix() string {
+	switch {
+	case e.Cause != nil:
+		return e.Cause.Fix
+	case e.Override != "":
+		return fmt.Sprintf("point %s at the library file or the directory holding it, or unset it to search the usual places", e.Override)
+	case e.Hint != "":
+		return e.Hint
+	}
+	// A NotFoundError made by hand, without the search's context.
+	env := e.env
+	if env == "" {
+		env = e.Lib.EnvVar()
+	}
+	var b strings.Builder
+	if env != "" {
+		fmt.Fprintf(&b, "set %s to the library file or its directory, ", env)
+	}
+	b.WriteString("set CUDA_HOME to a CUDA toolkit, install NVIDIA's pip wheel or conda package of it, or source the .cuda/env.sh that scripts/setup-cuda.sh makes in a clone of cudago")
 	return b.String()
 }
 

@@ -132,6 +132,8 @@ type run struct {
 	// depth counts the dependencies being loaded above this run (a guard
 	// against a cycle in the specs).
 	depth int
+	// cause is the first file the loader refused.
+	cause *LoadFailure
 }
 
 // place is where a file was found: a root directory and the directories
@@ -161,7 +163,7 @@ func (s *searcher) find(sp *spec) (*Library, error) {
 		if lib := r.override(v); lib != nil {
 			return lib, nil
 		}
-		return nil, &NotFoundError{Lib: sp.lib, Tried: r.tried, Override: sp.env, names: sp.names(), env: sp.env}
+		return nil, &NotFoundError{Lib: sp.lib, Tried: r.tried, Override: sp.env, Cause: r.cause, names: sp.names(), env: sp.env}
 	}
 	r.note("", "env "+sp.env, "not set")
 
@@ -188,7 +190,15 @@ func (s *searcher) find(sp *spec) (*Library, error) {
 			return lib, nil
 		}
 	}
-	return nil, &NotFoundError{Lib: sp.lib, Tried: r.tried, names: sp.names(), env: sp.env}
+	return nil, &NotFoundError{Lib: sp.lib, Tried: r.tried, Cause: r.cause, Hint: s.hint(sp), names: sp.names(), env: sp.env}
+}
+
+// refused records that the loader refused file p found in where; the first
+// such file is the run's cause.
+func (r *run) refused(p, where, dlerr string) {
+	if r.cause == nil {
+		r.cause = explain(r.sp, p, where, dlerr, libcVersion())
+	}
 }
 
 func (r *run) note(path, where, err string) {
@@ -247,6 +257,14 @@ func (r *run) loader() *Library {
 			return r.library(h, dlpath(h), name, where)
 		}
 		r.note(name, where, err.Error())
+		if msg := err.Error(); !strings.HasPrefix(msg, name+": cannot open shared object file") {
+			// The loader found a file and refused it: say which.
+			p := name
+			if m := requiredBy.FindStringSubmatch(msg); m != nil {
+				p = m[1]
+			}
+			r.refused(p, where, msg)
+		}
 	}
 	return nil
 }
@@ -419,6 +437,7 @@ func (r *run) open(p string, pl place, name string) *Library {
 			msg += fmt.Sprintf(" (needs %s, not found in %s)", strings.Join(deps.missing, ", "), pl.where)
 		}
 		r.note(p, pl.where, msg)
+		r.refused(p, pl.where, msg)
 		return nil
 	}
 	lib := r.library(h, p, name, pl.where)

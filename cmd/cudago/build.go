@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -51,6 +52,7 @@ run that changes nothing leaves the file, and its time, alone.`,
 func buildFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) int {
 	o := addCompileFlags(fs)
 	out := fs.String("o", "", "output `file` (required), such as kernels.fatbin")
+	mkdir := addMkdirFlag(fs)
 	return func(args []string, stdout, stderr io.Writer) int {
 		var files []string
 		if code, ok := parseInterspersed("build", fs, args, stdout, stderr, func(a string) { files = append(files, a) }); !ok {
@@ -72,9 +74,15 @@ func buildFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) 
 		if err := o.check(); err != nil {
 			return usageError(stderr, "build", "%v", err)
 		}
+		if err := checkArchs(archs); err != nil {
+			return usageError(stderr, "build", "%v", err)
+		}
+		if err := outputDir(*out, *mkdir); err != nil {
+			return failure(stderr, "build", err)
+		}
 		srcs := make([][]byte, len(files))
 		for i, f := range files {
-			if srcs[i], err = os.ReadFile(f); err != nil {
+			if srcs[i], err = readInput(f); err != nil {
 				return failure(stderr, "build", err)
 			}
 		}
@@ -87,10 +95,10 @@ func buildFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return failure(stderr, "build", err)
 		}
-		if old, err := os.ReadFile(*out); err == nil && string(old) == string(fb) {
+		if unchanged(*out, fb) {
 			return exitOK
 		}
-		if err := writeOutput(*out, fb); err != nil {
+		if err := writeOutput(*out, fb, *mkdir); err != nil {
 			return failure(stderr, "build", err)
 		}
 		return exitOK
@@ -176,4 +184,15 @@ func buildLinked(stderr io.Writer, files []string, srcs [][]byte, archs []core.A
 		return nil, err
 	}
 	return fb.Code(), nil
+}
+
+// unchanged reports whether the regular file path holds b already. Only a
+// regular file of b's size is read: -o /dev/zero must not be read forever.
+func unchanged(path string, b []byte) bool {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(b)) {
+		return false
+	}
+	old, err := os.ReadFile(path)
+	return err == nil && bytes.Equal(old, b)
 }

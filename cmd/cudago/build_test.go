@@ -97,7 +97,7 @@ func TestBuildSeveralFiles(t *testing.T) {
 	b := writeFile(t, dir, "b.cu", helperSrc)
 	c := writeFile(t, dir, "c.cu", saxpySrc)
 	out := filepath.Join(dir, "gen", "all.fatbin")
-	mustRun(t, "build", "-arch", "sm_80,sm_90", "-o", out, a, b, c)
+	mustRun(t, "build", "-arch", "sm_80,sm_90", "-mkdir", "-o", out, a, b, c)
 	want := "ELF file    1: all.sm_80.cubin\nELF file    2: all.sm_90.cubin\nPTX file    1: all.sm_90.ptx\n"
 	if got := tool(t, dir, "cuobjdump", "-lelf", "-lptx", out); got != want {
 		t.Errorf("cuobjdump -lelf -lptx:\n%s\nwant:\n%s", got, want)

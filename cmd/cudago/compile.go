@@ -5,13 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/cudago/cudago/bindings/nvrtc"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/pathfinder"
 )
 
 func init() {
@@ -170,6 +170,7 @@ func compileFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer
 	cubin := fs.Bool("cubin", false, "write cubins, one file per architecture")
 	ltoir := fs.Bool("ltoir", false, "write LTO-IR, one file per architecture (implies -dlto)")
 	fat := fs.Bool("fatbin", false, "write one fat binary (the default)")
+	mkdir := addMkdirFlag(fs)
 	return func(args []string, stdout, stderr io.Writer) int {
 		var files []string
 		if code, ok := parseInterspersed("compile", fs, args, stdout, stderr, func(a string) { files = append(files, a) }); !ok {
@@ -200,7 +201,10 @@ func compileFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer
 		if err := o.check(); err != nil {
 			return usageError(stderr, "compile", "%v", err)
 		}
-		src, err := os.ReadFile(files[0])
+		if err := checkArchs(archs); err != nil {
+			return usageError(stderr, "compile", "%v", err)
+		}
+		src, err := readInput(files[0])
 		if err != nil {
 			return failure(stderr, "compile", err)
 		}
@@ -213,13 +217,18 @@ func compileFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer
 			} else if *ltoir {
 				ext, target = ".ltoir", core.CodeLTOIR
 			}
+			for _, a := range archs { // before compiling
+				if err := outputDir(perArchName(*out, name, ext, a, len(archs) > 1), *mkdir); err != nil {
+					return failure(stderr, "compile", err)
+				}
+			}
 			res := core.CompileArchs(string(src), archs, o.programOptions(name), target)
 			if err := reportCompile(stderr, name, res); err != nil {
 				return failure(stderr, "compile", err)
 			}
 			for _, r := range res {
 				path := perArchName(*out, name, ext, r.Arch, len(archs) > 1)
-				if err := writeOutput(path, r.Codes[0].Code()); err != nil {
+				if err := writeOutput(path, r.Codes[0].Code(), *mkdir); err != nil {
 					return failure(stderr, "compile", err)
 				}
 			}
@@ -229,11 +238,14 @@ func compileFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer
 		if path == "" {
 			path = stem(name) + ".fatbin"
 		}
+		if err := outputDir(path, *mkdir); err != nil {
+			return failure(stderr, "compile", err)
+		}
 		fb, err := compileFatbin(stderr, src, name, archs, o)
 		if err != nil {
 			return failure(stderr, "compile", err)
 		}
-		if err := writeOutput(path, fb); err != nil {
+		if err := writeOutput(path, fb, *mkdir); err != nil {
 			return failure(stderr, "compile", err)
 		}
 		return exitOK
@@ -252,4 +264,57 @@ func compileFatbin(stderr io.Writer, src []byte, name string, archs []core.Arch,
 		return nil, err
 	}
 	return fb.Code(), nil
+}
+
+// checkArchs refuses, before compiling, architectures the loaded NVRTC
+// cannot compile for, listing those it can (nvrtcGetSupportedArchs): NVRTC
+// itself says only "invalid value for --gpu-architecture". When NVRTC does
+// not load, compiling reports that.
+func checkArchs(archs []core.Arch) error {
+	supported, err := nvrtcArchs()
+	if err != nil {
+		return nil
+	}
+	var bad []string
+	for _, a := range archs {
+		if !slices.Contains(supported, a.Number) {
+			bad = append(bad, a.String())
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	names := make([]string, len(supported))
+	for i, n := range supported {
+		names[i] = core.Arch{Number: n}.SM()
+	}
+	which := "the loaded NVRTC"
+	if maj, min, err := nvrtc.Version(); err == nil {
+		which = fmt.Sprintf("NVRTC %d.%d", maj, min)
+	}
+	if lib, err := pathfinder.Load(pathfinder.NVRTC); err == nil {
+		which += " (" + lib.Path + ")"
+	}
+	return fmt.Errorf("%s: not an architecture %s compiles for; it supports %s", strings.Join(bad, ", "), which, strings.Join(names, ", "))
+}
+
+// nvrtcArchs returns the architectures the loaded NVRTC compiles for, as
+// core.Arch numbers (90 for sm_90), ascending.
+func nvrtcArchs() ([]int, error) {
+	n, err := nvrtc.GetNumSupportedArchs()
+	if err != nil {
+		return nil, err
+	}
+	if n <= 0 {
+		return nil, fmt.Errorf("nvrtcGetNumSupportedArchs returned %d", n)
+	}
+	list := make([]int32, n)
+	if err := nvrtc.GetSupportedArchs(&list[0]); err != nil {
+		return nil, err
+	}
+	out := make([]int, n)
+	for i, a := range list {
+		out[i] = int(a)
+	}
+	return out, nil
 }

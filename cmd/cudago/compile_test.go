@@ -148,7 +148,7 @@ func TestCompileFatbin(t *testing.T) {
 func TestCompileCubinPerArch(t *testing.T) {
 	dir := t.TempDir()
 	src := writeFile(t, dir, "saxpy.cu", saxpySrc)
-	mustRun(t, "compile", src, "--cubin", "-arch", "sm_80,sm_90", "-o", filepath.Join(dir, "out", "k.cubin"))
+	mustRun(t, "compile", src, "--cubin", "-arch", "sm_80,sm_90", "-mkdir", "-o", filepath.Join(dir, "out", "k.cubin"))
 	for _, sm := range []int{80, 90} {
 		b, err := os.ReadFile(filepath.Join(dir, "out", fmt.Sprintf("k.sm_%d.cubin", sm)))
 		if err != nil {

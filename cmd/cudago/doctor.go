@@ -18,21 +18,83 @@ import (
 	"github.com/cudago/cudago/pathfinder"
 )
 
+// libNames are the libraries' names in doctor's help and the README, in
+// pathfinder.Libs() order.
+var libNames = map[pathfinder.Lib]string{
+	pathfinder.Driver:    "libcuda",
+	pathfinder.NVML:      "NVML",
+	pathfinder.NVRTC:     "NVRTC",
+	pathfinder.NVJitLink: "nvJitLink",
+	pathfinder.NVFatbin:  "nvFatbin",
+	pathfinder.NVVM:      "NVVM",
+	pathfinder.CuFile:    "cuFile",
+	pathfinder.CUDART:    "the CUDA runtime",
+	pathfinder.CuBLASLt:  "cuBLASLt",
+	pathfinder.CuBLAS:    "cuBLAS",
+	pathfinder.CuFFT:     "cuFFT",
+	pathfinder.CuRAND:    "cuRAND",
+	pathfinder.CuSPARSE:  "cuSPARSE",
+	pathfinder.CuSOLVER:  "cuSOLVER",
+	pathfinder.NVTX:      "NVTX 2's libnvToolsExt",
+	pathfinder.NCCL:      "NCCL",
+}
+
+// libList names every library pathfinder knows, "libcuda, NVML, ... and
+// NCCL", wrapped for the help text, and says how many there are.
+func libList() (text string, n int) {
+	libs := pathfinder.Libs()
+	names := make([]string, len(libs))
+	for i, l := range libs {
+		names[i] = libNames[l]
+		if names[i] == "" {
+			names[i] = l.String()
+		}
+	}
+	list := strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	var b strings.Builder
+	line := 0
+	for i, w := range strings.Fields(list) {
+		if i > 0 && line+1+len(w) > 72 {
+			b.WriteString("\n\t")
+			line = 0
+		} else if i > 0 {
+			b.WriteByte(' ')
+			line++
+		} else {
+			b.WriteByte('\t')
+		}
+		b.WriteString(w)
+		line += len(w)
+	}
+	return b.String(), len(names)
+}
+
+func doctorHelp() string {
+	list, n := libList()
+	return fmt.Sprintf(`
+Doctor loads the %d CUDA libraries cudago uses:
+
+%s
+
+and prints for each whether it was found, its path, where it was found
+(CUDA_HOME, the local install, a pip wheel in VIRTUAL_ENV or python3's
+site-packages, CONDA_PREFIX, the system loader...), its version, the
+libraries it needs that were loaded with it, and any notes or warnings.
+For a library that was found but would not load (CANNOT LOAD: built for a
+newer glibc than this system's, damaged...) it says why and how to fix it
+first; for a missing one (NOT FOUND) it lists every place searched and how
+to install it, for where the program runs: in a clone of cudago, its
+scripts/setup-cuda.sh; elsewhere CUDA_HOME, NVIDIA's pip wheel, conda, or
+the .cuda/env.sh of a clone.
+`, n, list)
+}
+
 func init() {
 	register(&command{
 		name:    "doctor",
 		args:    "[-json] [-require-gpu]",
 		summary: "report the CUDA libraries found, the driver's CUDA version and the GPUs",
-		help: `
-Doctor loads every CUDA library cudago uses (libcuda, NVML, NVRTC, nvJitLink,
-nvFatbin, NVVM, cuFile, the CUDA runtime, cuBLASLt, cuBLAS, cuFFT, cuRAND,
-cuSPARSE, cuSOLVER and NVTX) and prints for each whether it was found, its
-path, where it was found (CUDA_HOME, the local install, a pip wheel in
-VIRTUAL_ENV or python3's site-packages, CONDA_PREFIX, the system loader...),
-its version, the libraries it needs that were loaded with it, and any notes
-or warnings. For a missing library it lists every place searched and how to
-fix it: set CUDAGO_<LIB>_PATH or CUDA_HOME, or run scripts/setup-cuda.sh.
-
+		help: doctorHelp() + `
 It then prints the CUDA version the driver supports; what NVML reports
 without a CUDA context (the driver's version and branch, and each GPU's
 name, UUID, PCI bus id and memory), or why it cannot (no NVIDIA driver
@@ -115,6 +177,7 @@ type libraryReport struct {
 	Notes        []string        `json:"notes"`
 	Error        string          `json:"error"`
 	Tried        []attemptReport `json:"tried"`
+	Cause        string          `json:"cause"`
 	Fix          string          `json:"fix"`
 }
 
@@ -334,15 +397,12 @@ func libraryFromStatus(st pathfinder.Status) libraryReport {
 			for _, a := range nf.Tried {
 				lr.Tried = append(lr.Tried, attemptReport{Where: a.Where, Path: a.Path, Error: a.Err})
 			}
-			if nf.Override != "" {
-				lr.Fix = fmt.Sprintf("point %s at the library file or the directory holding it, or unset it to search the usual places", nf.Override)
+			if nf.Cause != nil {
+				lr.Cause = nf.Cause.String()
 			}
-		}
-		if lr.Fix == "" && st.Lib == pathfinder.Driver {
-			lr.Fix = "install the NVIDIA driver to use a GPU; without one, set CUDAGO_DRIVER_PATH or CUDA_HOME, or run scripts/setup-cuda.sh (its libcuda.so.1 lets programs load but finds no device)"
-		}
-		if lr.Fix == "" {
-			lr.Fix = fmt.Sprintf("set %s to the library file or its directory, set CUDA_HOME to a CUDA toolkit, or run scripts/setup-cuda.sh (installs CUDA 12.4 into the project's .cuda/)", lr.EnvVar)
+			lr.Fix = nf.Fix()
+		} else {
+			lr.Fix = fmt.Sprintf("set %s to the library file or its directory, or CUDA_HOME to a CUDA toolkit", lr.EnvVar)
 		}
 	}
 	return lr
@@ -424,6 +484,8 @@ func (r *doctorReport) writeText(w io.Writer) {
 	for _, l := range r.Libraries {
 		state := "found"
 		switch {
+		case l.Cause != "":
+			state = "CANNOT LOAD"
 		case !l.Found:
 			state = "NOT FOUND"
 		case !l.OK:
@@ -449,6 +511,11 @@ func (r *doctorReport) writeText(w io.Writer) {
 			}
 			continue
 		}
+		if l.Cause != "" {
+			// The reason, first: the list of places would bury it.
+			fmt.Fprintf(w, "    cause: %s\n", l.Cause)
+			fmt.Fprintf(w, "    fix:   %s\n", indent(l.Fix, "           "))
+		}
 		if len(l.Tried) > 0 {
 			fmt.Fprintf(w, "    searched for %s in:\n", strings.Join(l.Sonames, ", "))
 			for _, a := range l.Tried {
@@ -457,7 +524,9 @@ func (r *doctorReport) writeText(w io.Writer) {
 		} else {
 			fmt.Fprintf(w, "    error: %s\n", indent(l.Error, "      "))
 		}
-		fmt.Fprintf(w, "    fix: %s\n", l.Fix)
+		if l.Cause == "" {
+			fmt.Fprintf(w, "    fix: %s\n", indent(l.Fix, "      "))
+		}
 	}
 
 	fmt.Fprint(w, "\nDriver\n")

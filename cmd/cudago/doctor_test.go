@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cudago/cudago/pathfinder"
 )
 
 // runCmd runs cudago in-process and returns its exit status and output.
@@ -51,7 +55,7 @@ func TestDoctorJSON(t *testing.T) {
 		m := l.(map[string]any)
 		byName[m["name"].(string)] = m
 		for _, k := range []string{"description", "env_var", "sonames", "found", "ok", "path", "soname", "found_by",
-			"version", "version_error", "check_error", "notes", "error", "tried", "fix"} {
+			"version", "version_error", "check_error", "notes", "error", "tried", "cause", "fix"} {
 			if _, ok := m[k]; !ok {
 				t.Errorf("library %v lacks field %q", m["name"], k)
 			}
@@ -333,4 +337,86 @@ func atoi(s string) int {
 		return -1
 	}
 	return n
+}
+
+// TestDoctorCountsEveryLibrary: doctor's help, its report and the README
+// name the same libraries, as many as pathfinder knows (NCCL included).
+func TestDoctorCountsEveryLibrary(t *testing.T) {
+	libs := pathfinder.Libs()
+	_, help, _ := runCmd(t, "doctor", "-h")
+	flat := strings.Join(strings.Fields(help), " ")
+	if want := fmt.Sprintf("Doctor loads the %d CUDA libraries", len(libs)); !strings.Contains(flat, want) {
+		t.Errorf("doctor -h does not say %q:\n%s", want, help)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(readme)), " ")
+	m := regexp.MustCompile(`For each of the (\d+) libraries \(([^)]*)\)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("README.md has no sentence \"For each of the N libraries (...)\" in its doctor section")
+	}
+	if n := atoi(m[1]); n != len(libs) {
+		t.Errorf("README.md counts %d libraries, pathfinder knows %d", n, len(libs))
+	}
+	for _, l := range libs {
+		name := libNames[l]
+		if name == "" {
+			t.Errorf("%s has no name in doctor's help", l)
+			continue
+		}
+		if !strings.Contains(flat, name) {
+			t.Errorf("doctor -h does not name %s (%s)", name, l)
+		}
+		if !strings.Contains(m[2], name) {
+			t.Errorf("README.md's doctor section does not name %s (%s): %q", name, l, m[2])
+		}
+		if libDescriptions[l] == "" {
+			t.Errorf("%s has no description in doctor's report", l)
+		}
+	}
+}
+
+// TestDoctorRefusedLibrary: a library the loader refused is CANNOT LOAD,
+// with the cause and its fix before the places searched, and no advice to
+// run the setup script that put it there. The local install's NCCL
+// (Debian trixie's) needs glibc 2.38: on Debian 12 (2.36) it is refused.
+func TestDoctorRefusedLibrary(t *testing.T) {
+	_, err := pathfinder.Load(pathfinder.NCCL)
+	var nf *pathfinder.NotFoundError
+	if !errors.As(err, &nf) || nf.Cause == nil {
+		t.Skipf("NCCL is not refused by the loader here (%v)", err)
+	}
+	_, rep := doctorJSON(t)
+	var nccl map[string]any
+	for _, l := range rep["libraries"].([]any) {
+		if m := l.(map[string]any); m["name"] == "nccl" {
+			nccl = m
+		}
+	}
+	if nccl == nil {
+		t.Fatal("no nccl entry")
+	}
+	cause, _ := nccl["cause"].(string)
+	fix, _ := nccl["fix"].(string)
+	if nccl["found"] != false || cause != nf.Cause.String() || fix != nf.Cause.Fix || fix == "" {
+		t.Errorf("nccl: found %v, cause %q, fix %q; want the pathfinder's cause %q", nccl["found"], cause, fix, nf.Cause)
+	}
+	if strings.Contains(fix, "setup-cuda.sh") {
+		t.Errorf("the fix sends the user to the setup script that installed the refused file: %q", fix)
+	}
+	_, stdout, _ := runCmd(t, "doctor")
+	i := strings.Index(stdout, "  nccl       CANNOT LOAD")
+	if i < 0 {
+		t.Fatalf("doctor does not say CANNOT LOAD for nccl:\n%s", stdout)
+	}
+	entry := stdout[i:]
+	c, s := strings.Index(entry, "    cause: "+cause), strings.Index(entry, "    searched for")
+	if c < 0 || s < 0 || c > s || !strings.Contains(entry[:s], "    fix:   ") {
+		t.Errorf("doctor's nccl entry does not give the cause and the fix before the places searched:\n%s", entry)
+	}
+	if strings.Contains(nf.Cause.Err, "GLIBC_") && !strings.Contains(cause, "needs glibc") {
+		t.Errorf("a glibc refusal is not said as such: %q", cause)
+	}
 }

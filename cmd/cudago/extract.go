@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -29,7 +31,8 @@ By default it extracts the ELF (cubin) and PTX images. --elf, --ptx and
 cuobjdump does not, as NAME.sm_NN.ltoir; LTO-IR that is obfuscated (as
 nvFatbin writes it, and 'cudago compile -dlto') cannot be decoded, and
 extract says so and exits 1 after writing the other files. The files go to -o dir (default
-the current directory), created if needed; existing files are replaced.`,
+the current directory), created if missing; its parent must exist, as for
+cc -o, unless -mkdir is given. Existing files are replaced.`,
 		flags: extractFlags,
 	})
 }
@@ -39,6 +42,7 @@ func extractFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer
 	elfOnly := fs.Bool("elf", false, "extract the ELF (cubin) images")
 	ptxOnly := fs.Bool("ptx", false, "extract the PTX images")
 	ltoir := fs.Bool("ltoir", false, "extract the LTO-IR images (cuobjdump does not)")
+	mkdir := fs.Bool("mkdir", false, "create the missing parents of the -o directory too (as mkdir -p)")
 	return func(args []string, stdout, stderr io.Writer) int {
 		var files []string
 		if code, ok := parseInterspersed("extract", fs, args, stdout, stderr, func(a string) { files = append(files, a) }); !ok {
@@ -56,7 +60,7 @@ func extractFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer
 		if err != nil {
 			return failure(stderr, "extract", err)
 		}
-		if err := os.MkdirAll(*dir, 0o777); err != nil {
+		if err := extractDir(*dir, *mkdir); err != nil {
 			return failure(stderr, "extract", err)
 		}
 		n, failed := 0, 0
@@ -81,7 +85,7 @@ func extractFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer
 				failed++
 				continue
 			}
-			if err := writeOutput(filepath.Join(*dir, name), data); err != nil {
+			if err := writeOutput(filepath.Join(*dir, name), data, false); err != nil {
 				return failure(stderr, "extract", err)
 			}
 			fmt.Fprintf(stdout, "Extracting %s %4d: %s\n", label, f.Ordinal(i), name)
@@ -95,4 +99,26 @@ func extractFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer
 		}
 		return exitOK
 	}
+}
+
+// extractDir checks that dir, where extract writes, is a directory. It
+// creates dir when its parent exists, as unzip -d does (the user named
+// it), and its missing parents only with mkdir.
+func extractDir(dir string, mkdir bool) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil
+	case err == nil:
+		return fmt.Errorf("-o %s: not a directory", dir)
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	case mkdir:
+		return os.MkdirAll(dir, 0o777)
+	}
+	parent := filepath.Dir(filepath.Clean(dir))
+	if fi, err := os.Stat(parent); err != nil || !fi.IsDir() {
+		return fmt.Errorf("-o %s: directory %s does not exist (-mkdir creates it)", dir, parent)
+	}
+	return os.Mkdir(dir, 0o777)
 }

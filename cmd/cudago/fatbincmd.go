@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/cudago/cudago/core"
@@ -71,6 +70,7 @@ func fatbinFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer)
 	ident := fs.String("ident", "", "identifier of the images (such as the source file name x.cu)")
 	var extra listFlag
 	fs.Var(&extra, "X", "pass `option` to nvFatbin unchanged (repeatable)")
+	mkdir := addMkdirFlag(fs)
 	return func(args []string, stdout, stderr io.Writer) int {
 		if len(args) > 1 && args[0] == "--" {
 			args = args[1:]
@@ -84,6 +84,14 @@ func fatbinFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer)
 		if len(images) == 0 {
 			return usageError(stderr, "fatbin", "no images: use --cubin, --ptx or --ltoir ARCH:FILE")
 		}
+		if err := outputDir(*out, *mkdir); err != nil {
+			return failure(stderr, "fatbin", err)
+		}
+		for _, im := range images { // before nvFatbin is loaded
+			if err := checkInput(im.path); err != nil {
+				return failure(stderr, "fatbin", err)
+			}
+		}
 		b, err := core.NewFatbinBuilder(&core.FatbinOptions{Extra: extra})
 		if errors.Is(err, core.ErrInvalidOption) {
 			return usageError(stderr, "fatbin", "%v", err)
@@ -93,7 +101,7 @@ func fatbinFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer)
 		}
 		defer b.Close()
 		for _, im := range images {
-			data, err := os.ReadFile(im.path)
+			data, err := readInput(im.path)
 			if err != nil {
 				return failure(stderr, "fatbin", err)
 			}
@@ -113,7 +121,7 @@ func fatbinFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer)
 		if err != nil {
 			return failure(stderr, "fatbin", err)
 		}
-		if err := writeOutput(*out, fb.Code()); err != nil {
+		if err := writeOutput(*out, fb.Code(), *mkdir); err != nil {
 			return failure(stderr, "fatbin", err)
 		}
 		return exitOK

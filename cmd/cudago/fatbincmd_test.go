@@ -70,8 +70,15 @@ func TestFatbinCommand(t *testing.T) {
 func TestWriteOutputAtomic(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sub", "out.bin")
+	// Its directory must exist, as for cc -o, unless -mkdir asks.
+	if err := writeOutput(path, []byte("x"), false); err == nil || !strings.Contains(err.Error(), "-mkdir") {
+		t.Errorf("writing into a missing directory: %v, want an error suggesting -mkdir", err)
+	}
+	if _, err := os.Stat(filepath.Dir(path)); err == nil {
+		t.Error("writeOutput created the directory without -mkdir")
+	}
 	for _, content := range []string{"first", "second, longer"} {
-		if err := writeOutput(path, []byte(content)); err != nil {
+		if err := writeOutput(path, []byte(content), true); err != nil {
 			t.Fatal(err)
 		}
 		if b, err := os.ReadFile(path); err != nil || string(b) != content {
@@ -86,7 +93,7 @@ func TestWriteOutputAtomic(t *testing.T) {
 		t.Errorf("output mode %v", st.Mode())
 	}
 	// A write that cannot happen leaves the old file alone.
-	if err := writeOutput(filepath.Join(path, "x"), []byte("y")); err == nil {
+	if err := writeOutput(filepath.Join(path, "x"), []byte("y"), true); err == nil {
 		t.Error("writing under a file: no error")
 	}
 	if b, _ := os.ReadFile(path); string(b) != "second, longer" {

@@ -80,6 +80,7 @@ func linkFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) i
 	kind := fs.String("kind", "auto", "`kind` of the inputs that follow: auto, ltoir, ptx, cubin, fatbin, object, library, any")
 	var extra listFlag
 	fs.Var(&extra, "X", "pass `option` to nvJitLink unchanged (repeatable)")
+	mkdir := addMkdirFlag(fs)
 	return func(args []string, stdout, stderr io.Writer) int {
 		var inputs []linkInput
 		var bad []string
@@ -138,8 +139,14 @@ func linkFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) i
 				path = "a.ptx"
 			}
 		}
+		if err := outputDir(path, *mkdir); err != nil {
+			return failure(stderr, "link", err)
+		}
 		codes := make([]*core.ObjectCode, len(inputs))
 		for i, in := range inputs {
+			if err := checkInput(in.path); err != nil {
+				return failure(stderr, "link", err)
+			}
 			if codes[i], err = linkKinds[in.kind](in.path); err != nil {
 				return failure(stderr, "link", err)
 			}
@@ -170,7 +177,7 @@ func linkFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) i
 		if err != nil {
 			return failure(stderr, "link", err)
 		}
-		if err := writeOutput(path, linked.Code()); err != nil {
+		if err := writeOutput(path, linked.Code(), *mkdir); err != nil {
 			return failure(stderr, "link", err)
 		}
 		return exitOK

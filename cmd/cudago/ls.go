@@ -104,6 +104,9 @@ type lsEntry struct {
 
 // openFatbin reads the fat binaries of path, failing when there is none.
 func openFatbin(path string) (*fatbin.File, error) {
+	if err := checkInput(path); err != nil {
+		return nil, err
+	}
 	f, err := fatbin.Open(path)
 	if err != nil {
 		return nil, err

@@ -24,18 +24,28 @@
 //
 // Exit status: 0 when the command worked, 1 when it failed, 2 for a usage
 // error (unknown command, bad flag, unexpected argument). Errors go to
-// standard error.
+// standard error. A bad flag value says the form the flag takes.
+//
+// Files: inputs must be regular files of at most 4 GiB (they are read into
+// memory); a directory, a device such as /dev/zero or a FIFO is refused
+// before anything is read. Outputs are written as cc -o writes them: into
+// a directory that must exist (-mkdir creates missing ones), never onto a
+// directory, and atomically (a temporary file renamed over the output, so
+// a failed write leaves the old file whole); a device such as /dev/null is
+// written to. Errors name the paths given, never a temporary file.
 //
 // # cudago doctor
 //
 //	cudago doctor [-json] [-require-gpu]
 //
-// doctor loads every library pathfinder knows (the driver libcuda, NVML, NVRTC,
-// nvJitLink, nvFatbin, NVVM, cuFile, the CUDA runtime, cuBLASLt, cuBLAS,
-// cuFFT, cuRAND, cuSPARSE, cuSOLVER, NVTX) and prints, for each, whether it
-// was found, its path, where it was found, its version and any notes or
-// warnings; for a missing library it prints every place tried and how to
-// fix it. Then it prints the CUDA version the driver supports; NVML's view,
+// doctor loads every library pathfinder knows, 16 (the driver libcuda, NVML,
+// NVRTC, nvJitLink, nvFatbin, NVVM, cuFile, the CUDA runtime, cuBLASLt,
+// cuBLAS, cuFFT, cuRAND, cuSPARSE, cuSOLVER, NVTX 2's libnvToolsExt and
+// NCCL) and prints, for each, whether it was found, its path, where it was
+// found, its version and any notes or warnings; for a library found but
+// refused by the loader (CANNOT LOAD: built for a newer glibc, damaged) it
+// says why and how to fix it, before the places searched; for a missing
+// one (NOT FOUND) it prints every place tried and how to install it. Then it prints the CUDA version the driver supports; NVML's view,
 // without a CUDA context (the driver's version and branch, each GPU's name,
 // UUID, PCI bus id and memory), or why there is none ("no GPU: the NVIDIA
 // driver is not loaded (...)"); and, for each GPU, its name, compute
@@ -82,7 +92,9 @@
 //	    "notes": ["loaded .../libnvrtc-builtins.so.12.4", "compiles a test kernel"],
 //	    "error": "",                     // why it did not load (pathfinder's full message)
 //	    "tried": [{"where": "CUDA_HOME", "path": "", "error": "CUDA_HOME not set"}],
-//	    "fix": ""                        // how to fix a missing library
+//	    "cause": "",                     // a file found but refused by the loader, and why:
+//	                                     // ".../libnccl.so.2 (local install) needs glibc 2.38 or newer (GLIBC_2.38), ..."
+//	    "fix": ""                        // how to fix a missing or refused library (may span lines)
 //	  }],
 //	  "driver": {
 //	    "loaded": true,                  // libcuda loaded
@@ -217,9 +229,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			if !ok {
 				return unknown(args[1], stderr)
 			}
-			fs := newFlagSet(c)
-			c.flags(fs)
-			commandUsage(c, fs, stdout)
+			commandUsage(c, stdout)
 			return exitOK
 		}
 		usage(stdout)
@@ -253,14 +263,14 @@ func newFlagSet(c *command) *flag.FlagSet {
 // and exits 0; a bad flag prints the error and usage on stderr and exits 2.
 func (c *command) run(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet(c)
-	fs.SetOutput(stderr) // where flag reports parse errors
 	body := c.flags(fs)
-	if err := fs.Parse(args); err != nil {
+	describeForms(fs)
+	if err := parseFlags(c.name, fs, args, stderr); err != nil {
 		if err == flag.ErrHelp {
-			commandUsage(c, fs, stdout)
+			commandUsage(c, stdout)
 			return exitOK
 		}
-		// flag has already printed the error.
+		// parseFlags has printed the error.
 		fmt.Fprintf(stderr, "usage: cudago %s %s\nrun 'cudago %s -h' for help\n", c.name, c.args, c.name)
 		return exitUsage
 	}
@@ -294,12 +304,17 @@ Commands:
 	}
 	fmt.Fprint(w, `
 Run 'cudago <command> -h' for a command's flags.
+Inputs must be regular files of at most 4 GiB; outputs go into existing
+directories unless -mkdir is given.
 Exit status: 0 ok, 1 failure, 2 usage error.
 `)
 }
 
-// commandUsage prints c's usage; fs holds c's flags, already defined.
-func commandUsage(c *command, fs *flag.FlagSet, w io.Writer) {
+// commandUsage prints c's usage. Its flags' defaults come from a fresh
+// flag set, without parsed values or describeForms' wrappers.
+func commandUsage(c *command, w io.Writer) {
+	fs := newFlagSet(c)
+	c.flags(fs)
 	fmt.Fprintf(w, "usage: cudago %s %s\n\n%s\n", c.name, c.args, strings.TrimSpace(c.help))
 	n := 0
 	fs.VisitAll(func(*flag.Flag) { n++ })

@@ -2,10 +2,13 @@
 package fsutil
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // TempPrefix starts the names of WriteAtomic's temporary files, so that
@@ -17,11 +20,15 @@ const TempPrefix = ".tmp-"
 // leaves a truncated file (or a damaged previous one) behind and readers see
 // the old file or the new one, never a mix. The new file is created with
 // perm (the umask applies); the directory must exist.
+//
+// An error is a *fs.PathError naming path, never the temporary file (which
+// the caller never chose): "write out.fatbin: permission denied",
+// "write adir: is a directory".
 func WriteAtomic(path string, b []byte, perm os.FileMode) error {
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("%s%s-%d-%d", TempPrefix, filepath.Base(path), os.Getpid(), rand.Uint64()))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
-		return err
+		return pathError(path, err)
 	}
 	_, err = f.Write(b)
 	if err2 := f.Close(); err == nil {
@@ -29,9 +36,30 @@ func WriteAtomic(path string, b []byte, perm os.FileMode) error {
 	}
 	if err == nil {
 		err = os.Rename(tmp, path)
+		if err != nil {
+			if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
+				// os.Rename says "file exists" for a directory.
+				err = syscall.EISDIR
+			}
+		}
 	}
 	if err != nil {
 		os.Remove(tmp)
+		return pathError(path, err)
 	}
-	return err
+	return nil
+}
+
+// pathError is err about path: the system's reason, without the name of
+// the temporary file it was about.
+func pathError(path string, err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		err = pe.Err
+	case errors.As(err, &le):
+		err = le.Err
+	}
+	return &fs.PathError{Op: "write", Path: path, Err: err}
 }

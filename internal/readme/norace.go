@@ -1,0 +1,5 @@
+//go:build !race
+
+package readme
+
+const raceBuild = false
