@@ -281,10 +281,11 @@ func (b *Buffer) releaseWith(s *Stream) {
 
 // ---- typed copies ----
 
-var pointerFree sync.Map // reflect.Type -> error (nil: pointer-free)
+var pointerFree sync.Map // reflect.Type -> bool: no Go pointers
 
 // checkElem refuses element types that hold Go pointers, which cgo may not
-// pass and a GPU cannot use.
+// pass and a GPU cannot use. The answer is cached per type; the error
+// names the function fn that asked.
 func checkElem[T any](fn string) error {
 	t := reflect.TypeFor[T]()
 	switch t.Kind() {
@@ -293,22 +294,15 @@ func checkElem[T any](fn string) error {
 		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
 		return nil
 	}
-	if v, ok := pointerFree.Load(t); ok {
-		if v == nil {
-			return nil
-		}
-		return v.(error)
+	free, ok := pointerFree.Load(t)
+	if !ok {
+		free = !hasPointers(t)
+		pointerFree.Store(t, free)
 	}
-	var err error
-	if hasPointers(t) {
-		err = fmt.Errorf("core: %s: element type %v holds Go pointers", fn, t)
+	if !free.(bool) {
+		return fmt.Errorf("core: %s: element type %v holds Go pointers", fn, t)
 	}
-	if err == nil {
-		pointerFree.Store(t, nil)
-	} else {
-		pointerFree.Store(t, err)
-	}
-	return err
+	return nil
 }
 
 func hasPointers(t reflect.Type) bool {

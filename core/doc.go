@@ -10,7 +10,7 @@
 //	prog, _ := core.NewProgram(src, "c++", &core.ProgramOptions{Arch: "sm_90"})
 //	code, _ := prog.Compile("cubin")
 //	k, _ := code.Kernel("saxpy")
-//	x, _ := dev.Allocate(n*4, nil)
+//	x, _ := core.Alloc[float32](dev, n, nil)
 //	defer x.Close()
 //	core.CopyToDevice(x, hostX)
 //	s, _ := dev.NewStream(core.StreamOptions{})
@@ -40,8 +40,8 @@
 // needs a context makes its own current and calls the driver within the same
 // cgo call. Programs using core never call runtime.LockOSThread and never
 // see a call run in another context than the one they asked for. (Those
-// driver calls are generated from a list in internal/bindgen's config; the
-// few C functions written by hand, where one call must do several things for
+// driver calls are generated from the list in calls.go; the few C
+// functions written by hand, where one call must do several things for
 // speed, are listed in fastpath.h.)
 //
 // # Streams and ordering
@@ -67,6 +67,15 @@
 // blocks back. DeviceMemoryResource.NoReuse or CUDAGO_POOL_REUSE=off turn
 // this off. PinnedMemoryResource, ManagedMemoryResource and
 // LegacyMemoryResource give page-locked host, managed and cuMemAlloc memory.
+//
+// A Buffer holds bytes; Alloc[T] and AllocFrom[T] allocate one by element
+// count and type (Alloc[float32](dev, n, s) is 4n bytes), Len[T] counts
+// its elements, and View[T] views n elements from element off. They
+// return plain Buffers, so the copies (which take []T and copy len
+// elements), Launch and the library packages use them as they are, and
+// no program sizes memory with unsafe.Sizeof. A negative count, a size
+// past the largest int, a T with Go pointers or of size 0, a view past the
+// end or a size that is not a whole number of elements (Len) are errors.
 // Buffer.View makes a non-owning view at an offset; closing the buffer ends
 // its views. NewStridedView makes a typed, strided view of a Buffer (shape,
 // strides in elements, read-only flag), as cuda.core's StridedMemoryView:

@@ -14,10 +14,9 @@ import (
 )
 
 // Package core reaches the driver only through its C layer: the calls
-// generated from internal/bindgen/config.go's driverCore
-// (drivercalls_gen.go: cuStreamSynchronize(ctx, s) and so on, each making
-// its context current within the C call), and the few hand-written ones
-// of fastpath.h. TestNoDirectDriverCalls keeps it so.
+// generated from the //cudago: lines of calls.go (drivercalls_gen.go:
+// cuStreamSynchronize(ctx, s) and so on, each making its context current
+// within the C call), and the few hand-written ones of fastpath.h. TestNoDirectDriverCalls keeps it so.
 
 // driverTable fills cgx_fn from driverCalls (generated), through
 // driver.Proc with the older cuGetProcAddress version as fallback, and

@@ -73,7 +73,7 @@ func TestNoDirectDriverCalls(t *testing.T) {
 				used[key] = true
 				return true
 			}
-			t.Errorf("%s: calls driver.%s directly; call the generated %s (add it to driverCore in internal/bindgen/config.go and run go generate ./core) or a fastpath.h function",
+			t.Errorf("%s: calls driver.%s directly; call the generated %s (add its //cudago:call line to calls.go and run go generate ./core) or a fastpath.h function",
 				fset.Position(sel.Pos()), sel.Sel.Name, cName(sel.Sel.Name))
 			return true
 		})

@@ -1,7 +1,7 @@
 // The hand-written C of package core: only what must be one C call, for
 // speed or because the CUDA context and context stack are per OS thread.
-// Every other driver call is generated from internal/bindgen/config.go's
-// driverCore (drivercalls_gen.h), and so are the entry point table, the
+// Every other driver call is generated from the //cudago: lines of
+// calls.go (drivercalls_gen.h), and so are the entry point table, the
 // structs and the constants used here: nothing of cuda.h is spelled by hand.
 //
 // The hand-written functions, and why each is one C call:

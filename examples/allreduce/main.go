@@ -89,7 +89,7 @@ func run() error {
 		return err
 	}
 	defer s.Close()
-	buf, err := dev.Allocate(4*n, s)
+	buf, err := core.Alloc[float32](dev, n, s)
 	if err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ func run() error {
 	stream := dev.DefaultStream()
 	var bufs [3]*core.Buffer
 	for i := range bufs {
-		if bufs[i], err = dev.Allocate(n*4, stream); err != nil {
+		if bufs[i], err = core.Alloc[float32](dev, n, stream); err != nil {
 			return err
 		}
 		defer bufs[i].Close()

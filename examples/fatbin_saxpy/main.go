@@ -105,7 +105,7 @@ func run() error {
 	defer s.Close()
 	var bufs [3]*core.Buffer // x, y, out; allocated and freed in s's order
 	for i := range bufs {
-		if bufs[i], err = dev.Allocate(n*4, s); err != nil {
+		if bufs[i], err = core.Alloc[float32](dev, n, s); err != nil {
 			return err
 		}
 		defer bufs[i].Close()

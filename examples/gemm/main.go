@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"unsafe"
 
 	"github.com/cudago/cudago/blas"
 	"github.com/cudago/cudago/core"
@@ -135,8 +134,7 @@ func matmulCPU(a, b []float32) (c, sumAbs []float64) {
 
 // upload copies a host matrix into a new Buffer on s.
 func upload[T any](s *core.Stream, src []T) (*core.Buffer, error) {
-	var zero T
-	b, err := s.Device().Allocate(len(src)*int(unsafe.Sizeof(zero)), s)
+	b, err := core.Alloc[T](s.Device(), len(src), s)
 	if err != nil {
 		return nil, err
 	}

@@ -131,7 +131,7 @@ func run() error {
 		return err
 	}
 	defer s.Close()
-	x, err := dev.Allocate(n*4, s)
+	x, err := core.Alloc[float32](dev, n, s)
 	if err != nil {
 		return err
 	}

@@ -179,15 +179,18 @@ func run() error {
 		return err
 	}
 	defer s.Close()
-	alloc := func(bytes int) (*core.Buffer, error) { return dev.Allocate(bytes, s) }
 	var bufs [6]*core.Buffer
-	for i, size := range []int{n * n * 8, n * 8, n * 8, n * 8, 4, 8} {
-		if bufs[i], err = alloc(size); err != nil {
+	for i, count := range []int{n * n, n, n, n, 1} { // A, b, x, x's next value, the last change
+		if bufs[i], err = core.Alloc[float64](dev, count, s); err != nil {
 			return err
 		}
 		defer bufs[i].Close()
 	}
-	dA, dB, dX, dXn, dIter, dChange := bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5]
+	if bufs[5], err = core.Alloc[int32](dev, 1, s); err != nil { // the iteration count
+		return err
+	}
+	defer bufs[5].Close()
+	dA, dB, dX, dXn, dChange, dIter := bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5]
 	a, b1, b2 := system()
 	if err := core.CopyToDevice(dA, a); err != nil {
 		return err

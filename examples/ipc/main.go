@@ -59,7 +59,7 @@ func produce() error {
 		return err
 	}
 	defer mr.Close()
-	buf, err := mr.Allocate(n*4, nil)
+	buf, err := core.AllocFrom[float32](mr, n, nil)
 	if err != nil {
 		return err
 	}

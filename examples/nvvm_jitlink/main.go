@@ -113,12 +113,12 @@ func run() error {
 		return err
 	}
 	defer s.Close()
-	din, err := dev.Allocate(n*4, s)
+	din, err := core.Alloc[float32](dev, n, s)
 	if err != nil {
 		return err
 	}
 	defer din.Close()
-	dout, err := dev.Allocate(n*4, s)
+	dout, err := core.Alloc[float32](dev, n, s)
 	if err != nil {
 		return err
 	}

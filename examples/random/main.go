@@ -36,7 +36,7 @@ func run() error {
 		return err
 	}
 	defer s.Close()
-	buf, err := dev.Allocate(n*4, s)
+	buf, err := core.Alloc[float32](dev, n, s)
 	if err != nil {
 		return err
 	}

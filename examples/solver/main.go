@@ -64,12 +64,12 @@ func run() error {
 		return err
 	}
 	defer h.Close()
-	ab, err := dev.Allocate(n*n*8, s)
+	ab, err := core.Alloc[float64](dev, n*n, s)
 	if err != nil {
 		return err
 	}
 	defer ab.Close()
-	xb, err := dev.Allocate(n*8, s)
+	xb, err := core.Alloc[float64](dev, n, s)
 	if err != nil {
 		return err
 	}

@@ -90,12 +90,12 @@ func run() error {
 		return err
 	}
 	defer h.Close()
-	xb, err := dev.Allocate(n*8, s)
+	xb, err := core.Alloc[float64](dev, n, s)
 	if err != nil {
 		return err
 	}
 	defer xb.Close()
-	yb, err := dev.Allocate(n*8, s)
+	yb, err := core.Alloc[float64](dev, n, s)
 	if err != nil {
 		return err
 	}

@@ -121,12 +121,12 @@ func run() error {
 	for i := range m {
 		m[i] = float32(i) / 8
 	}
-	in, err := dev.Allocate(bufferBytes, nil)
+	in, err := core.Alloc[float32](dev, rows*cols, nil)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := dev.Allocate(bufferBytes, nil)
+	out, err := core.Alloc[float32](dev, rows*cols, nil)
 	if err != nil {
 		return err
 	}

@@ -117,7 +117,7 @@ func run() error {
 		lo, hi := h*half, (h+1)*half
 		var bufs [3]*core.Buffer
 		for i := range bufs {
-			if bufs[i], err = dev.Allocate(half*4, s); err != nil {
+			if bufs[i], err = core.Alloc[float32](dev, half, s); err != nil {
 				return err
 			}
 			defer bufs[i].Close()

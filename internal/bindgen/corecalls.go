@@ -17,7 +17,8 @@ import (
 // Package core calls the driver through its own C layer, because CUDA's
 // current context belongs to an OS thread: a call that needs a context
 // makes it current and acts within one C call. With -core, bindgen writes
-// that layer from the driver's coreConfig (config.go) into package core:
+// that layer into package core, from core's //cudago: lines (calls.go;
+// calllist.go reads them into a coreConfig):
 //
 //   - drivercalls_gen.h: the table of entry points (cgx_fn, indexed by
 //     CGX_<name>), their C types (cgx_<name>_t), the header's structs and
@@ -81,16 +82,22 @@ const (
 	coreCFile  = "drivercalls_gen.c"
 )
 
-// generateCore writes package core's driver calls into out.
-func generateCore(cfg *libConfig, headersDir, out string) error {
-	if cfg.core == nil {
-		return fmt.Errorf("-core: library %s has no core calls", cfg.name)
-	}
-	m, err := buildModel(cfg, headersDir)
+// generateCore writes package core's calls of library lib (the driver),
+// listed in the //cudago: lines of folder dir (calllist.go), into out.
+func generateCore(lib, dir, out string, load loader) error {
+	list, err := readCoreList(dir)
 	if err != nil {
 		return err
 	}
-	files, n, err := m.emitCore(cfg.core)
+	m, err := load(lib)
+	if err != nil {
+		return err
+	}
+	cfg := m.cfg
+	if !cfg.procAddr {
+		return fmt.Errorf("-core: library %s is not the driver, whose calls core makes", cfg.name)
+	}
+	files, n, err := m.emitCore(list)
 	if err != nil {
 		return err
 	}
@@ -99,7 +106,7 @@ func generateCore(cfg *libConfig, headersDir, out string) error {
 			return err
 		}
 	}
-	fmt.Printf("bindgen %s -core: %d entry points, %d generated calls\n", cfg.name, len(cfg.core.calls), n)
+	fmt.Printf("bindgen %s -core: %d entry points, %d generated calls\n", cfg.name, len(list.calls), n)
 	return nil
 }
 
@@ -209,7 +216,7 @@ func (m *model) emitCore(cfg *coreConfig) (map[string][]byte, int, error) {
 	// The header.
 	var h bytes.Buffer
 	h.WriteString(cGenLine)
-	h.WriteString(`/* Package core's driver calls (driverCore in internal/bindgen/config.go);
+	h.WriteString(`/* Package core's driver calls (the //cudago: lines of its calls.go);
    internal/cgx/cgx.h says what is here. */
 #ifndef CUDAGO_CORE_DRIVERCALLS_GEN_H
 #define CUDAGO_CORE_DRIVERCALLS_GEN_H

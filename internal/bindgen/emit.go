@@ -42,6 +42,13 @@ func generate(cfg *libConfig, headersDir, out string) error {
 	if err != nil {
 		return err
 	}
+	return writeBindings(m, out)
+}
+
+// writeBindings writes the bindings package of model m into out.
+func writeBindings(m *model, out string) error {
+	cfg := m.cfg
+	setGenLines(cfg, false) // m may be a model built before another
 	files := map[string][]byte{
 		"types_gen.go": m.emitTypes(),
 		"funcs_gen.go": m.emitFuncs(),

@@ -17,8 +17,8 @@ import (
 // The packages over the math libraries (blas, rng, fft, sparse, solver)
 // call the libraries as core calls the driver: in a context, which CUDA
 // keeps per OS thread, made current within the same cgo call. With -calls
-// DIR, bindgen writes into package DIR, from its list in layerCalls
-// (config.go):
+// DIR, bindgen writes into package DIR, from the //cudago: lines of its Go
+// files (calls.go by convention; calllist.go reads them):
 //
 //   - calls_gen.h: the package's table of entry points (cgx_<pkg>_fn,
 //     indexed by CGX_<name>; cuCtxGetCurrent and cuCtxSetCurrent first),
@@ -68,8 +68,9 @@ const (
 	callsCFile  = "calls_gen.c"
 )
 
-// generateCalls writes the calls of the package in folder dir.
-func generateCalls(dir, headersDir string) error {
+// generateCalls writes the calls of the package in folder dir, listed in
+// its //cudago: lines (calllist.go), into out.
+func generateCalls(dir, out string, load loader) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
@@ -83,17 +84,16 @@ func generateCalls(dir, headersDir string) error {
 		return err
 	}
 	key = filepath.ToSlash(key)
-	list, ok := layerCalls[key]
-	if !ok {
-		return fmt.Errorf("-calls %s: no list for package folder %q in layerCalls (internal/bindgen/config.go)", dir, key)
+	list, err := readCallList(dir)
+	if err != nil {
+		return fmt.Errorf("-calls %s: %v", dir, err)
 	}
 	models := map[string]*model{}
 	for _, lib := range append([]string{"driver"}, list.libs...) {
-		cfg, ok := configs[lib]
-		if !ok {
+		if _, ok := configs[lib]; !ok {
 			return fmt.Errorf("-calls %s: unknown library %q (want one of %s)", key, lib, libNames())
 		}
-		if models[lib], err = buildModel(cfg, headersDir); err != nil {
+		if models[lib], err = load(lib); err != nil {
 			return err
 		}
 	}
@@ -102,7 +102,7 @@ func generateCalls(dir, headersDir string) error {
 		return err
 	}
 	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(out, name), b, 0o644); err != nil {
 			return err
 		}
 	}
@@ -168,7 +168,7 @@ func emitCalls(key string, list *callList, models map[string]*model) (map[string
 			return nil, fmt.Errorf("calls of %s: no model of library %s", key, lib)
 		}
 		if m.cfg.procAddr {
-			return nil, fmt.Errorf("calls of %s: library %s is the driver, whose calls are core's (driverCore)", key, lib)
+			return nil, fmt.Errorf("calls of %s: library %s is the driver, whose calls are core's (core/calls.go)", key, lib)
 		}
 		gens[lib] = &coreGen{m: m, pkg: m.cfg.name, reserved: reserved}
 		for _, f := range m.funcs {
@@ -272,7 +272,7 @@ func emitCalls(key string, list *callList, models map[string]*model) (map[string
 	// The header.
 	var h bytes.Buffer
 	guard := "CUDAGO_" + strings.ToUpper(strings.NewReplacer("/", "_", ".", "_", "-", "_").Replace(key)) + "_CALLS_GEN_H"
-	fmt.Fprintf(&h, "/* %s */\n\n/* Package %s's library calls (layerCalls[%q] in internal/bindgen/config.go);\n   internal/cgx/cgx.h says what is here. */\n", text, pkg, key)
+	fmt.Fprintf(&h, "/* %s */\n\n/* Package %s's library calls (the //cudago: lines of %s/calls.go);\n   internal/cgx/cgx.h says what is here. */\n", text, pkg, key)
 	fmt.Fprintf(&h, "#ifndef %s\n#define %s\n%s#define CGX_TABLE %s\n\n", guard, guard, include, tableC)
 	h.WriteString("/* What CGX_CALL keeps a status in: wide enough for every library's. */\ntypedef long long cgx_result;\n\n")
 	var structs []string

@@ -61,57 +61,12 @@ func callModels(t *testing.T, list *callList) map[string]*model {
 	return ms
 }
 
-// TestLayerCallsUpToDate regenerates every package's library calls and
-// requires the committed files to be byte-identical.
-func TestLayerCallsUpToDate(t *testing.T) {
-	if _, ok := layerCalls["internal/calltest"]; !ok {
-		t.Fatal("the demonstration list internal/calltest is gone")
-	}
-	for key, list := range layerCalls {
-		t.Run(strings.ReplaceAll(key, "/", "_"), func(t *testing.T) {
-			files, err := emitCalls(key, list, callModels(t, list))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(files) != 3 {
-				t.Fatalf("generated %d files", len(files))
-			}
-			for name, want := range files {
-				committed := filepath.Join("..", "..", filepath.FromSlash(key), name)
-				got, err := os.ReadFile(committed)
-				if err != nil {
-					t.Errorf("%s: %v (run go generate ./%s)", committed, err, key)
-					continue
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("%s differs from the generator's output: run go generate ./%s", committed, key)
-				}
-			}
-			// The package runs the generator.
-			rel, err := filepath.Rel(filepath.FromSlash(key), filepath.Join("internal", "bindgen"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			line := "//go:generate go run " + filepath.ToSlash(rel) + " -calls .\n"
-			srcs, _ := filepath.Glob(filepath.Join("..", "..", filepath.FromSlash(key), "*.go"))
-			found := false
-			for _, f := range srcs {
-				b, _ := os.ReadFile(f)
-				found = found || bytes.Contains(b, []byte(line))
-			}
-			if !found {
-				t.Errorf("no file of %s has the line %s", key, line)
-			}
-		})
-	}
-}
-
 // TestLayerCallSignatures parses every package's generated calls and the
 // bindings they call: each function is named <C prefix><Go name> and takes
 // ctx driver.Context and then the bindings function's own parameters, with
 // the same names and types (package-qualified), and its results.
 func TestLayerCallSignatures(t *testing.T) {
-	for key, list := range layerCalls {
+	for key, list := range layerLists(t) {
 		gen := parseFuncs(t, filepath.Join("..", "..", filepath.FromSlash(key), callsGoFile), "")
 		n := 0
 		for _, lib := range list.libs {
@@ -232,10 +187,12 @@ func TestLayerCallsRejects(t *testing.T) {
 	}
 }
 
-// TestGenerateCallsUnlisted: -calls in a folder without a list says so.
+// TestGenerateCallsUnlisted: -calls in a folder without //cudago:call
+// lines says so.
 func TestGenerateCallsUnlisted(t *testing.T) {
-	err := generateCalls(t.TempDir(), "unused")
-	if err == nil || !strings.Contains(err.Error(), "no list for package folder") {
+	dir := t.TempDir()
+	err := generateCalls(dir, dir, buildLoader("unused"))
+	if err == nil || !strings.Contains(err.Error(), "has no //cudago:call lines") {
 		t.Errorf("generateCalls(an unlisted folder): %v", err)
 	}
 }

@@ -20,22 +20,25 @@
 // headers it read.
 //
 // With -core DIR it writes instead package core's own C layer over the
-// driver, from the list of calls in the driver's config (driverCore in
-// config.go; see corecalls.go): drivercalls_gen.h/.c/.go in DIR. core's
-// go:generate line runs it.
+// driver, from the calls listed in the //cudago: lines of package DIR
+// (core/calls.go; see calllist.go and corecalls.go): drivercalls_gen.h/.c/.go
+// in DIR. core's go:generate line runs it.
 //
 // With -calls DIR it writes the library calls of the package in folder DIR
-// (blas, rng, fft, sparse, solver: the packages over the math libraries),
-// from that package's list in layerCalls (config.go; see layercalls.go):
+// (blas, rng, fft, sparse, solver, nccl, gds: the packages over the
+// libraries), from the //cudago:libs and //cudago:call lines of that
+// package (its calls.go; see calllist.go and layercalls.go):
 // calls_gen.h/.c/.go in DIR, one unexported Go function per listed C
 // function, named <C prefix><Go name> (cublasSgemm for cublas.Sgemm,
 // cublasLtMatmul for cublaslt.Matmul), taking ctx driver.Context and then
 // the bindings function's own parameters, returning its results and errors:
 // one cgo call makes ctx current (0: the thread's current one) and calls
-// the entry point the bindings package resolves (its Proc). A package adds
-// its list there and the line
+// the entry point the bindings package resolves (its Proc). A new package
+// writes its calls.go and the line
 //
 //	//go:generate go run ../internal/bindgen -calls .
+//
+// and adding a call to a package touches that package only.
 //
 // Every bindings package therefore exports Proc and StatusError, through
 // which package internal/cgx resolves the entry points and makes the errors;
@@ -56,45 +59,98 @@ import (
 )
 
 func main() {
-	lib := flag.String("lib", "", "library to generate: "+libNames())
-	headers := flag.String("headers", "", "folder holding the 12.4/ and 13.0/ header folders (default: ../shared/cuda-headers beside the repository)")
-	out := flag.String("out", ".", "output folder (the bindings package)")
-	core := flag.String("core", "", "write package core's driver calls (the config's core list) into this folder instead of the bindings")
-	calls := flag.String("calls", "", "write the library calls of the package in this folder (its list in the config's layerCalls) instead of the bindings")
-	flag.Parse()
-	if *calls != "" {
-		if *lib != "" || *core != "" {
-			fmt.Fprintln(os.Stderr, "bindgen: -calls takes no -lib or -core: the config's list names the libraries")
-			os.Exit(2)
-		}
-		dir, err := headersDir(*headers)
-		if err == nil {
-			err = generateCalls(*calls, dir)
-		}
-		if err != nil {
+	o, err := parseOptions(os.Args[1:])
+	if err != nil {
+		if _, ok := err.(usageError); ok {
 			fmt.Fprintln(os.Stderr, "bindgen:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	cfg, ok := configs[*lib]
-	if !ok {
-		fmt.Fprintf(os.Stderr, "bindgen: unknown -lib %q (want one of %s)\n", *lib, libNames())
+		} // else the flag package has said what was wrong
 		os.Exit(2)
 	}
-	dir, err := headersDir(*headers)
+	dir, err := headersDir(o.headers)
+	if err == nil {
+		err = o.run("", buildLoader(dir))
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bindgen:", err)
 		os.Exit(1)
 	}
-	gen := generate
-	if *core != "" {
-		gen, *out = generateCore, *core
+}
+
+// options are bindgen's flags: what one run, one go:generate line, asks for.
+type options struct {
+	lib, headers, out, core, calls string
+}
+
+// usageError is a wrong combination of flags.
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+// parseOptions parses bindgen's command line.
+func parseOptions(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("bindgen", flag.ContinueOnError)
+	fs.StringVar(&o.lib, "lib", "", "library to generate: "+libNames())
+	fs.StringVar(&o.headers, "headers", "", "folder holding the 12.4/ and 13.0/ header folders (default: ../shared/cuda-headers beside the repository)")
+	fs.StringVar(&o.out, "out", ".", "output folder (the bindings package)")
+	fs.StringVar(&o.core, "core", "", "write package core's driver calls (the //cudago: lines of the package in this folder) into it instead of the bindings")
+	fs.StringVar(&o.calls, "calls", "", "write the library calls of the package in this folder (its //cudago: lines) into it instead of the bindings")
+	if err := fs.Parse(args); err != nil {
+		return o, err
 	}
-	if err := gen(cfg, dir, *out); err != nil {
-		fmt.Fprintln(os.Stderr, "bindgen:", err)
-		os.Exit(1)
+	switch {
+	case fs.NArg() > 0:
+		return o, usageError(fmt.Sprintf("unexpected arguments %q", fs.Args()))
+	case o.calls != "" && (o.lib != "" || o.core != ""):
+		return o, usageError("-calls takes no -lib or -core: the package's //cudago:libs line names the libraries")
+	case o.calls == "" && configs[o.lib] == nil:
+		return o, usageError(fmt.Sprintf("unknown -lib %q (want one of %s)", o.lib, libNames()))
 	}
+	return o, nil
+}
+
+// dest is the folder o's files belong in.
+func (o options) dest() string {
+	switch {
+	case o.calls != "":
+		return o.calls
+	case o.core != "":
+		return o.core
+	}
+	return o.out
+}
+
+// loader returns a library's model (configs' key), built from the headers.
+type loader func(lib string) (*model, error)
+
+// buildLoader builds each model asked for from the headers in folder dir.
+func buildLoader(dir string) loader {
+	return func(lib string) (*model, error) {
+		cfg, ok := configs[lib]
+		if !ok {
+			return nil, fmt.Errorf("unknown library %q (want one of %s)", lib, libNames())
+		}
+		return buildModel(cfg, dir)
+	}
+}
+
+// run generates what o asks for, with the models load gives, into folder
+// to ("": o.dest(); the tests pass a temporary folder and reuse models).
+func (o options) run(to string, load loader) error {
+	if to == "" {
+		to = o.dest()
+	}
+	switch {
+	case o.calls != "":
+		return generateCalls(o.calls, to, load)
+	case o.core != "":
+		return generateCore(o.lib, o.core, to, load)
+	}
+	m, err := load(o.lib)
+	if err != nil {
+		return err
+	}
+	return writeBindings(m, to)
 }
 
 // headersDir is the -headers folder, or the one findHeaders finds.

@@ -1,7 +1,7 @@
 /* The C side of the in-context calls that internal/bindgen generates: package
-   core's driver calls (core/drivercalls_gen.h, from driverCore in
-   internal/bindgen/config.go) and the library calls of the packages over
-   the math libraries (<pkg>/calls_gen.h, from layerCalls there). Each
+   core's driver calls (core/drivercalls_gen.h, from the //cudago: lines of
+   core/calls.go) and the library calls of the packages over the libraries
+   (<pkg>/calls_gen.h, from the //cudago: lines of <pkg>/calls.go). Each
    generated header holds its package's table of entry points (filled once
    from Go through package cgx), their C types and one shim per call, which
    makes the context current first: no CUDA header is needed to build. This
