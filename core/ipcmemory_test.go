@@ -475,3 +475,136 @@ func TestHelperIPCChild(t *testing.T) {
 		t.Error("a message after the last answer")
 	}
 }
+
+// ipcPeerChildEnv names the socket of TestHelperIPCPeerChild.
+const ipcPeerChildEnv = "CUDAGO_IPC_PEER_CHILD"
+
+// TestGPUIPCPeerChild shares a pool of device 0 with a child process that
+// imports it, opens it to device 1 (IPCMemoryResource.SetPeerAccessibleBy
+// on the import) and updates the buffer from a kernel on device 1; the
+// parent checks the result: IPC and peer access across processes and GPUs.
+func TestGPUIPCPeerChild(t *testing.T) {
+	d0, d1 := twoGPUs(t)
+	ipcCapable(t, d0)
+	if ok, err := d1.CanAccessPeer(d0); err != nil || !ok {
+		t.Skipf("%v cannot access %v directly (%v)", d1, d0, err)
+	}
+	r, err := NewIPCMemoryResource(d0, IPCMemoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	const n = 1<<18 + 3
+	b, err := AllocFrom[float32](r, n, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	in := make([]float32, n)
+	for i := range in {
+		in[i] = float32(i)
+	}
+	if err := CopyToDevice(b, in); err != nil {
+		t.Fatal(err)
+	}
+	l, path := ipcListen(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperIPCPeerChild$", "-test.v")
+	cmd.Env = append(os.Environ(), ipcPeerChildEnv+"="+path)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := l.Accept(ctx)
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("%v; the child's output:\n%s", err, out.String())
+	}
+	defer ch.Close()
+	if err := ch.SendMemoryResource(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.SendBuffer(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	ans, err := ch.Receive(ctx)
+	if err != nil || string(ans) != ipcAnswerOK {
+		cmd.Wait()
+		t.Fatalf("the child answered %q, %v; its output:\n%s", ans, err, out.String())
+	}
+	if err := cmd.Wait(); err != nil || !strings.Contains(out.String(), "--- PASS: TestHelperIPCPeerChild") {
+		t.Fatalf("the child: %v\n%s", err, out.String())
+	}
+	got := make([]float32, n)
+	if err := CopyFromDevice(got, b); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if v != float32(i)+0.5 {
+			t.Fatalf("b[%d] = %v after the child's kernel on %v, want %v", i, v, d1, float32(i)+0.5)
+		}
+	}
+}
+
+// TestHelperIPCPeerChild is the child of TestGPUIPCPeerChild; run
+// directly, it skips.
+func TestHelperIPCPeerChild(t *testing.T) {
+	path := os.Getenv(ipcPeerChildEnv)
+	if path == "" {
+		t.Skip("the child process of TestGPUIPCPeerChild")
+	}
+	d0, d1 := twoGPUs(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ch, err := DialIPC(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	fail := func(format string, a ...any) {
+		t.Helper()
+		msg := fmt.Sprintf(format, a...)
+		ch.Send(ctx, []byte("child: "+msg))
+		t.Fatal(msg)
+	}
+	r, err := ch.ReceiveMemoryResource(ctx)
+	if err != nil {
+		fail("ReceiveMemoryResource: %v", err)
+	}
+	defer r.Close()
+	if r.Device() != d0 {
+		fail("the pool was imported on %v, want %v", r.Device(), d0)
+	}
+	if err := r.SetPeerAccessibleBy(d1); err != nil {
+		fail("opening the imported pool to %v: %v", d1, err)
+	}
+	b, err := ch.ReceiveBuffer(ctx, r, nil)
+	if err != nil {
+		fail("ReceiveBuffer: %v", err)
+	}
+	n, err := Len[float32](b)
+	if err != nil {
+		fail("%v", err)
+	}
+	s, err := d1.NewStream(StreamOptions{})
+	if err != nil {
+		fail("%v", err)
+	}
+	defer s.Close()
+	k := kernelsFor(t, d1)["add"]
+	if err := Launch(s, LaunchConfig{Grid: Dim(uint32((n + 255) / 256)), Block: Dim(256)}, k, b, float32(0.5), int32(n)); err != nil {
+		fail("Launch on %v: %v", d1, err)
+	}
+	if err := s.Sync(); err != nil {
+		fail("%v's kernel on the imported buffer of %v: %v", d1, d0, err)
+	}
+	if err := b.Close(); err != nil {
+		fail("closing the import: %v", err)
+	}
+	if err := ch.Send(ctx, []byte(ipcAnswerOK)); err != nil {
+		t.Fatal(err)
+	}
+}
