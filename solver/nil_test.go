@@ -18,7 +18,8 @@ func TestNilAndZero(t *testing.T) {
 	if zero.Close() != nil || zero.Stream() != nil || zero.WorkspaceSize() != 0 {
 		t.Error("zero Handle")
 	}
-	if err := checkHandle("X", &zero, 4); !errors.Is(err, core.ErrClosed) {
-		t.Errorf("checkHandle(zero) = %v, want ErrClosed", err)
+	a := core.NewBuffer(0x1000, 64, nil, nil)
+	if _, err := FactorCholesky[float32](&zero, a, 4, Lower); !errors.Is(err, core.ErrClosed) {
+		t.Errorf("FactorCholesky(zero Handle) = %v, want ErrClosed", err)
 	}
 }

@@ -8,7 +8,10 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/bindings/cublas"
+	"github.com/cudago/cudago/bindings/cusolver"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
+	"github.com/cudago/cudago/lib"
 )
 
 // fakeBuffers returns views of a Buffer without device memory (address 0),
@@ -41,7 +44,7 @@ func wantErr(t *testing.T, name string, err error, want string) {
 }
 
 func TestCheckLU(t *testing.T) {
-	h := &Handle{st: &handleState{}}
+	h := &Handle{} // acts closed: the checks run, then core.ErrClosed
 	b := fakeBuffers(9*8, 8*8, 3*8, 2*8)
 	a, short, rhs, shortRHS := b[0], b[1], b[2], b[3]
 	if err := checkLU[float64]("FactorLU", h, a, 3, ColMajor); err != nil {
@@ -66,7 +69,7 @@ func TestCheckLU(t *testing.T) {
 		{"bad layout", checkLU[float64]("FactorLU", h, a, 3, Layout(2)), "solver: FactorLU: unknown Layout(2)"},
 		{"nil A", checkLU[float64]("FactorLU", h, nil, 3, ColMajor), "solver: FactorLU: nil *core.Buffer for A"},
 		{"short A", checkLU[float64]("FactorLU", h, short, 3, ColMajor), "solver: FactorLU: A holds 64 bytes, want 3×3 elements of float64 = 72 bytes"},
-		{"misaligned A", checkLU[float64]("FactorLU", h, odd, 3, ColMajor), "solver: FactorLU: A at 0x4 is not aligned to 8 bytes for float64"},
+		{"misaligned A", func() error { _, err := FactorLU[float64](h, odd, 3, ColMajor); return err }(), "solver: FactorLU: A's address 0x4 is not aligned to its 8-byte float64 elements"},
 		{"public FactorLU", func() error { _, err := FactorLU[float64](h, short, 3, ColMajor); return err }(), "A holds 64 bytes"},
 		{"public SolveLU A", SolveLU[float64](h, a, 3, RowMajor, rhs, 2), "solver: SolveLU: B holds 24 bytes, want 3×2 elements"},
 		{"SolveLU nrhs", SolveLU[float64](h, a, 3, ColMajor, rhs, 0), "solver: SolveLU: nrhs = 0 is outside [1, 2147483647]"},
@@ -77,23 +80,23 @@ func TestCheckLU(t *testing.T) {
 	} {
 		wantErr(t, c.name, c.err, c.want)
 	}
-	if err := checkLU[float64]("FactorLU", h, closed, 3, ColMajor); !errors.Is(err, core.ErrClosed) {
+	if _, err := FactorLU[float64](h, closed, 3, ColMajor); !errors.Is(err, core.ErrClosed) || !strings.Contains(err.Error(), "solver: FactorLU: A: ") {
 		t.Errorf("closed A: %v, want core.ErrClosed", err)
 	}
 	// B may follow A in one buffer.
 	ab, _ := root.View(256, 12*8)
 	aa, _ := root.View(256, 9*8)
 	bb, _ := root.View(256+9*8, 3*8)
-	if err := checkRHS[float64]("x", h, aa, 3, bb, 1); err != nil {
+	if err := checkRHS[float64]("x", aa, 3, bb, 1); err != nil {
 		t.Errorf("B right after A: %v", err)
 	}
-	if err := checkRHS[float64]("x", h, aa, 3, ab, 1); err == nil {
+	if err := checkRHS[float64]("x", aa, 3, ab, 1); err == nil {
 		t.Error("B over A: no error")
 	}
 }
 
 func TestLUSolveChecks(t *testing.T) {
-	h := &Handle{st: &handleState{}}
+	h := &Handle{} // acts closed: the checks run, then core.ErrClosed
 	b := fakeBuffers(16*4, 4*4, 3*4)
 	f := &LU[float32]{h: h, a: b[0], n: 4}
 	wantErr(t, "nrhs", f.Solve(b[1], -1), "solver: LU.Solve: nrhs = -1 is outside")
@@ -121,7 +124,7 @@ func TestLUSolveChecks(t *testing.T) {
 }
 
 func TestCheckCholesky(t *testing.T) {
-	h := &Handle{st: &handleState{}}
+	h := &Handle{} // acts closed: the checks run, then core.ErrClosed
 	b := fakeBuffers(4*8, 2*8, 8)
 	if err := checkCholesky[float64]("FactorCholesky", h, b[0], 2, Upper); err != nil {
 		t.Errorf("valid: %v", err)
@@ -143,7 +146,7 @@ func TestCheckCholesky(t *testing.T) {
 }
 
 func TestCheckSymEig(t *testing.T) {
-	h := &Handle{st: &handleState{}}
+	h := &Handle{} // acts closed: the checks run, then core.ErrClosed
 	b := fakeBuffers(9*4, 3*4, 2*4)
 	a, w, shortW := b[0], b[1], b[2]
 	if err := checkSymEig[float32](h, a, 3, Lower, w, ValuesAndVectors); err != nil {
@@ -167,7 +170,7 @@ func TestCheckSymEig(t *testing.T) {
 // Handle that never ran an operation owns nothing on the GPU, so this
 // needs none.
 func TestClosedHandle(t *testing.T) {
-	h := &Handle{st: &handleState{}}
+	h := &Handle{st: new(libhandle.State[cusolver.DnHandle])}
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -188,8 +191,13 @@ func TestClosedHandle(t *testing.T) {
 	if err := f.Solve(b[1], 1); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("Cholesky.Solve: %v, want core.ErrClosed", err)
 	}
-	if _, err := NewHandle(nil); err == nil || err.Error() != "solver: NewHandle: nil *core.Stream" {
-		t.Errorf("NewHandle(nil): %v", err)
+	_, err := New(nil, nil)
+	var ae *lib.ArgError
+	if !errors.As(err, &ae) || ae.Arg != "stream" || !strings.HasPrefix(err.Error(), "solver: New: nil *core.Stream") {
+		t.Errorf("New(nil): %v", err)
+	}
+	if !errors.As(SolveLU[float64](h, b[0], 2, ColMajor, b[0], 1), &ae) || ae.Func != "SolveLU" || ae.Arg != "B" {
+		t.Errorf("an overlap is not an ArgError for B: %v", ae)
 	}
 }
 
@@ -230,7 +238,7 @@ func TestEnums(t *testing.T) {
 			t.Errorf("%q, want %q", c.got, c.want)
 		}
 	}
-	if !isFloat32[float32]() || isFloat32[float64]() || sizeOf[float32]() != 4 || sizeOf[float64]() != 8 {
+	if !isFloat32[float32]() || isFloat32[float64]() || libhandle.SizeOf[float32]() != 4 || libhandle.SizeOf[float64]() != 8 {
 		t.Error("isFloat32 or sizeOf")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
 	"github.com/cudago/cudago/internal/testenv"
 )
 
@@ -46,7 +47,7 @@ func newHandle(t testing.TB, s *core.Stream) *Handle {
 // devSlice copies v to a new buffer on s, closed when the test ends.
 func devSlice[T Float](t testing.TB, s *core.Stream, v []T) *core.Buffer {
 	t.Helper()
-	b, err := s.Device().Allocate(len(v)*sizeOf[T](), s)
+	b, err := s.Device().Allocate(len(v)*libhandle.SizeOf[T](), s)
 	if err != nil {
 		t.Fatalf("Allocate: %v", err)
 	}
@@ -447,7 +448,7 @@ func TestGPUWorkspaceKept(t *testing.T) {
 	}
 	run()
 	first := h.WorkspaceSize()
-	if first < minWorkspace {
+	if first < libhandle.MinWorkspace {
 		t.Fatalf("workspace of %d bytes after potrf", first)
 	}
 	for range 5 {

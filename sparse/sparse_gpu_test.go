@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
 	"github.com/cudago/cudago/internal/testenv"
 )
 
@@ -158,7 +159,7 @@ func makeMatrix[T Scalar, I Index](t *testing.T, s *core.Stream, f Format, hm ho
 }
 
 // opEntry is op(A)[i][j].
-func (hm hostMatrix[T]) opEntry(op Op, i, j int) complex128 {
+func (hm hostMatrix[T]) opEntry(op Transpose, i, j int) complex128 {
 	if op == NoTrans {
 		return c128(hm.dense[i*hm.cols+j])
 	}
@@ -180,8 +181,8 @@ func (hm hostMatrix[T]) opEntry(op Op, i, j int) complex128 {
 // complex products (each within √5·u), whatever summation order, atomics
 // or FMAs the GPU uses, and the reference's own rounding in float64. The
 // inputs are the same T values on both sides, so nothing else differs.
-func (hm hostMatrix[T]) reference(op Op, alpha T, b []T, n int, beta T, c []T) ([]complex128, []float64) {
-	m, k := opDims(op, hm.rows, hm.cols)
+func (hm hostMatrix[T]) reference(op Transpose, alpha T, b []T, n int, beta T, c []T) ([]complex128, []float64) {
+	m, k := op.Dims(hm.rows, hm.cols)
 	eps := epsOf[T]()
 	al, be := c128(alpha), c128(beta)
 	ref, tol := make([]complex128, m*n), make([]float64, m*n)
@@ -272,8 +273,8 @@ func TestGPUSpMV(t *testing.T) {
 	t.Run("float64", func(t *testing.T) { testSpMV[float64](t, s, h) })
 	t.Run("complex64", func(t *testing.T) { testSpMV[complex64](t, s, h) })
 	t.Run("complex128", func(t *testing.T) { testSpMV[complex128](t, s, h) })
-	if ws := h.WorkspaceSize(); ws < minWorkspace {
-		t.Errorf("workspace of %d bytes after the SpMVs, want at least %d", ws, minWorkspace)
+	if ws := h.WorkspaceSize(); ws < libhandle.MinWorkspace {
+		t.Errorf("workspace of %d bytes after the SpMVs, want at least %d", ws, libhandle.MinWorkspace)
 	}
 }
 
@@ -290,8 +291,8 @@ func testSpMV[T Scalar](t *testing.T, s *core.Stream, h *Handle) {
 				} else {
 					a = makeMatrix[T, int32](t, s, f, hm)
 				}
-				for _, op := range []Op{NoTrans, Trans, ConjTrans} {
-					m, k := opDims(op, hm.rows, hm.cols)
+				for _, op := range []Transpose{NoTrans, Trans, ConjTrans} {
+					m, k := op.Dims(hm.rows, hm.cols)
 					x, y0 := randVec[T](r, k), randVec[T](r, m)
 					xb, yb := devSlice(t, s, x), devSlice(t, s, y0)
 					what := fmt.Sprintf("%d×%d %v int64=%v %v", hm.rows, hm.cols, f, wide, op)
@@ -333,9 +334,9 @@ func testSpMM[T Scalar](t *testing.T, s *core.Stream, h *Handle) {
 			} else {
 				a = makeMatrix[T, int32](t, s, f, hm)
 			}
-			for _, op := range []Op{NoTrans, Trans, ConjTrans} {
+			for _, op := range []Transpose{NoTrans, Trans, ConjTrans} {
 				for _, n := range []int{1, 3, 17} {
-					m, k := opDims(op, hm.rows, hm.cols)
+					m, k := op.Dims(hm.rows, hm.cols)
 					b, c0 := randVec[T](r, k*n), randVec[T](r, m*n)
 					bb, cb := devSlice(t, s, b), devSlice(t, s, c0)
 					what := fmt.Sprintf("%d×%d %v int64=%v %v n=%d", hm.rows, hm.cols, f, wide, op, n)
@@ -404,7 +405,7 @@ func TestGPUWorkspaceKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := h.WorkspaceSize()
-	if first < minWorkspace {
+	if first < libhandle.MinWorkspace {
 		t.Fatalf("workspace of %d bytes after SpMM", first)
 	}
 	for range 5 {
