@@ -147,7 +147,7 @@ func BenchmarkGemmSmall64(b *testing.B) {
 		pc, _ := c.Acquire()
 		defer c.Release()
 		b.ResetTimer()
-		el, err := ctwin.SgemmLoop(ctx, sh, h.cublas, n, pa, pb, pc, b.N, chunk)
+		el, err := ctwin.SgemmLoop(ctx, sh, h.st.Handle().blas, n, pa, pb, pc, b.N, chunk)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,34 +10,34 @@ func Axpy[T Scalar](h *Handle, n int, alpha T, x *core.Buffer, incx int, y *core
 	if err := checkLevel1(fn, e, h, n, x, incx, y, incy, true); err != nil {
 		return err
 	}
-	var ops operands
-	defer ops.release()
-	px, err := ops.add(fn, "x", -1, x, e)
+	ops := h.operands(fn)
+	defer ops.Release()
+	px, err := add(&ops, "x", -1, x, e)
 	if err != nil {
 		return err
 	}
-	py, err := ops.add(fn, "y", -1, y, e)
+	py, err := add(&ops, "y", -1, y, e)
 	if err != nil {
 		return err
 	}
-	ctx, _, err := h.begin(fn, &ops)
+	ctx, _, err := h.lib().Begin()
 	if err != nil {
 		return err
 	}
-	defer h.end()
+	defer h.st.End()
 	N, ix, iy := int32(n), int32(incx), int32(incy)
 	slot := getScalars(alpha, alpha)
 	defer scalarPool.Put(slot)
 	al, _ := slot.ptrs()
 	switch e.kind {
 	case 's':
-		return cublasSaxpy(ctx, h.cublas, N, (*float32)(al), dev[float32](px), ix, dev[float32](py), iy)
+		return cublasSaxpy(ctx, h.st.Handle().blas, N, (*float32)(al), (*float32)(px), ix, (*float32)(py), iy)
 	case 'd':
-		return cublasDaxpy(ctx, h.cublas, N, (*float64)(al), dev[float64](px), ix, dev[float64](py), iy)
+		return cublasDaxpy(ctx, h.st.Handle().blas, N, (*float64)(al), (*float64)(px), ix, (*float64)(py), iy)
 	case 'c':
-		return cublasCaxpy(ctx, h.cublas, N, (*complex64)(al), dev[complex64](px), ix, dev[complex64](py), iy)
+		return cublasCaxpy(ctx, h.st.Handle().blas, N, (*complex64)(al), (*complex64)(px), ix, (*complex64)(py), iy)
 	default:
-		return cublasZaxpy(ctx, h.cublas, N, (*complex128)(al), dev[complex128](px), ix, dev[complex128](py), iy)
+		return cublasZaxpy(ctx, h.st.Handle().blas, N, (*complex128)(al), (*complex128)(px), ix, (*complex128)(py), iy)
 	}
 }
 
@@ -60,21 +60,21 @@ func dot[T Scalar](fn string, conj bool, h *Handle, n int, x *core.Buffer, incx 
 	if err := checkLevel1(fn, e, h, n, x, incx, y, incy, true); err != nil {
 		return r, err
 	}
-	var ops operands
-	defer ops.release()
-	px, err := ops.add(fn, "x", -1, x, e)
+	ops := h.operands(fn)
+	defer ops.Release()
+	px, err := add(&ops, "x", -1, x, e)
 	if err != nil {
 		return r, err
 	}
-	py, err := ops.add(fn, "y", -1, y, e)
+	py, err := add(&ops, "y", -1, y, e)
 	if err != nil {
 		return r, err
 	}
-	ctx, _, err := h.begin(fn, &ops)
+	ctx, _, err := h.lib().Begin()
 	if err != nil {
 		return r, err
 	}
-	defer h.end()
+	defer h.st.End()
 	N, ix, iy := int32(n), int32(incx), int32(incy)
 	// Host pointer mode: cuBLAS writes the result there before returning.
 	slot := scalarPool.Get().(*scalars)
@@ -83,20 +83,20 @@ func dot[T Scalar](fn string, conj bool, h *Handle, n int, x *core.Buffer, incx 
 	res, _ := slot.ptrs()
 	switch e.kind {
 	case 's':
-		err = cublasSdot(ctx, h.cublas, N, dev[float32](px), ix, dev[float32](py), iy, (*float32)(res))
+		err = cublasSdot(ctx, h.st.Handle().blas, N, (*float32)(px), ix, (*float32)(py), iy, (*float32)(res))
 	case 'd':
-		err = cublasDdot(ctx, h.cublas, N, dev[float64](px), ix, dev[float64](py), iy, (*float64)(res))
+		err = cublasDdot(ctx, h.st.Handle().blas, N, (*float64)(px), ix, (*float64)(py), iy, (*float64)(res))
 	case 'c':
 		if conj {
-			err = cublasCdotc(ctx, h.cublas, N, dev[complex64](px), ix, dev[complex64](py), iy, (*complex64)(res))
+			err = cublasCdotc(ctx, h.st.Handle().blas, N, (*complex64)(px), ix, (*complex64)(py), iy, (*complex64)(res))
 		} else {
-			err = cublasCdotu(ctx, h.cublas, N, dev[complex64](px), ix, dev[complex64](py), iy, (*complex64)(res))
+			err = cublasCdotu(ctx, h.st.Handle().blas, N, (*complex64)(px), ix, (*complex64)(py), iy, (*complex64)(res))
 		}
 	default:
 		if conj {
-			err = cublasZdotc(ctx, h.cublas, N, dev[complex128](px), ix, dev[complex128](py), iy, (*complex128)(res))
+			err = cublasZdotc(ctx, h.st.Handle().blas, N, (*complex128)(px), ix, (*complex128)(py), iy, (*complex128)(res))
 		} else {
-			err = cublasZdotu(ctx, h.cublas, N, dev[complex128](px), ix, dev[complex128](py), iy, (*complex128)(res))
+			err = cublasZdotu(ctx, h.st.Handle().blas, N, (*complex128)(px), ix, (*complex128)(py), iy, (*complex128)(res))
 		}
 	}
 	return *(*T)(res), err
@@ -112,17 +112,17 @@ func Nrm2[T Scalar](h *Handle, n int, x *core.Buffer, incx int) (float64, error)
 	if err := checkLevel1(fn, e, h, n, x, incx, nil, 0, false); err != nil {
 		return 0, err
 	}
-	var ops operands
-	defer ops.release()
-	px, err := ops.add(fn, "x", -1, x, e)
+	ops := h.operands(fn)
+	defer ops.Release()
+	px, err := add(&ops, "x", -1, x, e)
 	if err != nil {
 		return 0, err
 	}
-	ctx, _, err := h.begin(fn, &ops)
+	ctx, _, err := h.lib().Begin()
 	if err != nil {
 		return 0, err
 	}
-	defer h.end()
+	defer h.st.End()
 	N, ix := int32(n), int32(incx)
 	slot := scalarPool.Get().(*scalars)
 	defer scalarPool.Put(slot)
@@ -131,13 +131,13 @@ func Nrm2[T Scalar](h *Handle, n int, x *core.Buffer, incx int) (float64, error)
 	r32, r64 := (*float32)(res), (*float64)(res)
 	switch e.kind {
 	case 's':
-		err = cublasSnrm2(ctx, h.cublas, N, dev[float32](px), ix, r32)
+		err = cublasSnrm2(ctx, h.st.Handle().blas, N, (*float32)(px), ix, r32)
 	case 'c':
-		err = cublasScnrm2(ctx, h.cublas, N, dev[complex64](px), ix, r32)
+		err = cublasScnrm2(ctx, h.st.Handle().blas, N, (*complex64)(px), ix, r32)
 	case 'd':
-		err = cublasDnrm2(ctx, h.cublas, N, dev[float64](px), ix, r64)
+		err = cublasDnrm2(ctx, h.st.Handle().blas, N, (*float64)(px), ix, r64)
 	default:
-		err = cublasDznrm2(ctx, h.cublas, N, dev[complex128](px), ix, r64)
+		err = cublasDznrm2(ctx, h.st.Handle().blas, N, (*complex128)(px), ix, r64)
 	}
 	if e.kind == 's' || e.kind == 'c' {
 		return float64(*r32), err

@@ -35,17 +35,17 @@ func GemvRowMajor[T Scalar](h *Handle, tA Transpose, m, n int, alpha T, a *core.
 		if m == 0 || n == 0 {
 			return nil // y unchanged, as Gemv
 		}
-		var ops operands
-		defer ops.release()
-		pa, err := ops.add(fn, "a", -1, a, e)
+		ops := h.operands(fn)
+		defer ops.Release()
+		pa, err := add(&ops, "a", -1, a, e)
 		if err != nil {
 			return err
 		}
-		px, err := ops.add(fn, "x", -1, x, e)
+		px, err := add(&ops, "x", -1, x, e)
 		if err != nil {
 			return err
 		}
-		py, err := ops.add(fn, "y", -1, y, e)
+		py, err := add(&ops, "y", -1, y, e)
 		if err != nil {
 			return err
 		}
@@ -65,38 +65,38 @@ func gemv[T Scalar](fn string, e elem, h *Handle, tA Transpose, m, n int, alpha 
 	if m == 0 || n == 0 {
 		return nil
 	}
-	var ops operands
-	defer ops.release()
-	pa, err := ops.add(fn, "a", -1, a, e)
+	ops := h.operands(fn)
+	defer ops.Release()
+	pa, err := add(&ops, "a", -1, a, e)
 	if err != nil {
 		return err
 	}
-	px, err := ops.add(fn, "x", -1, x, e)
+	px, err := add(&ops, "x", -1, x, e)
 	if err != nil {
 		return err
 	}
-	py, err := ops.add(fn, "y", -1, y, e)
+	py, err := add(&ops, "y", -1, y, e)
 	if err != nil {
 		return err
 	}
-	ctx, _, err := h.begin(fn, &ops)
+	ctx, _, err := h.lib().Begin()
 	if err != nil {
 		return err
 	}
-	defer h.end()
-	op := tA.op(e.complex)
+	defer h.st.End()
+	op := cublasOp(tA, e.complex)
 	M, N, lA, ix, iy := int32(m), int32(n), int32(lda), int32(incx), int32(incy)
 	slot := getScalars(alpha, beta)
 	defer scalarPool.Put(slot)
 	al, be := slot.ptrs()
 	switch e.kind {
 	case 's':
-		return cublasSgemv(ctx, h.cublas, op, M, N, (*float32)(al), dev[float32](pa), lA, dev[float32](px), ix, (*float32)(be), dev[float32](py), iy)
+		return cublasSgemv(ctx, h.st.Handle().blas, op, M, N, (*float32)(al), (*float32)(pa), lA, (*float32)(px), ix, (*float32)(be), (*float32)(py), iy)
 	case 'd':
-		return cublasDgemv(ctx, h.cublas, op, M, N, (*float64)(al), dev[float64](pa), lA, dev[float64](px), ix, (*float64)(be), dev[float64](py), iy)
+		return cublasDgemv(ctx, h.st.Handle().blas, op, M, N, (*float64)(al), (*float64)(pa), lA, (*float64)(px), ix, (*float64)(be), (*float64)(py), iy)
 	case 'c':
-		return cublasCgemv(ctx, h.cublas, op, M, N, (*complex64)(al), dev[complex64](pa), lA, dev[complex64](px), ix, (*complex64)(be), dev[complex64](py), iy)
+		return cublasCgemv(ctx, h.st.Handle().blas, op, M, N, (*complex64)(al), (*complex64)(pa), lA, (*complex64)(px), ix, (*complex64)(be), (*complex64)(py), iy)
 	default:
-		return cublasZgemv(ctx, h.cublas, op, M, N, (*complex128)(al), dev[complex128](pa), lA, dev[complex128](px), ix, (*complex128)(be), dev[complex128](py), iy)
+		return cublasZgemv(ctx, h.st.Handle().blas, op, M, N, (*complex128)(al), (*complex128)(pa), lA, (*complex128)(px), ix, (*complex128)(be), (*complex128)(py), iy)
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // Gemm computes C = alpha·op(A)·op(B) + beta·C with column-major
@@ -25,9 +27,9 @@ func Gemm[T Scalar](h *Handle, tA, tB Transpose, m, n, k int, alpha T, a *core.B
 	if err := checkGemm(fn, colMajor, e, h, tA, tB, m, n, k, a, lda, 0, b, ldb, 0, c, ldc, 0, 1); err != nil {
 		return err
 	}
-	var ops operands
-	defer ops.release()
-	pa, pb, pc, err := ops.add3(fn, e, a, b, c)
+	ops := h.operands(fn)
+	defer ops.Release()
+	pa, pb, pc, err := add3(&ops, e, a, b, c)
 	if err != nil {
 		return err
 	}
@@ -50,48 +52,48 @@ func GemmRowMajor[T Scalar](h *Handle, tA, tB Transpose, m, n, k int, alpha T, a
 	if err := checkGemm(fn, rowMajor, e, h, tA, tB, m, n, k, a, lda, 0, b, ldb, 0, c, ldc, 0, 1); err != nil {
 		return err
 	}
-	var ops operands
-	defer ops.release()
-	pa, pb, pc, err := ops.add3(fn, e, a, b, c)
+	ops := h.operands(fn)
+	defer ops.Release()
+	pa, pb, pc, err := add3(&ops, e, a, b, c)
 	if err != nil {
 		return err
 	}
 	return gemm(h, fn, e, tB, tA, n, m, k, alpha, pb, ldb, pa, lda, beta, pc, ldc, &ops)
 }
 
-// add3 acquires a GEMM's three buffers.
-func (o *operands) add3(fn string, e elem, a, b, c *core.Buffer) (pa, pb, pc driver.Deviceptr, err error) {
-	if pa, err = o.add(fn, "a", -1, a, e); err != nil {
+// add3 holds a GEMM's three buffers.
+func add3(o *libhandle.Operands, e elem, a, b, c *core.Buffer) (pa, pb, pc unsafe.Pointer, err error) {
+	if pa, err = add(o, "a", -1, a, e); err != nil {
 		return
 	}
-	if pb, err = o.add(fn, "b", -1, b, e); err != nil {
+	if pb, err = add(o, "b", -1, b, e); err != nil {
 		return
 	}
-	pc, err = o.add(fn, "c", -1, c, e)
+	pc, err = add(o, "c", -1, c, e)
 	return
 }
 
 // gemm queues a checked column-major GEMM.
-func gemm[T Scalar](h *Handle, fn string, e elem, tA, tB Transpose, m, n, k int, alpha T, a driver.Deviceptr, lda int, b driver.Deviceptr, ldb int, beta T, c driver.Deviceptr, ldc int, ops *operands) error {
-	ctx, _, err := h.begin(fn, ops)
+func gemm[T Scalar](h *Handle, fn string, e elem, tA, tB Transpose, m, n, k int, alpha T, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, beta T, c unsafe.Pointer, ldc int, ops *libhandle.Operands) error {
+	ctx, _, err := h.lib().Begin()
 	if err != nil {
 		return err
 	}
-	defer h.end()
-	opA, opB := tA.op(e.complex), tB.op(e.complex)
+	defer h.st.End()
+	opA, opB := cublasOp(tA, e.complex), cublasOp(tB, e.complex)
 	M, N, K, lA, lB, lC := int32(m), int32(n), int32(k), int32(lda), int32(ldb), int32(ldc)
 	slot := getScalars(alpha, beta)
 	defer scalarPool.Put(slot)
 	al, be := slot.ptrs()
 	switch e.kind {
 	case 's':
-		return cublasSgemm(ctx, h.cublas, opA, opB, M, N, K, (*float32)(al), dev[float32](a), lA, dev[float32](b), lB, (*float32)(be), dev[float32](c), lC)
+		return cublasSgemm(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*float32)(al), (*float32)(a), lA, (*float32)(b), lB, (*float32)(be), (*float32)(c), lC)
 	case 'd':
-		return cublasDgemm(ctx, h.cublas, opA, opB, M, N, K, (*float64)(al), dev[float64](a), lA, dev[float64](b), lB, (*float64)(be), dev[float64](c), lC)
+		return cublasDgemm(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*float64)(al), (*float64)(a), lA, (*float64)(b), lB, (*float64)(be), (*float64)(c), lC)
 	case 'c':
-		return cublasCgemm(ctx, h.cublas, opA, opB, M, N, K, (*complex64)(al), dev[complex64](a), lA, dev[complex64](b), lB, (*complex64)(be), dev[complex64](c), lC)
+		return cublasCgemm(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*complex64)(al), (*complex64)(a), lA, (*complex64)(b), lB, (*complex64)(be), (*complex64)(c), lC)
 	default:
-		return cublasZgemm(ctx, h.cublas, opA, opB, M, N, K, (*complex128)(al), dev[complex128](a), lA, dev[complex128](b), lB, (*complex128)(be), dev[complex128](c), lC)
+		return cublasZgemm(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*complex128)(al), (*complex128)(a), lA, (*complex128)(b), lB, (*complex128)(be), (*complex128)(c), lC)
 	}
 }
 
@@ -131,34 +133,34 @@ func gemmStrided[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, 
 	if batch == 0 {
 		return nil
 	}
-	var ops operands
-	defer ops.release()
-	pa, pb, pc, err := ops.add3(fn, e, a, b, c)
+	ops := h.operands(fn)
+	defer ops.Release()
+	pa, pb, pc, err := add3(&ops, e, a, b, c)
 	if err != nil {
 		return err
 	}
 	if l == rowMajor {
 		tA, tB, m, n, pa, pb, lda, ldb, sa, sb = tB, tA, n, m, pb, pa, ldb, lda, sb, sa
 	}
-	ctx, _, err := h.begin(fn, &ops)
+	ctx, _, err := h.lib().Begin()
 	if err != nil {
 		return err
 	}
-	defer h.end()
-	opA, opB := tA.op(e.complex), tB.op(e.complex)
+	defer h.st.End()
+	opA, opB := cublasOp(tA, e.complex), cublasOp(tB, e.complex)
 	M, N, K, lA, lB, lC, B := int32(m), int32(n), int32(k), int32(lda), int32(ldb), int32(ldc), int32(batch)
 	slot := getScalars(alpha, beta)
 	defer scalarPool.Put(slot)
 	al, be := slot.ptrs()
 	switch e.kind {
 	case 's':
-		return cublasSgemmStridedBatched(ctx, h.cublas, opA, opB, M, N, K, (*float32)(al), dev[float32](pa), lA, sa, dev[float32](pb), lB, sb, (*float32)(be), dev[float32](pc), lC, sc, B)
+		return cublasSgemmStridedBatched(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*float32)(al), (*float32)(pa), lA, sa, (*float32)(pb), lB, sb, (*float32)(be), (*float32)(pc), lC, sc, B)
 	case 'd':
-		return cublasDgemmStridedBatched(ctx, h.cublas, opA, opB, M, N, K, (*float64)(al), dev[float64](pa), lA, sa, dev[float64](pb), lB, sb, (*float64)(be), dev[float64](pc), lC, sc, B)
+		return cublasDgemmStridedBatched(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*float64)(al), (*float64)(pa), lA, sa, (*float64)(pb), lB, sb, (*float64)(be), (*float64)(pc), lC, sc, B)
 	case 'c':
-		return cublasCgemmStridedBatched(ctx, h.cublas, opA, opB, M, N, K, (*complex64)(al), dev[complex64](pa), lA, sa, dev[complex64](pb), lB, sb, (*complex64)(be), dev[complex64](pc), lC, sc, B)
+		return cublasCgemmStridedBatched(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*complex64)(al), (*complex64)(pa), lA, sa, (*complex64)(pb), lB, sb, (*complex64)(be), (*complex64)(pc), lC, sc, B)
 	default:
-		return cublasZgemmStridedBatched(ctx, h.cublas, opA, opB, M, N, K, (*complex128)(al), dev[complex128](pa), lA, sa, dev[complex128](pb), lB, sb, (*complex128)(be), dev[complex128](pc), lC, sc, B)
+		return cublasZgemmStridedBatched(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*complex128)(al), (*complex128)(pa), lA, sa, (*complex128)(pb), lB, sb, (*complex128)(be), (*complex128)(pc), lC, sc, B)
 	}
 }
 
@@ -215,18 +217,18 @@ func gemmBatched[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, 
 	if batch == 0 {
 		return nil
 	}
-	var ops operands
-	defer ops.release()
+	ops := h.operands(fn)
+	defer ops.Release()
 	// The device arrays: the addresses of A_i, then of B_i, then of C_i.
 	addrs := make([]uint64, 3*batch)
 	for j, bufs := range [...][]*core.Buffer{a, b, c} {
 		arg := [...]string{"a", "b", "c"}[j]
 		for i, buf := range bufs {
-			p, err := ops.add(fn, arg, i, buf, e)
+			p, err := add(&ops, arg, i, buf, e)
 			if err != nil {
 				return err
 			}
-			addrs[j*batch+i] = uint64(p)
+			addrs[j*batch+i] = uint64(libhandle.Addr(p))
 		}
 	}
 	// The span of one C: ldc·(columns−1) + rows elements, columns and
@@ -249,17 +251,17 @@ func gemmBatched[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, 
 			addrs[i], addrs[batch+i] = addrs[batch+i], addrs[i]
 		}
 	}
-	ctx, _, err := h.begin(fn, &ops)
+	ctx, _, err := h.lib().Begin()
 	if err != nil {
 		return err
 	}
-	defer h.end()
-	arr, err := h.dev.Allocate(len(addrs)*8, h.stream)
+	defer h.st.End()
+	arr, err := h.dev.Allocate(len(addrs)*8, h.st.Stream())
 	if err != nil {
 		return err
 	}
-	defer arr.Close() // on h.stream: after the GEMMs
-	if err := core.CopyToDeviceAsync(h.stream, arr, addrs); err != nil {
+	defer arr.Close() // on the handle's stream: after the GEMMs
+	if err := core.CopyToDeviceAsync(h.st.Stream(), arr, addrs); err != nil {
 		return err
 	}
 	pArr, err := arr.Acquire()
@@ -268,20 +270,20 @@ func gemmBatched[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, 
 	}
 	defer arr.Release()
 	pa, pb, pc := pArr, pArr+driver.Deviceptr(8*batch), pArr+driver.Deviceptr(16*batch)
-	opA, opB := tA.op(e.complex), tB.op(e.complex)
+	opA, opB := cublasOp(tA, e.complex), cublasOp(tB, e.complex)
 	M, N, K, lA, lB, lC, B := int32(m), int32(n), int32(k), int32(lda), int32(ldb), int32(ldc), int32(batch)
 	slot := getScalars(alpha, beta)
 	defer scalarPool.Put(slot)
 	al, be := slot.ptrs()
 	switch e.kind {
 	case 's':
-		return cublasSgemmBatched(ctx, h.cublas, opA, opB, M, N, K, (*float32)(al), dev[*float32](pa), lA, dev[*float32](pb), lB, (*float32)(be), dev[*float32](pc), lC, B)
+		return cublasSgemmBatched(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*float32)(al), libhandle.PtrTo[*float32](pa), lA, libhandle.PtrTo[*float32](pb), lB, (*float32)(be), libhandle.PtrTo[*float32](pc), lC, B)
 	case 'd':
-		return cublasDgemmBatched(ctx, h.cublas, opA, opB, M, N, K, (*float64)(al), dev[*float64](pa), lA, dev[*float64](pb), lB, (*float64)(be), dev[*float64](pc), lC, B)
+		return cublasDgemmBatched(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*float64)(al), libhandle.PtrTo[*float64](pa), lA, libhandle.PtrTo[*float64](pb), lB, (*float64)(be), libhandle.PtrTo[*float64](pc), lC, B)
 	case 'c':
-		return cublasCgemmBatched(ctx, h.cublas, opA, opB, M, N, K, (*complex64)(al), dev[*complex64](pa), lA, dev[*complex64](pb), lB, (*complex64)(be), dev[*complex64](pc), lC, B)
+		return cublasCgemmBatched(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*complex64)(al), libhandle.PtrTo[*complex64](pa), lA, libhandle.PtrTo[*complex64](pb), lB, (*complex64)(be), libhandle.PtrTo[*complex64](pc), lC, B)
 	default:
-		return cublasZgemmBatched(ctx, h.cublas, opA, opB, M, N, K, (*complex128)(al), dev[*complex128](pa), lA, dev[*complex128](pb), lB, (*complex128)(be), dev[*complex128](pc), lC, B)
+		return cublasZgemmBatched(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*complex128)(al), libhandle.PtrTo[*complex128](pa), lA, libhandle.PtrTo[*complex128](pb), lB, (*complex128)(be), libhandle.PtrTo[*complex128](pc), lC, B)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/cudago/cudago/bindings/cublaslt"
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // Matmul computes C = alpha·op(A)·op(B) + beta·C through cuBLASLt
@@ -45,24 +46,24 @@ func matmul[T MatmulScalar](fn string, l layout, h *Handle, ct ComputeType, tA, 
 	if m == 0 || n == 0 {
 		return nil
 	}
-	var ops operands
-	defer ops.release()
-	pa, pb, pc, err := ops.add3(fn, e, a, b, c)
+	ops := h.operands(fn)
+	defer ops.Release()
+	pa, pb, pc, err := add3(&ops, e, a, b, c)
 	if err != nil {
 		return err
 	}
 	if l == rowMajor {
 		tA, tB, m, n, pa, pb, lda, ldb = tB, tA, n, m, pb, pa, ldb, lda
 	}
-	ctx, s, err := h.begin(fn, &ops)
+	ctx, s, err := h.lib().Begin()
 	if err != nil {
 		return err
 	}
-	defer h.end()
+	defer h.st.End()
 	key := planKey{
-		dt: e.dt, compute: ct, opA: tA.op(false), opB: tB.op(false),
+		dt: e.dt, compute: ct, opA: cublasOp(tA, false), opB: cublasOp(tB, false),
 		m: int32(m), n: int32(n), k: int32(k), lda: int32(lda), ldb: int32(ldb), ldc: int32(ldc),
-		alignA: alignment(pa), alignB: alignment(pb), alignC: alignment(pc),
+		alignA: alignment(libhandle.Addr(pa)), alignB: alignment(libhandle.Addr(pb)), alignC: alignment(libhandle.Addr(pc)),
 	}
 	p, err := h.plan(ctx, key)
 	if err != nil {
@@ -77,7 +78,7 @@ func matmul[T MatmulScalar](fn string, l layout, h *Handle, ct ComputeType, tA, 
 	defer scalarPool.Put(slot)
 	al, be := slot.ptrs()
 	// D = C: in place, with C's layout.
-	err = cublasLtMatmul(ctx, h.lt, p.desc, al, ptr(pa), p.a, ptr(pb), p.b, be, ptr(pc), p.c, ptr(pc), p.c, &p.algo, ptr(h.wsPtr), h.wsSize, s)
+	err = cublasLtMatmul(ctx, h.st.Handle().lt, p.desc, al, pa, p.a, pb, p.b, be, pc, p.c, pc, p.c, &p.algo, h.ws, h.wsLen, s)
 	runtime.KeepAlive(p) // its descriptors, until cuBLASLt is done with them
 	return err
 }
@@ -239,7 +240,7 @@ func (h *Handle) makePlan(ctx driver.Context, key planKey, p *plan) error {
 		return err
 	}
 	defer cublasLtMatmulPreferenceDestroy(0, pref)
-	ws := h.wsSize
+	ws := h.wsLen
 	if err := cublasLtMatmulPreferenceSetAttribute(0, pref, cublaslt.MatmulPrefMaxWorkspaceBytes, unsafe.Pointer(&ws), 8); err != nil {
 		return err
 	}
@@ -262,7 +263,7 @@ func (h *Handle) makePlan(ctx driver.Context, key planKey, p *plan) error {
 		}
 	}
 	var res cublaslt.MatmulHeuristicResult
-	n, err := cublasLtMatmulAlgoGetHeuristic(ctx, h.lt, p.desc, p.a, p.b, p.c, p.c, pref, 1, &res)
+	n, err := cublasLtMatmulAlgoGetHeuristic(ctx, h.st.Handle().lt, p.desc, p.a, p.b, p.c, p.c, pref, 1, &res)
 	if err != nil {
 		return err
 	}
