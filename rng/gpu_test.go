@@ -62,27 +62,27 @@ func alloc(t testing.TB, s *core.Stream, size int) *core.Buffer {
 	return b
 }
 
-// gen is the public method of kind o.
+// gen is the public function of kind o.
 func gen(g *Generator, o op, b *core.Buffer, n int, p params) error {
 	switch o {
 	case opUint32:
-		return g.Uint32(b, n)
+		return Bits[uint32](g, b, n)
 	case opUint64:
-		return g.Uint64(b, n)
+		return Bits[uint64](g, b, n)
 	case opUniform:
-		return g.Uniform(b, n)
+		return Uniform[float32](g, b, n)
 	case opUniform64:
-		return g.UniformFloat64(b, n)
+		return Uniform[float64](g, b, n)
 	case opNormal:
-		return g.Normal(b, n, float32(p.mean), float32(p.stddev))
+		return Normal(g, b, n, float32(p.mean), float32(p.stddev))
 	case opNormal64:
-		return g.NormalFloat64(b, n, p.mean, p.stddev)
+		return Normal(g, b, n, p.mean, p.stddev)
 	case opLogNormal:
-		return g.LogNormal(b, n, float32(p.mean), float32(p.stddev))
+		return LogNormal(g, b, n, float32(p.mean), float32(p.stddev))
 	case opLogNormal64:
-		return g.LogNormalFloat64(b, n, p.mean, p.stddev)
+		return LogNormal(g, b, n, p.mean, p.stddev)
 	case opPoisson:
-		return g.Poisson(b, n, p.lambda)
+		return Poisson(g, b, n, p.lambda)
 	}
 	return fmt.Errorf("unknown op %d", o)
 }
@@ -770,7 +770,7 @@ func TestGPUZeroCount(t *testing.T) {
 			t.Fatalf("%s of 0 values: %v", ops[o].name, err)
 		}
 	}
-	if g.st.gen != 0 {
+	if g.st.Created() {
 		t.Fatal("a call of 0 values created the cuRAND generator")
 	}
 }
