@@ -9,6 +9,7 @@ import (
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/libhandle"
+	"github.com/cudago/cudago/lib"
 )
 
 // Gemm computes C = alpha·op(A)·op(B) + beta·C with column-major
@@ -20,7 +21,7 @@ import (
 // start.
 //
 // The sizes are checked against the Buffers before anything is queued
-// (an *ArgError names the argument). The GEMM is queued on h's stream.
+// (a *lib.ArgError names the argument). The GEMM is queued on h's stream.
 func Gemm[T Scalar](h *Handle, tA, tB Transpose, m, n, k int, alpha T, a *core.Buffer, lda int, b *core.Buffer, ldb int, beta T, c *core.Buffer, ldc int) error {
 	const fn = "Gemm"
 	e := elemOf[T]()
@@ -204,7 +205,7 @@ func gemmBatched[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, 
 		}{{&ma, a[i]}, {&mb, b[i]}, {&mc, c[i]}} {
 			x.m.buf = x.buf
 			if err := checkMat(fn, l, x.m, e, 1); err != nil {
-				var ae *ArgError
+				var ae *lib.ArgError
 				if errors.As(err, &ae) && ae.Arg == x.m.arg {
 					// Name the Buffer: "a[3]".
 					ae.Arg = fmt.Sprintf("%s[%d]", x.m.arg, i)

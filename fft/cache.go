@@ -19,7 +19,7 @@ type Cache struct {
 	stream *core.Stream
 
 	mu     sync.Mutex
-	plans  map[key]*entry // nil in a Cache not made by NewCache
+	plans  map[key]*entry // nil in a Cache not made by New
 	closed bool
 }
 
