@@ -292,8 +292,8 @@ func TestNewWithoutStream(t *testing.T) {
 	if _, err := NewPlan(nil, Desc{Shape: []int{8}}); err == nil || !strings.Contains(err.Error(), "nil *core.Stream") {
 		t.Errorf("NewPlan(nil): %v", err)
 	}
-	if _, err := NewCache(nil); err == nil || !strings.Contains(err.Error(), "nil *core.Stream") {
-		t.Errorf("NewCache(nil): %v", err)
+	if _, err := New(nil, nil); err == nil || !strings.Contains(err.Error(), "nil *core.Stream") {
+		t.Errorf("New(nil, nil): %v", err)
 	}
 	var zero Cache
 	if _, err := zero.Plan(Desc{Shape: []int{8}}); err == nil || !strings.Contains(err.Error(), "not made by New") {
@@ -305,7 +305,7 @@ func TestNewWithoutStream(t *testing.T) {
 	if _, err := NewPlan(s, Desc{}); err == nil || !strings.Contains(err.Error(), "Desc.Shape") {
 		t.Errorf("NewPlan(bad Desc): %v", err)
 	}
-	c, err := NewCache(s)
+	c, err := New(s, nil)
 	must(t, err)
 	if _, err := c.Plan(Desc{Shape: []int{8}, Batch: -2}); err == nil || !strings.Contains(err.Error(), "Desc.Batch") {
 		t.Errorf("Cache.Plan(bad Desc): %v", err)

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/libtest"
 )
 
 // The GPU tests compare every transform with a naive O(n²) DFT computed
@@ -21,14 +21,8 @@ import (
 
 // gpuStream returns device 0 and a new stream, closed when the test ends.
 func gpuStream(t testing.TB) (*core.Device, *core.Stream) {
-	t.Helper()
-	testenv.RequireGPU(t)
-	dev, err := core.GetDevice(0)
-	must(t, err)
-	s, err := dev.NewStream(core.StreamOptions{})
-	must(t, err)
-	t.Cleanup(func() { s.Close() })
-	return dev, s
+	s := libtest.Stream(t, core.StreamOptions{})
+	return s.Device(), s
 }
 
 // tol bounds the relative L2 error of a transform against the float64
@@ -278,7 +272,7 @@ func check(t testing.TB, what string, p Precision, got, want []complex128) {
 
 func TestGPUC2C(t *testing.T) {
 	dev, s := gpuStream(t)
-	c, err := NewCache(s)
+	c, err := New(s, nil)
 	must(t, err)
 	defer c.Close()
 	r := rand.New(rand.NewPCG(1, 2))
@@ -329,7 +323,7 @@ func TestGPUC2C(t *testing.T) {
 // round trips, and the padded in-place layout.
 func TestGPURealTransforms(t *testing.T) {
 	dev, s := gpuStream(t)
-	c, err := NewCache(s)
+	c, err := New(s, nil)
 	must(t, err)
 	defer c.Close()
 	r := rand.New(rand.NewPCG(3, 4))
@@ -440,7 +434,7 @@ func TestGPUHermitian(t *testing.T) {
 
 func TestGPUCache(t *testing.T) {
 	dev, s := gpuStream(t)
-	c, err := NewCache(s)
+	c, err := New(s, nil)
 	must(t, err)
 	defer c.Close()
 	get := func(d Desc) *Plan {
@@ -497,7 +491,7 @@ func TestGPUCache(t *testing.T) {
 	s2, err := dev.NewStream(core.StreamOptions{})
 	must(t, err)
 	defer s2.Close()
-	c2, err := NewCache(s2)
+	c2, err := New(s2, nil)
 	must(t, err)
 	q, err := c2.Plan(Desc{Shape: []int{64}})
 	must(t, err)
@@ -535,7 +529,7 @@ func TestGPUConcurrent(t *testing.T) {
 	n := prod(shape)
 	var caches []*Cache
 	for _, st := range []*core.Stream{s, s2} {
-		c, err := NewCache(st)
+		c, err := New(st, nil)
 		must(t, err)
 		defer c.Close()
 		caches = append(caches, c)

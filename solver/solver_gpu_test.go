@@ -10,68 +10,15 @@ import (
 
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/libhandle"
+	"github.com/cudago/cudago/internal/libtest"
 	"github.com/cudago/cudago/internal/testenv"
 )
-
-// gpuStream skips the test without a GPU (fails it with
-// CUDAGO_REQUIRE_GPU=1) and returns a new stream on device 0.
-func gpuStream(t testing.TB) *core.Stream {
-	t.Helper()
-	testenv.RequireGPU(t)
-	dev, err := core.GetDevice(0)
-	if err != nil {
-		t.Fatalf("GetDevice(0): %v", err)
-	}
-	s, err := dev.NewStream(core.StreamOptions{})
-	if err != nil {
-		t.Fatalf("NewStream: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-func newHandle(t testing.TB, s *core.Stream) *Handle {
-	t.Helper()
-	h, err := NewHandle(s)
-	if err != nil {
-		t.Fatalf("NewHandle: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := h.Close(); err != nil {
-			t.Errorf("Handle.Close: %v", err)
-		}
-	})
-	return h
-}
-
-// devSlice copies v to a new buffer on s, closed when the test ends.
-func devSlice[T Float](t testing.TB, s *core.Stream, v []T) *core.Buffer {
-	t.Helper()
-	b, err := s.Device().Allocate(len(v)*libhandle.SizeOf[T](), s)
-	if err != nil {
-		t.Fatalf("Allocate: %v", err)
-	}
-	if err := core.CopyToDevice(b, v); err != nil {
-		t.Fatalf("CopyToDevice: %v", err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
-}
-
-func hostSlice[T Float](t testing.TB, b *core.Buffer, n int) []T {
-	t.Helper()
-	out := make([]T, n)
-	if err := core.CopyFromDevice(out, b); err != nil {
-		t.Fatalf("CopyFromDevice: %v", err)
-	}
-	return out
-}
 
 // sizes are the orders of the solver tests.
 var sizes = []int{1, 7, 33, 100, 257}
 
 func TestGPULU(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	t.Run("float32", func(t *testing.T) { testLU[float32](t, s, h) })
 	t.Run("float64", func(t *testing.T) { testLU[float64](t, s, h) })
@@ -93,7 +40,7 @@ func testLU[T Float](t *testing.T, s *core.Stream, h *Handle) {
 					stored = transpose(am, n)
 				}
 				bv := randMatrix[T](r, max(n, nrhs))[:n*nrhs] // nrhs vectors, one after another
-				a, b := devSlice(t, s, stored), devSlice(t, s, bv)
+				a, b := libtest.Upload(t, s, stored), libtest.Upload(t, s, bv)
 				f, err := FactorLU[T](h, a, n, layout)
 				if err != nil {
 					t.Fatalf("%s: FactorLU: %v", what, err)
@@ -104,7 +51,7 @@ func testLU[T Float](t *testing.T, s *core.Stream, h *Handle) {
 				if err := f.Solve(b, nrhs); err != nil {
 					t.Fatalf("%s: Solve: %v", what, err)
 				}
-				x := hostSlice[T](t, b, n*nrhs)
+				x := libtest.Download[T](t, b, n*nrhs)
 				for c := range nrhs {
 					if q := residualRatio(am, n, x[c*n:(c+1)*n], bv[c*n:(c+1)*n], eps); !(q < 30) {
 						t.Errorf("%s: right-hand side %d: residual ratio %.3g, want < 30", what, c, q)
@@ -124,11 +71,11 @@ func testLU[T Float](t *testing.T, s *core.Stream, h *Handle) {
 					t.Errorf("%s: LU.Close: %v", what, err)
 				}
 				// The one-call form, on fresh copies.
-				a2, b2 := devSlice(t, s, stored), devSlice(t, s, bv)
+				a2, b2 := libtest.Upload(t, s, stored), libtest.Upload(t, s, bv)
 				if err := SolveLU[T](h, a2, n, layout, b2, nrhs); err != nil {
 					t.Fatalf("%s: SolveLU: %v", what, err)
 				}
-				x2 := hostSlice[T](t, b2, n*nrhs)
+				x2 := libtest.Download[T](t, b2, n*nrhs)
 				for c := range nrhs {
 					if q := residualRatio(am, n, x2[c*n:(c+1)*n], bv[c*n:(c+1)*n], eps); !(q < 30) {
 						t.Errorf("%s: SolveLU: right-hand side %d: residual ratio %.3g", what, c, q)
@@ -147,7 +94,7 @@ func testLU[T Float](t *testing.T, s *core.Stream, h *Handle) {
 // step whose pivot is exactly zero (the arithmetic below is exact in
 // binary floating point).
 func TestGPUSingular(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	t.Run("float32", func(t *testing.T) { testSingular[float32](t, s, h) })
 	t.Run("float64", func(t *testing.T) { testSingular[float64](t, s, h) })
@@ -169,7 +116,7 @@ func testSingular[T Float](t *testing.T, s *core.Stream, h *Handle) {
 		{"repeated column", []T{4, 1, 2, 1, 3, 1, 4, 1, 2}, 3, 3},
 	} {
 		for _, layout := range []Layout{ColMajor, RowMajor} {
-			a := devSlice(t, s, c.a)
+			a := libtest.Upload(t, s, c.a)
 			f, err := FactorLU[T](h, a, c.n, layout)
 			var se *SingularError
 			if !errors.As(err, &se) || !errors.Is(err, ErrSingular) {
@@ -181,24 +128,24 @@ func testSingular[T Float](t *testing.T, s *core.Stream, h *Handle) {
 			if se.Step != c.step {
 				t.Errorf("%s %v: step %d, want %d", c.name, layout, se.Step, c.step)
 			}
-			a2, b := devSlice(t, s, c.a), devSlice(t, s, make([]T, c.n))
+			a2, b := libtest.Upload(t, s, c.a), libtest.Upload(t, s, make([]T, c.n))
 			if err := SolveLU[T](h, a2, c.n, layout, b, 1); !errors.Is(err, ErrSingular) {
 				t.Errorf("%s %v: SolveLU = %v, want ErrSingular", c.name, layout, err)
 			}
 		}
 	}
 	// A nonsingular matrix right after: the handle's devInfo is reset.
-	a, b := devSlice(t, s, []T{2, 0, 0, 4}), devSlice(t, s, []T{2, 4})
+	a, b := libtest.Upload(t, s, []T{2, 0, 0, 4}), libtest.Upload(t, s, []T{2, 4})
 	if err := SolveLU[T](h, a, 2, ColMajor, b, 1); err != nil {
 		t.Fatalf("SolveLU after the singular ones: %v", err)
 	}
-	if x := hostSlice[T](t, b, 2); x[0] != 1 || x[1] != 1 {
+	if x := libtest.Download[T](t, b, 2); x[0] != 1 || x[1] != 1 {
 		t.Errorf("x = %v, want [1 1]", x)
 	}
 }
 
 func TestGPUCholesky(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	t.Run("float32", func(t *testing.T) { testCholesky[float32](t, s, h) })
 	t.Run("float64", func(t *testing.T) { testCholesky[float64](t, s, h) })
@@ -227,7 +174,7 @@ func testCholesky[T Float](t *testing.T, s *core.Stream, h *Handle) {
 					}
 				}
 				bv := randMatrix[T](r, max(n, nrhs))[:n*nrhs]
-				a, b := devSlice(t, s, stored), devSlice(t, s, bv)
+				a, b := libtest.Upload(t, s, stored), libtest.Upload(t, s, bv)
 				f, err := FactorCholesky[T](h, a, n, uplo)
 				if err != nil {
 					t.Fatalf("%s: FactorCholesky: %v", what, err)
@@ -235,7 +182,7 @@ func testCholesky[T Float](t *testing.T, s *core.Stream, h *Handle) {
 				if err := f.Solve(b, nrhs); err != nil {
 					t.Fatalf("%s: Solve: %v", what, err)
 				}
-				x := hostSlice[T](t, b, n*nrhs)
+				x := libtest.Download[T](t, b, n*nrhs)
 				for c := range nrhs {
 					if q := residualRatio(am, n, x[c*n:(c+1)*n], bv[c*n:(c+1)*n], eps); !(q < 30) {
 						t.Errorf("%s: right-hand side %d: residual ratio %.3g, want < 30", what, c, q)
@@ -243,11 +190,11 @@ func testCholesky[T Float](t *testing.T, s *core.Stream, h *Handle) {
 				}
 				// The one-call form; a row-major array of a symmetric
 				// matrix is the same array.
-				a2, b2 := devSlice(t, s, am), devSlice(t, s, bv)
+				a2, b2 := libtest.Upload(t, s, am), libtest.Upload(t, s, bv)
 				if err := SolveCholesky[T](h, a2, n, uplo, b2, nrhs); err != nil {
 					t.Fatalf("%s: SolveCholesky: %v", what, err)
 				}
-				x2 := hostSlice[T](t, b2, n*nrhs)
+				x2 := libtest.Download[T](t, b2, n*nrhs)
 				for c := range nrhs {
 					if q := residualRatio(am, n, x2[c*n:(c+1)*n], bv[c*n:(c+1)*n], eps); !(q < 30) {
 						t.Errorf("%s: SolveCholesky: right-hand side %d: residual ratio %.3g", what, c, q)
@@ -265,7 +212,7 @@ func testCholesky[T Float](t *testing.T, s *core.Stream, h *Handle) {
 // TestGPUNotPositiveDefinite: a negative diagonal entry makes the leading
 // minor of its order, and every larger one, not positive definite.
 func TestGPUNotPositiveDefinite(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	t.Run("float32", func(t *testing.T) { testNotPD[float32](t, s, h) })
 	t.Run("float64", func(t *testing.T) { testNotPD[float64](t, s, h) })
@@ -288,7 +235,7 @@ func testNotPD[T Float](t *testing.T, s *core.Stream, h *Handle) {
 		minor int
 	}{{"diag", d, 4, 3}, {"33", big, 33, 21}, {"zero", []T{0}, 1, 1}} {
 		for _, uplo := range []Uplo{Lower, Upper} {
-			a := devSlice(t, s, c.a)
+			a := libtest.Upload(t, s, c.a)
 			_, err := FactorCholesky[T](h, a, c.n, uplo)
 			var pe *NotPositiveDefiniteError
 			if !errors.As(err, &pe) || !errors.Is(err, ErrNotPositiveDefinite) {
@@ -298,7 +245,7 @@ func testNotPD[T Float](t *testing.T, s *core.Stream, h *Handle) {
 			if pe.Minor != c.minor {
 				t.Errorf("%s %v: minor %d, want %d", c.name, uplo, pe.Minor, c.minor)
 			}
-			a2, b := devSlice(t, s, c.a), devSlice(t, s, make([]T, c.n))
+			a2, b := libtest.Upload(t, s, c.a), libtest.Upload(t, s, make([]T, c.n))
 			if err := SolveCholesky[T](h, a2, c.n, uplo, b, 1); !errors.Is(err, ErrNotPositiveDefinite) {
 				t.Errorf("%s %v: SolveCholesky = %v, want ErrNotPositiveDefinite", c.name, uplo, err)
 			}
@@ -307,7 +254,7 @@ func testNotPD[T Float](t *testing.T, s *core.Stream, h *Handle) {
 }
 
 func TestGPUSymEig(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	t.Run("float32", func(t *testing.T) { testSymEig[float32](t, s, h) })
 	t.Run("float64", func(t *testing.T) { testSymEig[float64](t, s, h) })
@@ -346,11 +293,11 @@ func testSymEig[T Float](t *testing.T, s *core.Stream, h *Handle) {
 						}
 					}
 				}
-				a, w := devSlice(t, s, stored), devSlice(t, s, make([]T, n))
+				a, w := libtest.Upload(t, s, stored), libtest.Upload(t, s, make([]T, n))
 				if err := SymEig[T](h, a, n, uplo, w, job); err != nil {
 					t.Fatalf("%s: SymEig: %v", what, err)
 				}
-				wv := hostSlice[T](t, w, n)
+				wv := libtest.Download[T](t, w, n)
 				for i := range n {
 					if d := math.Abs(float64(wv[i]) - ref[i]); !(d <= tol) {
 						t.Errorf("%s: eigenvalue %d = %v, want %v (difference %.3g, tolerance %.3g)", what, i, wv[i], ref[i], d, tol)
@@ -358,7 +305,7 @@ func testSymEig[T Float](t *testing.T, s *core.Stream, h *Handle) {
 					}
 				}
 				if job == ValuesAndVectors {
-					checkVectors(t, what, am, n, hostSlice[T](t, a, n*n), wv, tol, 4*float64(n)*eps)
+					checkVectors(t, what, am, n, libtest.Download[T](t, a, n*n), wv, tol, 4*float64(n)*eps)
 				}
 				a.Close()
 				w.Close()
@@ -405,7 +352,7 @@ func checkVectors[T Float](t *testing.T, what string, am []T, n int, v, w []T, t
 // form, 2 - 2·cos(kπ/(n+1)); the matrix is passed row-major, which for a
 // symmetric matrix is the same array.
 func TestGPUSymEigKnown(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	const n = 64
 	a := make([]float64, n*n)
@@ -415,11 +362,11 @@ func TestGPUSymEigKnown(t *testing.T) {
 			a[i*n+i-1], a[(i-1)*n+i] = -1, -1
 		}
 	}
-	ab, w := devSlice(t, s, a), devSlice(t, s, make([]float64, n))
+	ab, w := libtest.Upload(t, s, a), libtest.Upload(t, s, make([]float64, n))
 	if err := SymEig[float64](h, ab, n, Upper, w, Values); err != nil {
 		t.Fatal(err)
 	}
-	got := hostSlice[float64](t, w, n)
+	got := libtest.Download[float64](t, w, n)
 	for k := 1; k <= n; k++ {
 		want := 2 - 2*math.Cos(float64(k)*math.Pi/(n+1))
 		// 4·n·eps·‖A‖_F as in testSymEig, ‖A‖_F < 3·√n.
@@ -431,7 +378,7 @@ func TestGPUSymEigKnown(t *testing.T) {
 
 // TestGPUWorkspaceKept: the workspace is allocated once per size and kept.
 func TestGPUWorkspaceKept(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	if h.WorkspaceSize() != 0 {
 		t.Fatalf("a new handle has a workspace of %d bytes", h.WorkspaceSize())
@@ -439,7 +386,7 @@ func TestGPUWorkspaceKept(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	am := randSPD[float64](r, 100)
 	run := func() {
-		a, b := devSlice(t, s, am), devSlice(t, s, make([]float64, 100))
+		a, b := libtest.Upload(t, s, am), libtest.Upload(t, s, make([]float64, 100))
 		if err := SolveCholesky[float64](h, a, 100, Lower, b, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -462,7 +409,7 @@ func TestGPUWorkspaceKept(t *testing.T) {
 // TestGPUConcurrent: goroutines share one Handle, others use handles of
 // their own streams; every solve is right.
 func TestGPUConcurrent(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	const workers, n = 8, 65
 	var wg sync.WaitGroup
@@ -479,7 +426,7 @@ func TestGPUConcurrent(t *testing.T) {
 					return
 				}
 				defer sw.Close()
-				if hw, err = NewHandle(sw); err != nil {
+				if hw, err = New(sw, nil); err != nil {
 					errs <- err
 					return
 				}
@@ -532,12 +479,12 @@ func TestGPUConcurrent(t *testing.T) {
 // TestGPUClosed: closed LUs, handles and buffers give core.ErrClosed; a
 // handle outlives its stream's Close.
 func TestGPUClosed(t *testing.T) {
-	s := gpuStream(t)
-	h, err := NewHandle(s)
+	s := libtest.Stream(t, core.StreamOptions{})
+	h, err := New(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b := devSlice(t, s, []float32{2, 0, 0, 4}), devSlice(t, s, []float32{2, 4})
+	a, b := libtest.Upload(t, s, []float32{2, 0, 0, 4}), libtest.Upload(t, s, []float32{2, 4})
 	f, err := FactorLU[float32](h, a, 2, ColMajor)
 	if err != nil {
 		t.Fatal(err)
@@ -551,7 +498,7 @@ func TestGPUClosed(t *testing.T) {
 	if err := f.Solve(b, 1); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("Solve of a closed LU: %v, want core.ErrClosed", err)
 	}
-	c := devSlice(t, s, []float32{4, 0, 0, 9})
+	c := libtest.Upload(t, s, []float32{4, 0, 0, 9})
 	ch, err := FactorCholesky[float32](h, c, 2, Lower)
 	if err != nil {
 		t.Fatal(err)
@@ -571,12 +518,12 @@ func TestGPUClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h2, err := NewHandle(s2)
+	h2, err := New(s2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a2 := devSlice(t, s, []float64{4, 1, 1, 3})
-	w := devSlice(t, s, []float64{0, 0})
+	a2 := libtest.Upload(t, s, []float64{4, 1, 1, 3})
+	w := libtest.Upload(t, s, []float64{0, 0})
 	if err := SymEig[float64](h2, a2, 2, Lower, w, Values); err != nil {
 		t.Fatal(err)
 	}
@@ -590,7 +537,7 @@ func TestGPUClosed(t *testing.T) {
 		t.Errorf("Close of a handle whose stream is closed: %v", err)
 	}
 	// (7 ± √5)/2.
-	got := hostSlice[float64](t, w, 2)
+	got := libtest.Download[float64](t, w, 2)
 	if want0, want1 := (7-math.Sqrt(5))/2, (7+math.Sqrt(5))/2; math.Abs(got[0]-want0) > 1e-14 || math.Abs(got[1]-want1) > 1e-14 {
 		t.Errorf("eigenvalues %v, want [%v %v]", got, want0, want1)
 	}
@@ -612,14 +559,14 @@ func BenchmarkFactorLU(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	h, err := NewHandle(s)
+	h, err := New(s, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer h.Close()
 	const n = 4096
 	am := randMatrix[float64](rand.New(rand.NewPCG(1, 1)), n)
-	src, a := devSlice(b, s, am), devSlice(b, s, am)
+	src, a := libtest.Upload(b, s, am), libtest.Upload(b, s, am)
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
@@ -635,4 +582,9 @@ func BenchmarkFactorLU(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(2.0/3*n*n*n*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
+}
+
+// newHandle returns a Handle on s, closed when t ends.
+func newHandle(t testing.TB, s *core.Stream) *Handle {
+	return libtest.Open(t, func() (*Handle, error) { return New(s, nil) })
 }

@@ -11,39 +11,9 @@ import (
 
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/libhandle"
+	"github.com/cudago/cudago/internal/libtest"
 	"github.com/cudago/cudago/internal/testenv"
 )
-
-// gpuStream skips the test without a GPU (fails it with
-// CUDAGO_REQUIRE_GPU=1) and returns a new stream on device 0.
-func gpuStream(t testing.TB) *core.Stream {
-	t.Helper()
-	testenv.RequireGPU(t)
-	dev, err := core.GetDevice(0)
-	if err != nil {
-		t.Fatalf("GetDevice(0): %v", err)
-	}
-	s, err := dev.NewStream(core.StreamOptions{})
-	if err != nil {
-		t.Fatalf("NewStream: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-func newHandle(t testing.TB, s *core.Stream) *Handle {
-	t.Helper()
-	h, err := NewHandle(s)
-	if err != nil {
-		t.Fatalf("NewHandle: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := h.Close(); err != nil {
-			t.Errorf("Handle.Close: %v", err)
-		}
-	})
-	return h
-}
 
 // hostMatrix is a random sparse matrix, with its dense row-major form for
 // the reference and its CSR and COO arrays.
@@ -223,39 +193,6 @@ func compare[T Scalar](t *testing.T, what string, got []T, ref []complex128, tol
 	}
 }
 
-// devSlice copies v to a new buffer on s.
-func devSlice[T any](t *testing.T, s *core.Stream, v []T) *core.Buffer {
-	t.Helper()
-	var z T
-	b, err := s.Device().Allocate(max(len(v), 1)*sizeOf(z), s)
-	if err != nil {
-		t.Fatalf("Allocate: %v", err)
-	}
-	if err := core.CopyToDevice(b, v); err != nil {
-		t.Fatalf("CopyToDevice: %v", err)
-	}
-	return b
-}
-
-func sizeOf(v any) int {
-	switch v.(type) {
-	case float32, int32:
-		return 4
-	case complex128:
-		return 16
-	}
-	return 8
-}
-
-func hostSlice[T any](t *testing.T, b *core.Buffer, n int) []T {
-	t.Helper()
-	out := make([]T, n)
-	if err := core.CopyFromDevice(out, b); err != nil {
-		t.Fatalf("CopyFromDevice: %v", err)
-	}
-	return out
-}
-
 // shapes are the matrices of the SpMV and SpMM tests: odd sizes, 1×1, a
 // single row and a single column, and wide and tall ones; all but the
 // smallest have empty rows (see randomSparse).
@@ -267,7 +204,7 @@ var shapes = []struct {
 }
 
 func TestGPUSpMV(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	t.Run("float32", func(t *testing.T) { testSpMV[float32](t, s, h) })
 	t.Run("float64", func(t *testing.T) { testSpMV[float64](t, s, h) })
@@ -294,13 +231,13 @@ func testSpMV[T Scalar](t *testing.T, s *core.Stream, h *Handle) {
 				for _, op := range []Transpose{NoTrans, Trans, ConjTrans} {
 					m, k := op.Dims(hm.rows, hm.cols)
 					x, y0 := randVec[T](r, k), randVec[T](r, m)
-					xb, yb := devSlice(t, s, x), devSlice(t, s, y0)
+					xb, yb := libtest.Upload(t, s, x), libtest.Upload(t, s, y0)
 					what := fmt.Sprintf("%d×%d %v int64=%v %v", hm.rows, hm.cols, f, wide, op)
 					if err := SpMV(h, op, alpha, a, xb, beta, yb); err != nil {
 						t.Fatalf("%s: SpMV: %v", what, err)
 					}
 					ref, tol := hm.reference(op, alpha, x, 1, beta, y0)
-					compare(t, what, hostSlice[T](t, yb, m), ref, tol)
+					compare(t, what, libtest.Download[T](t, yb, m), ref, tol)
 					xb.Close()
 					yb.Close()
 				}
@@ -313,7 +250,7 @@ func testSpMV[T Scalar](t *testing.T, s *core.Stream, h *Handle) {
 }
 
 func TestGPUSpMM(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	t.Run("float32", func(t *testing.T) { testSpMM[float32](t, s, h) })
 	t.Run("float64", func(t *testing.T) { testSpMM[float64](t, s, h) })
@@ -338,13 +275,13 @@ func testSpMM[T Scalar](t *testing.T, s *core.Stream, h *Handle) {
 				for _, n := range []int{1, 3, 17} {
 					m, k := op.Dims(hm.rows, hm.cols)
 					b, c0 := randVec[T](r, k*n), randVec[T](r, m*n)
-					bb, cb := devSlice(t, s, b), devSlice(t, s, c0)
+					bb, cb := libtest.Upload(t, s, b), libtest.Upload(t, s, c0)
 					what := fmt.Sprintf("%d×%d %v int64=%v %v n=%d", hm.rows, hm.cols, f, wide, op, n)
 					if err := SpMM(h, op, alpha, a, bb, n, beta, cb); err != nil {
 						t.Fatalf("%s: SpMM: %v", what, err)
 					}
 					ref, tol := hm.reference(op, alpha, b, n, beta, c0)
-					compare(t, what, hostSlice[T](t, cb, m*n), ref, tol)
+					compare(t, what, libtest.Download[T](t, cb, m*n), ref, tol)
 					bb.Close()
 					cb.Close()
 				}
@@ -358,7 +295,7 @@ func testSpMM[T Scalar](t *testing.T, s *core.Stream, h *Handle) {
 
 // TestGPUNoNonzeros: a matrix without nonzeros gives y = beta·y.
 func TestGPUNoNonzeros(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	for _, f := range []Format{CSR, COO} {
 		var a *Matrix[float64]
@@ -371,12 +308,12 @@ func TestGPUNoNonzeros(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", f, err)
 		}
-		x, y := devSlice(t, s, []float64{1, 2, 3, 4}), devSlice(t, s, []float64{1, -2, 3, -4, 5})
+		x, y := libtest.Upload(t, s, []float64{1, 2, 3, 4}), libtest.Upload(t, s, []float64{1, -2, 3, -4, 5})
 		if err := SpMV(h, NoTrans, 2, a, x, 0.5, y); err != nil {
 			t.Fatalf("%v: SpMV: %v", f, err)
 		}
 		// beta·y is exact for beta = 0.5.
-		if got, want := hostSlice[float64](t, y, 5), []float64{0.5, -1, 1.5, -2, 2.5}; fmt.Sprint(got) != fmt.Sprint(want) {
+		if got, want := libtest.Download[float64](t, y, 5), []float64{0.5, -1, 1.5, -2, 2.5}; fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%v: y = %v, want %v", f, got, want)
 		}
 		x.Close()
@@ -388,7 +325,7 @@ func TestGPUNoNonzeros(t *testing.T) {
 // TestGPUWorkspaceKept: the workspace is allocated once and kept for the
 // same operation, and a second handle has its own.
 func TestGPUWorkspaceKept(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	if h.WorkspaceSize() != 0 {
 		t.Fatalf("a new handle has a workspace of %d bytes", h.WorkspaceSize())
@@ -398,7 +335,7 @@ func TestGPUWorkspaceKept(t *testing.T) {
 	a := makeMatrix[float32, int32](t, s, CSR, hm)
 	defer a.Close()
 	// Aᵀ is 33×257: B is 257×8 and C 33×8.
-	bm, cm := devSlice(t, s, randVec[float32](r, 257*8)), devSlice(t, s, make([]float32, 33*8))
+	bm, cm := libtest.Upload(t, s, randVec[float32](r, 257*8)), libtest.Upload(t, s, make([]float32, 33*8))
 	defer bm.Close()
 	defer cm.Close()
 	if err := SpMM(h, Trans, 1, a, bm, 8, 0, cm); err != nil {
@@ -425,7 +362,7 @@ func TestGPUWorkspaceKept(t *testing.T) {
 // others use the Matrix through handles of their own streams; every
 // result is right.
 func TestGPUConcurrent(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	r := rand.New(rand.NewPCG(7, 8))
 	hm := randomSparse[float64](r, 257, 33, 0.2)
@@ -446,7 +383,7 @@ func TestGPUConcurrent(t *testing.T) {
 					return
 				}
 				defer sw.Close()
-				if hw, err = NewHandle(sw); err != nil {
+				if hw, err = New(sw, nil); err != nil {
 					errs <- err
 					return
 				}
@@ -497,8 +434,8 @@ func TestGPUConcurrent(t *testing.T) {
 // TestGPUClosed: closed matrices, handles and buffers give core.ErrClosed;
 // a handle outlives its stream's Close.
 func TestGPUClosed(t *testing.T) {
-	s := gpuStream(t)
-	h, err := NewHandle(s)
+	s := libtest.Stream(t, core.StreamOptions{})
+	h, err := New(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -506,19 +443,19 @@ func TestGPUClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, y := devSlice(t, s, []float32{1, 1}), devSlice(t, s, []float32{0, 0})
+	x, y := libtest.Upload(t, s, []float32{1, 1}), libtest.Upload(t, s, []float32{0, 0})
 	defer y.Close()
 	if err := SpMV(h, NoTrans, 1, a, x, 0, y); err != nil {
 		t.Fatal(err)
 	}
-	if got := hostSlice[float32](t, y, 2); got[0] != 2 || got[1] != 3 {
+	if got := libtest.Download[float32](t, y, 2); got[0] != 2 || got[1] != 3 {
 		t.Errorf("y = %v, want [2 3]", got)
 	}
 	x.Close()
 	if err := SpMV(h, NoTrans, 1, a, x, 0, y); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("closed x: %v, want core.ErrClosed", err)
 	}
-	x = devSlice(t, s, []float32{1, 1})
+	x = libtest.Upload(t, s, []float32{1, 1})
 	defer x.Close()
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
@@ -534,7 +471,7 @@ func TestGPUClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h2, err := NewHandle(s2)
+	h2, err := New(s2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -549,7 +486,7 @@ func TestGPUClosed(t *testing.T) {
 	if err := s2.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	if got := hostSlice[float32](t, y, 2); got[0] != 4 || got[1] != 5 {
+	if got := libtest.Download[float32](t, y, 2); got[0] != 4 || got[1] != 5 {
 		t.Errorf("y = %v, want [4 5]", got)
 	}
 	if err := s2.Close(); err != nil {
@@ -567,8 +504,8 @@ func TestGPUClosed(t *testing.T) {
 	if err := SpMV(h, NoTrans, 1, a2, x, 0, y); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("closed handle: %v, want core.ErrClosed", err)
 	}
-	if _, err := NewHandle(s2); !errors.Is(err, core.ErrClosed) {
-		t.Errorf("NewHandle of a closed stream: %v, want core.ErrClosed", err)
+	if _, err := New(s2, nil); !errors.Is(err, core.ErrClosed) {
+		t.Errorf("New of a closed stream: %v, want core.ErrClosed", err)
 	}
 }
 
@@ -594,7 +531,7 @@ func BenchmarkSpMV(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer a.Close()
-	h, err := NewHandle(s)
+	h, err := New(s, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -652,4 +589,9 @@ func laplacian1D(n int) (off, col []int32, val []float32) {
 		off = append(off, int32(len(col)))
 	}
 	return off, col, val
+}
+
+// newHandle returns a Handle on s, closed when t ends.
+func newHandle(t testing.TB, s *core.Stream) *Handle {
+	return libtest.Open(t, func() (*Handle, error) { return New(s, nil) })
 }
