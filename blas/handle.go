@@ -181,9 +181,35 @@ func (h *Handle) operands(fn string) libhandle.Operands {
 	return libhandle.Operands{Package: "blas", Func: fn, Device: h.lib().Device()}
 }
 
-// add holds b, the operand arg (arg[idx] when idx >= 0), of elements e.
-func add(ops *libhandle.Operands, arg string, idx int, b *core.Buffer, e elem) (unsafe.Pointer, error) {
-	return ops.AddAt(arg, idx, b, e.size, e.name)
+// call is one cuBLAS operation in progress: its context, stream and
+// library handles, and the addresses of its operands.
+type call struct {
+	ctx driver.Context
+	s   driver.Stream
+	lib handles
+	p   [3]unsafe.Pointer
+}
+
+// do is every operation's path from its checked arguments to its cuBLAS
+// call: it holds bufs, operands of elements e named by the letters of
+// names ("axy": a, x and y), begins the operation (in the Handle's
+// share) and calls queue with their addresses.
+func (h *Handle) do(fn string, e elem, names string, bufs [3]*core.Buffer, queue func(c call) error) error {
+	ops := h.operands(fn)
+	defer ops.Release()
+	var c call
+	var err error
+	for i := range len(names) {
+		if c.p[i], err = ops.Add(names[i:i+1], bufs[i], e.size, e.name); err != nil {
+			return err
+		}
+	}
+	if c.ctx, c.s, err = h.lib().Begin(); err != nil {
+		return err
+	}
+	defer h.st.End()
+	c.lib = h.st.Handle()
+	return queue(c)
 }
 
 func argErr(fn, arg, format string, args ...any) error {

@@ -23,18 +23,7 @@ import (
 // The sizes are checked against the Buffers before anything is queued
 // (a *lib.ArgError names the argument). The GEMM is queued on h's stream.
 func Gemm[T Scalar](h *Handle, tA, tB Transpose, m, n, k int, alpha T, a *core.Buffer, lda int, b *core.Buffer, ldb int, beta T, c *core.Buffer, ldc int) error {
-	const fn = "Gemm"
-	e := elemOf[T]()
-	if err := checkGemm(fn, colMajor, e, h, tA, tB, m, n, k, a, lda, 0, b, ldb, 0, c, ldc, 0, 1); err != nil {
-		return err
-	}
-	ops := h.operands(fn)
-	defer ops.Release()
-	pa, pb, pc, err := add3(&ops, e, a, b, c)
-	if err != nil {
-		return err
-	}
-	return gemm(h, fn, e, tA, tB, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc, &ops)
+	return gemmIn("Gemm", colMajor, h, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // GemmRowMajor computes C = alpha·op(A)·op(B) + beta·C with row-major
@@ -48,53 +37,60 @@ func Gemm[T Scalar](h *Handle, tA, tB Transpose, m, n, k int, alpha T, a *core.B
 // Cᵀ = op(B)ᵀ·op(A)ᵀ in cuBLAS's column-major terms: the same GEMM with
 // A and B swapped, without copying anything.
 func GemmRowMajor[T Scalar](h *Handle, tA, tB Transpose, m, n, k int, alpha T, a *core.Buffer, lda int, b *core.Buffer, ldb int, beta T, c *core.Buffer, ldc int) error {
-	const fn = "GemmRowMajor"
-	e := elemOf[T]()
-	if err := checkGemm(fn, rowMajor, e, h, tA, tB, m, n, k, a, lda, 0, b, ldb, 0, c, ldc, 0, 1); err != nil {
-		return err
-	}
-	ops := h.operands(fn)
-	defer ops.Release()
-	pa, pb, pc, err := add3(&ops, e, a, b, c)
-	if err != nil {
-		return err
-	}
-	return gemm(h, fn, e, tB, tA, n, m, k, alpha, pb, ldb, pa, lda, beta, pc, ldc, &ops)
+	return gemmIn("GemmRowMajor", rowMajor, h, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-// add3 holds a GEMM's three buffers.
-func add3(o *libhandle.Operands, e elem, a, b, c *core.Buffer) (pa, pb, pc unsafe.Pointer, err error) {
-	if pa, err = add(o, "a", -1, a, e); err != nil {
-		return
+// gemmIn checks and queues a GEMM of matrices in layout l.
+func gemmIn[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, n, k int, alpha T, a *core.Buffer, lda int, b *core.Buffer, ldb int, beta T, c *core.Buffer, ldc int) error {
+	e := elemOf[T]()
+	if err := checkGemm(fn, l, e, h, tA, tB, m, n, k, a, lda, 0, b, ldb, 0, c, ldc, 0, 1); err != nil {
+		return err
 	}
-	if pb, err = add(o, "b", -1, b, e); err != nil {
-		return
+	return h.do(fn, e, "abc", [3]*core.Buffer{a, b, c}, func(cl call) error {
+		g := gemmOp{tA: tA, tB: tB, m: m, n: n, k: k, lda: lda, ldb: ldb, ldc: ldc}
+		return gemm(cl, e, alpha, beta, g.at(cl.p, l))
+	})
+}
+
+// gemmOp is a GEMM, or a strided batch of them, with the addresses of its
+// matrices.
+type gemmOp struct {
+	tA, tB        Transpose
+	m, n, k       int
+	a, b, c       unsafe.Pointer
+	lda, ldb, ldc int
+	sa, sb        int64
+}
+
+// at returns g with its matrices at p (A, B, C), in cuBLAS's column-major
+// terms for matrices in layout l: a row-major matrix is its transpose in
+// column-major order, so C = op(A)·op(B) row-major is Cᵀ = op(B)ᵀ·op(A)ᵀ
+// column-major, the same GEMM with A and B (their sizes, leading
+// dimensions and strides) swapped.
+func (g gemmOp) at(p [3]unsafe.Pointer, l layout) gemmOp {
+	g.a, g.b, g.c = p[0], p[1], p[2]
+	if l == rowMajor {
+		g.tA, g.tB, g.m, g.n, g.a, g.b, g.lda, g.ldb, g.sa, g.sb = g.tB, g.tA, g.n, g.m, g.b, g.a, g.ldb, g.lda, g.sb, g.sa
 	}
-	pc, err = add(o, "c", -1, c, e)
-	return
+	return g
 }
 
 // gemm queues a checked column-major GEMM.
-func gemm[T Scalar](h *Handle, fn string, e elem, tA, tB Transpose, m, n, k int, alpha T, a unsafe.Pointer, lda int, b unsafe.Pointer, ldb int, beta T, c unsafe.Pointer, ldc int, ops *libhandle.Operands) error {
-	ctx, _, err := h.lib().Begin()
-	if err != nil {
-		return err
-	}
-	defer h.st.End()
-	opA, opB := cublasOp(tA, e.complex), cublasOp(tB, e.complex)
-	M, N, K, lA, lB, lC := int32(m), int32(n), int32(k), int32(lda), int32(ldb), int32(ldc)
+func gemm[T Scalar](c call, e elem, alpha, beta T, g gemmOp) error {
+	opA, opB := cublasOp(g.tA, e.complex), cublasOp(g.tB, e.complex)
+	M, N, K, lA, lB, lC := int32(g.m), int32(g.n), int32(g.k), int32(g.lda), int32(g.ldb), int32(g.ldc)
 	slot := getScalars(alpha, beta)
 	defer scalarPool.Put(slot)
 	al, be := slot.ptrs()
 	switch e.kind {
 	case 's':
-		return cublasSgemm(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*float32)(al), (*float32)(a), lA, (*float32)(b), lB, (*float32)(be), (*float32)(c), lC)
+		return cublasSgemm(c.ctx, c.lib.blas, opA, opB, M, N, K, (*float32)(al), (*float32)(g.a), lA, (*float32)(g.b), lB, (*float32)(be), (*float32)(g.c), lC)
 	case 'd':
-		return cublasDgemm(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*float64)(al), (*float64)(a), lA, (*float64)(b), lB, (*float64)(be), (*float64)(c), lC)
+		return cublasDgemm(c.ctx, c.lib.blas, opA, opB, M, N, K, (*float64)(al), (*float64)(g.a), lA, (*float64)(g.b), lB, (*float64)(be), (*float64)(g.c), lC)
 	case 'c':
-		return cublasCgemm(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*complex64)(al), (*complex64)(a), lA, (*complex64)(b), lB, (*complex64)(be), (*complex64)(c), lC)
+		return cublasCgemm(c.ctx, c.lib.blas, opA, opB, M, N, K, (*complex64)(al), (*complex64)(g.a), lA, (*complex64)(g.b), lB, (*complex64)(be), (*complex64)(g.c), lC)
 	default:
-		return cublasZgemm(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*complex128)(al), (*complex128)(a), lA, (*complex128)(b), lB, (*complex128)(be), (*complex128)(c), lC)
+		return cublasZgemm(c.ctx, c.lib.blas, opA, opB, M, N, K, (*complex128)(al), (*complex128)(g.a), lA, (*complex128)(g.b), lB, (*complex128)(be), (*complex128)(g.c), lC)
 	}
 }
 
@@ -134,35 +130,24 @@ func gemmStrided[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, 
 	if batch == 0 {
 		return nil
 	}
-	ops := h.operands(fn)
-	defer ops.Release()
-	pa, pb, pc, err := add3(&ops, e, a, b, c)
-	if err != nil {
-		return err
-	}
-	if l == rowMajor {
-		tA, tB, m, n, pa, pb, lda, ldb, sa, sb = tB, tA, n, m, pb, pa, ldb, lda, sb, sa
-	}
-	ctx, _, err := h.lib().Begin()
-	if err != nil {
-		return err
-	}
-	defer h.st.End()
-	opA, opB := cublasOp(tA, e.complex), cublasOp(tB, e.complex)
-	M, N, K, lA, lB, lC, B := int32(m), int32(n), int32(k), int32(lda), int32(ldb), int32(ldc), int32(batch)
-	slot := getScalars(alpha, beta)
-	defer scalarPool.Put(slot)
-	al, be := slot.ptrs()
-	switch e.kind {
-	case 's':
-		return cublasSgemmStridedBatched(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*float32)(al), (*float32)(pa), lA, sa, (*float32)(pb), lB, sb, (*float32)(be), (*float32)(pc), lC, sc, B)
-	case 'd':
-		return cublasDgemmStridedBatched(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*float64)(al), (*float64)(pa), lA, sa, (*float64)(pb), lB, sb, (*float64)(be), (*float64)(pc), lC, sc, B)
-	case 'c':
-		return cublasCgemmStridedBatched(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*complex64)(al), (*complex64)(pa), lA, sa, (*complex64)(pb), lB, sb, (*complex64)(be), (*complex64)(pc), lC, sc, B)
-	default:
-		return cublasZgemmStridedBatched(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*complex128)(al), (*complex128)(pa), lA, sa, (*complex128)(pb), lB, sb, (*complex128)(be), (*complex128)(pc), lC, sc, B)
-	}
+	return h.do(fn, e, "abc", [3]*core.Buffer{a, b, c}, func(cl call) error {
+		g := gemmOp{tA: tA, tB: tB, m: m, n: n, k: k, lda: lda, ldb: ldb, ldc: ldc, sa: sa, sb: sb}.at(cl.p, l)
+		opA, opB := cublasOp(g.tA, e.complex), cublasOp(g.tB, e.complex)
+		M, N, K, lA, lB, lC, B := int32(g.m), int32(g.n), int32(k), int32(g.lda), int32(g.ldb), int32(ldc), int32(batch)
+		slot := getScalars(alpha, beta)
+		defer scalarPool.Put(slot)
+		al, be := slot.ptrs()
+		switch e.kind {
+		case 's':
+			return cublasSgemmStridedBatched(cl.ctx, cl.lib.blas, opA, opB, M, N, K, (*float32)(al), (*float32)(g.a), lA, g.sa, (*float32)(g.b), lB, g.sb, (*float32)(be), (*float32)(g.c), lC, sc, B)
+		case 'd':
+			return cublasDgemmStridedBatched(cl.ctx, cl.lib.blas, opA, opB, M, N, K, (*float64)(al), (*float64)(g.a), lA, g.sa, (*float64)(g.b), lB, g.sb, (*float64)(be), (*float64)(g.c), lC, sc, B)
+		case 'c':
+			return cublasCgemmStridedBatched(cl.ctx, cl.lib.blas, opA, opB, M, N, K, (*complex64)(al), (*complex64)(g.a), lA, g.sa, (*complex64)(g.b), lB, g.sb, (*complex64)(be), (*complex64)(g.c), lC, sc, B)
+		default:
+			return cublasZgemmStridedBatched(cl.ctx, cl.lib.blas, opA, opB, M, N, K, (*complex128)(al), (*complex128)(g.a), lA, g.sa, (*complex128)(g.b), lB, g.sb, (*complex128)(be), (*complex128)(g.c), lC, sc, B)
+		}
+	})
 }
 
 // GemmBatched computes len(c) GEMMs C_i = alpha·op(A_i)·op(B_i) +
@@ -225,7 +210,7 @@ func gemmBatched[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, 
 	for j, bufs := range [...][]*core.Buffer{a, b, c} {
 		arg := [...]string{"a", "b", "c"}[j]
 		for i, buf := range bufs {
-			p, err := add(&ops, arg, i, buf, e)
+			p, err := ops.AddAt(arg, i, buf, e.size, e.name)
 			if err != nil {
 				return err
 			}

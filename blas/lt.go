@@ -46,41 +46,30 @@ func matmul[T MatmulScalar](fn string, l layout, h *Handle, ct ComputeType, tA, 
 	if m == 0 || n == 0 {
 		return nil
 	}
-	ops := h.operands(fn)
-	defer ops.Release()
-	pa, pb, pc, err := add3(&ops, e, a, b, c)
-	if err != nil {
+	return h.do(fn, e, "abc", [3]*core.Buffer{a, b, c}, func(cl call) error {
+		g := gemmOp{tA: tA, tB: tB, m: m, n: n, k: k, lda: lda, ldb: ldb, ldc: ldc}.at(cl.p, l)
+		key := planKey{
+			dt: e.dt, compute: ct, opA: cublasOp(g.tA, false), opB: cublasOp(g.tB, false),
+			m: int32(g.m), n: int32(g.n), k: int32(k), lda: int32(g.lda), ldb: int32(g.ldb), ldc: int32(ldc),
+			alignA: alignment(libhandle.Addr(g.a)), alignB: alignment(libhandle.Addr(g.b)), alignC: alignment(libhandle.Addr(g.c)),
+		}
+		p, err := h.plan(cl.ctx, key)
+		if err != nil {
+			return fmt.Errorf("blas: %s: %w", fn, err)
+		}
+		var slot *scalars
+		if ct == ComputeFloat16 {
+			slot = getScalars(HalfFromFloat32(alpha), HalfFromFloat32(beta))
+		} else {
+			slot = getScalars(alpha, beta)
+		}
+		defer scalarPool.Put(slot)
+		al, be := slot.ptrs()
+		// D = C: in place, with C's layout.
+		err = cublasLtMatmul(cl.ctx, cl.lib.lt, p.desc, al, g.a, p.a, g.b, p.b, be, g.c, p.c, g.c, p.c, &p.algo, h.ws, h.wsLen, cl.s)
+		runtime.KeepAlive(p) // its descriptors, until cuBLASLt is done with them
 		return err
-	}
-	if l == rowMajor {
-		tA, tB, m, n, pa, pb, lda, ldb = tB, tA, n, m, pb, pa, ldb, lda
-	}
-	ctx, s, err := h.lib().Begin()
-	if err != nil {
-		return err
-	}
-	defer h.st.End()
-	key := planKey{
-		dt: e.dt, compute: ct, opA: cublasOp(tA, false), opB: cublasOp(tB, false),
-		m: int32(m), n: int32(n), k: int32(k), lda: int32(lda), ldb: int32(ldb), ldc: int32(ldc),
-		alignA: alignment(libhandle.Addr(pa)), alignB: alignment(libhandle.Addr(pb)), alignC: alignment(libhandle.Addr(pc)),
-	}
-	p, err := h.plan(ctx, key)
-	if err != nil {
-		return fmt.Errorf("blas: %s: %w", fn, err)
-	}
-	var slot *scalars
-	if ct == ComputeFloat16 {
-		slot = getScalars(HalfFromFloat32(alpha), HalfFromFloat32(beta))
-	} else {
-		slot = getScalars(alpha, beta)
-	}
-	defer scalarPool.Put(slot)
-	al, be := slot.ptrs()
-	// D = C: in place, with C's layout.
-	err = cublasLtMatmul(ctx, h.st.Handle().lt, p.desc, al, pa, p.a, pb, p.b, be, pc, p.c, pc, p.c, &p.algo, h.ws, h.wsLen, s)
-	runtime.KeepAlive(p) // its descriptors, until cuBLASLt is done with them
-	return err
+	})
 }
 
 // alignment is the largest power of two, up to 256, that divides p:

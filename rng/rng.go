@@ -148,19 +148,12 @@ func New(stream *core.Stream, opts *Options) (*Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := libhandle.New(libhandle.Lib[curand.Generator]{
-		Package:   "rng",
-		Create:    s.create,
-		Setup:     s.setup,
-		SetStream: curandSetStream,
-		Destroy:   curandDestroyGenerator,
-	}, "New", stream)
-	if err != nil {
-		return nil, err
+	l := libhandle.Lib[curand.Generator]{
+		Package: "rng", Create: s.create, Setup: s.setup, SetStream: curandSetStream, Destroy: curandDestroyGenerator,
 	}
-	g := &Generator{settings: s, st: st}
-	libhandle.CloseWith(g, st)
-	return g, nil
+	return libhandle.Open(l, "New", stream, func(st *libhandle.State[curand.Generator]) *Generator {
+		return &Generator{settings: s, st: st}
+	})
 }
 
 // newSettings checks opts.

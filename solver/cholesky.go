@@ -4,7 +4,6 @@ import (
 	"unsafe"
 
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // Cholesky is the factorization A = L·Lᵀ (Lower) or A = Uᵀ·U (Upper) of a
@@ -33,39 +32,19 @@ func FactorCholesky[T Float](h *Handle, a *core.Buffer, n int, uplo Uplo) (*Chol
 	if err := checkCholesky[T](fn, h, a, n, uplo); err != nil {
 		return nil, err
 	}
-	var ap unsafe.Pointer
-	err := run(h, fn, func(c *call) (err error) {
-		ap, err = libhandle.AddOf[T](&c.ops, "A", a)
-		return err
-	}, func(c *call) error {
-		n32, fill := int32(n), uplo.fill()
-		var lwork int32
-		var err error
-		if isFloat32[T]() {
-			err = cusolverDnSpotrfBufferSize(c.ctx, c.lib, fill, n32, (*float32)(ap), n32, &lwork)
-		} else {
-			err = cusolverDnDpotrfBufferSize(c.ctx, c.lib, fill, n32, (*float64)(ap), n32, &lwork)
-		}
-		if err != nil {
-			return err
-		}
-		wp, err := workspace[T](c, lwork)
-		if err != nil {
-			return err
-		}
-		if isFloat32[T]() {
-			err = cusolverDnSpotrf(c.ctx, c.lib, fill, n32, (*float32)(ap), n32, (*float32)(wp), lwork, (*int32)(c.info))
-		} else {
-			err = cusolverDnDpotrf(c.ctx, c.lib, fill, n32, (*float64)(ap), n32, (*float64)(wp), lwork, (*int32)(c.info))
-		}
-		if err != nil {
-			return err
-		}
-		info, err := c.readInfo()
-		if err != nil {
-			return err
-		}
-		return infoError("potrf", info, func(i int) error { return &NotPositiveDefiniteError{Minor: i} })
+	err := run[T](h, fn, []operand{{"A", a}}, func(c *call, p []unsafe.Pointer) error {
+		ap, n32, fill := p[0], int32(n), uplo.fill()
+		return factor[T](c, "potrf", func(lwork *int32) error {
+			if isFloat32[T]() {
+				return cusolverDnSpotrfBufferSize(c.ctx, c.lib, fill, n32, (*float32)(ap), n32, lwork)
+			}
+			return cusolverDnDpotrfBufferSize(c.ctx, c.lib, fill, n32, (*float64)(ap), n32, lwork)
+		}, func(ws unsafe.Pointer, lwork int32) error {
+			if isFloat32[T]() {
+				return cusolverDnSpotrf(c.ctx, c.lib, fill, n32, (*float32)(ap), n32, (*float32)(ws), lwork, (*int32)(c.info))
+			}
+			return cusolverDnDpotrf(c.ctx, c.lib, fill, n32, (*float64)(ap), n32, (*float64)(ws), lwork, (*int32)(c.info))
+		}, func(i int) error { return &NotPositiveDefiniteError{Minor: i} })
 	})
 	if err != nil {
 		return nil, err
@@ -98,15 +77,8 @@ func (f *Cholesky[T]) Solve(b *core.Buffer, nrhs int) error {
 	if err := checkRHS[T](fn, f.a, f.n, b, nrhs); err != nil {
 		return err
 	}
-	var ap, bp unsafe.Pointer
-	return run(f.h, fn, func(c *call) (err error) {
-		if ap, err = libhandle.AddOf[T](&c.ops, "A", f.a); err != nil {
-			return err
-		}
-		bp, err = libhandle.AddOf[T](&c.ops, "B", b)
-		return err
-	}, func(c *call) error {
-		n, k, fill := int32(f.n), int32(nrhs), f.uplo.fill()
+	return run[T](f.h, fn, []operand{{"A", f.a}, {"B", b}}, func(c *call, p []unsafe.Pointer) error {
+		ap, bp, n, k, fill := p[0], p[1], int32(f.n), int32(nrhs), f.uplo.fill()
 		// devInfo reports only a wrong parameter, which the checks
 		// exclude: Solve does not wait to read it.
 		if isFloat32[T]() {

@@ -26,45 +26,22 @@ func SymEig[T Float](h *Handle, a *core.Buffer, n int, uplo Uplo, w *core.Buffer
 	if err := checkSymEig[T](h, a, n, uplo, w, job); err != nil {
 		return err
 	}
-	var ap, wp unsafe.Pointer
-	return run(h, fn, func(c *call) (err error) {
-		if ap, err = libhandle.AddOf[T](&c.ops, "A", a); err != nil {
-			return err
-		}
-		wp, err = libhandle.AddOf[T](&c.ops, "w", w)
-		return err
-	}, func(c *call) error {
-		n32, fill, mode := int32(n), uplo.fill(), cusolver.EigModeNovector
+	return run[T](h, fn, []operand{{"A", a}, {"w", w}}, func(c *call, p []unsafe.Pointer) error {
+		ap, wp, n32, fill, mode := p[0], p[1], int32(n), uplo.fill(), cusolver.EigModeNovector
 		if job == ValuesAndVectors {
 			mode = cusolver.EigModeVector
 		}
-		var lwork int32
-		var err error
-		if isFloat32[T]() {
-			err = cusolverDnSsyevdBufferSize(c.ctx, c.lib, mode, fill, n32, (*float32)(ap), n32, (*float32)(wp), &lwork)
-		} else {
-			err = cusolverDnDsyevdBufferSize(c.ctx, c.lib, mode, fill, n32, (*float64)(ap), n32, (*float64)(wp), &lwork)
-		}
-		if err != nil {
-			return err
-		}
-		wsp, err := workspace[T](c, lwork)
-		if err != nil {
-			return err
-		}
-		if isFloat32[T]() {
-			err = cusolverDnSsyevd(c.ctx, c.lib, mode, fill, n32, (*float32)(ap), n32, (*float32)(wp), (*float32)(wsp), lwork, (*int32)(c.info))
-		} else {
-			err = cusolverDnDsyevd(c.ctx, c.lib, mode, fill, n32, (*float64)(ap), n32, (*float64)(wp), (*float64)(wsp), lwork, (*int32)(c.info))
-		}
-		if err != nil {
-			return err
-		}
-		info, err := c.readInfo()
-		if err != nil {
-			return err
-		}
-		return infoError("syevd", info, func(i int) error { return &NoConvergenceError{Count: i} })
+		return factor[T](c, "syevd", func(lwork *int32) error {
+			if isFloat32[T]() {
+				return cusolverDnSsyevdBufferSize(c.ctx, c.lib, mode, fill, n32, (*float32)(ap), n32, (*float32)(wp), lwork)
+			}
+			return cusolverDnDsyevdBufferSize(c.ctx, c.lib, mode, fill, n32, (*float64)(ap), n32, (*float64)(wp), lwork)
+		}, func(ws unsafe.Pointer, lwork int32) error {
+			if isFloat32[T]() {
+				return cusolverDnSsyevd(c.ctx, c.lib, mode, fill, n32, (*float32)(ap), n32, (*float32)(wp), (*float32)(ws), lwork, (*int32)(c.info))
+			}
+			return cusolverDnDsyevd(c.ctx, c.lib, mode, fill, n32, (*float64)(ap), n32, (*float64)(wp), (*float64)(ws), lwork, (*int32)(c.info))
+		}, func(i int) error { return &NoConvergenceError{Count: i} })
 	})
 }
 

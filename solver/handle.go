@@ -34,13 +34,7 @@ var cusolverLib = libhandle.Lib[cusolver.DnHandle]{
 
 // New returns a Handle for operations on stream; opts may be nil.
 func New(stream *core.Stream, opts *Options) (*Handle, error) {
-	st, err := libhandle.New(cusolverLib, "New", stream)
-	if err != nil {
-		return nil, err
-	}
-	h := &Handle{st: st}
-	libhandle.CloseWith(h, st)
-	return h, nil
+	return libhandle.Open(cusolverLib, "New", stream, func(st *libhandle.State[cusolver.DnHandle]) *Handle { return &Handle{st: st} })
 }
 
 // NewHandle returns New(stream, nil).
@@ -80,14 +74,26 @@ type call struct {
 	info unsafe.Pointer
 }
 
-// run runs an operation of h: hold adds its operands (their errors come
-// before a closed handle's), then work queues it in the handle's turn.
-func run(h *Handle, fn string, hold func(c *call) error, work func(c *call) error) error {
+// operand is one matrix or vector of an operation: its argument's name
+// and its Buffer, which holds elements of the operation's T.
+type operand struct {
+	arg string
+	b   *core.Buffer
+}
+
+// run runs an operation of h: it holds bufs (their errors come before a
+// closed handle's), then work queues the operation in the handle's turn,
+// with the addresses of bufs.
+func run[T Float](h *Handle, fn string, bufs []operand, work func(c *call, p []unsafe.Pointer) error) error {
 	st := h.state()
 	c := &call{h: h, ops: libhandle.Operands{Package: "solver", Func: fn, Device: st.Device()}}
 	defer c.ops.Release()
-	if err := hold(c); err != nil {
-		return err
+	p := make([]unsafe.Pointer, len(bufs))
+	for i, x := range bufs {
+		var err error
+		if p[i], err = libhandle.AddOf[T](&c.ops, x.arg, x.b); err != nil {
+			return err
+		}
 	}
 	ctx, _, err := st.Begin()
 	if err != nil {
@@ -104,22 +110,32 @@ func run(h *Handle, fn string, hold func(c *call) error, work func(c *call) erro
 		return err
 	}
 	c.ctx, c.lib = ctx, st.Handle()
-	return work(c)
+	return work(c, p)
 }
 
-// workspace returns the handle's workspace, grown to lwork elements of T
-// and held for the call.
-func workspace[T Float](c *call, lwork int32) (unsafe.Pointer, error) {
-	return c.h.st.AddWorkspace(&c.ops, int(lwork)*libhandle.SizeOf[T]())
-}
-
-// readInfo waits for the work queued so far on the stream and returns
-// devInfo. h.info was allocated on the handle's stream, where its copies
-// run: this copy follows the operation that wrote it.
-func (c *call) readInfo() (int32, error) {
-	var v [1]int32
-	err := core.CopyFromDevice(v[:], c.h.info)
-	return v[0], err
+// factor runs a cuSOLVER routine that reports its result in devInfo (fn:
+// "getrf"): size asks for its workspace in elements of T, run queues it
+// with the workspace, then factor waits for devInfo and turns a positive
+// value into positive's error.
+func factor[T Float](c *call, fn string, size func(lwork *int32) error, run func(ws unsafe.Pointer, lwork int32) error, positive func(int) error) error {
+	var lwork int32
+	if err := size(&lwork); err != nil {
+		return err
+	}
+	ws, err := c.h.st.AddWorkspace(&c.ops, int(lwork)*libhandle.SizeOf[T]())
+	if err != nil {
+		return err
+	}
+	if err := run(ws, lwork); err != nil {
+		return err
+	}
+	// h.info was allocated on the handle's stream, where its copies run:
+	// this copy follows the routine that wrote it.
+	var info [1]int32
+	if err := core.CopyFromDevice(info[:], c.h.info); err != nil {
+		return err
+	}
+	return infoError(fn, info[0], positive)
 }
 
 func argErr(fn, arg, format string, args ...any) error {

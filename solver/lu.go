@@ -6,7 +6,6 @@ import (
 
 	"github.com/cudago/cudago/bindings/cublas"
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // LU is the factorization P·A = L·U of an n×n matrix, with partial
@@ -36,17 +35,12 @@ func FactorLU[T Float](h *Handle, a *core.Buffer, n int, layout Layout) (*LU[T],
 	if err := checkLU[T](fn, h, a, n, layout); err != nil {
 		return nil, err
 	}
-	var ap unsafe.Pointer
 	var ipiv *core.Buffer
-	err := run(h, fn, func(c *call) (err error) {
-		ap, err = libhandle.AddOf[T](&c.ops, "A", a)
-		return err
-	}, func(c *call) error {
-		var err error
+	err := run[T](h, fn, []operand{{"A", a}}, func(c *call, p []unsafe.Pointer) (err error) {
 		if ipiv, err = h.st.Device().Allocate(n*4, h.st.Stream()); err != nil {
 			return err
 		}
-		if err = getrf[T](c, ap, n, ipiv); err != nil {
+		if err = getrf[T](c, p[0], n, ipiv); err != nil {
 			_ = ipiv.Close()
 		}
 		return err
@@ -67,39 +61,24 @@ func checkLU[T Float](fn string, h *Handle, a *core.Buffer, n int, layout Layout
 	return checkBuf[T](fn, "A", a, n, n)
 }
 
-// getrf queries the workspace, factors and reads devInfo.
+// getrf factors a in place, with its pivots in ipiv.
 func getrf[T Float](c *call, ap unsafe.Pointer, n int, ipiv *core.Buffer) error {
 	pp, err := c.ops.Add("ipiv", ipiv, 4, "int32")
 	if err != nil {
 		return err
 	}
 	n32 := int32(n)
-	var lwork int32
-	if isFloat32[T]() {
-		err = cusolverDnSgetrfBufferSize(c.ctx, c.lib, n32, n32, (*float32)(ap), n32, &lwork)
-	} else {
-		err = cusolverDnDgetrfBufferSize(c.ctx, c.lib, n32, n32, (*float64)(ap), n32, &lwork)
-	}
-	if err != nil {
-		return err
-	}
-	wp, err := workspace[T](c, lwork)
-	if err != nil {
-		return err
-	}
-	if isFloat32[T]() {
-		err = cusolverDnSgetrf(c.ctx, c.lib, n32, n32, (*float32)(ap), n32, (*float32)(wp), (*int32)(pp), (*int32)(c.info))
-	} else {
-		err = cusolverDnDgetrf(c.ctx, c.lib, n32, n32, (*float64)(ap), n32, (*float64)(wp), (*int32)(pp), (*int32)(c.info))
-	}
-	if err != nil {
-		return err
-	}
-	info, err := c.readInfo()
-	if err != nil {
-		return err
-	}
-	return infoError("getrf", info, func(i int) error { return &SingularError{Step: i} })
+	return factor[T](c, "getrf", func(lwork *int32) error {
+		if isFloat32[T]() {
+			return cusolverDnSgetrfBufferSize(c.ctx, c.lib, n32, n32, (*float32)(ap), n32, lwork)
+		}
+		return cusolverDnDgetrfBufferSize(c.ctx, c.lib, n32, n32, (*float64)(ap), n32, lwork)
+	}, func(ws unsafe.Pointer, _ int32) error {
+		if isFloat32[T]() {
+			return cusolverDnSgetrf(c.ctx, c.lib, n32, n32, (*float32)(ap), n32, (*float32)(ws), (*int32)(pp), (*int32)(c.info))
+		}
+		return cusolverDnDgetrf(c.ctx, c.lib, n32, n32, (*float64)(ap), n32, (*float64)(ws), (*int32)(pp), (*int32)(c.info))
+	}, func(i int) error { return &SingularError{Step: i} })
 }
 
 // N returns the order of the factored matrix.
@@ -118,17 +97,11 @@ func (f *LU[T]) Solve(b *core.Buffer, nrhs int) error {
 	if err := checkRHS[T](fn, f.a, f.n, b, nrhs); err != nil {
 		return err
 	}
-	var ap, pp, bp unsafe.Pointer
-	return run(f.h, fn, func(c *call) (err error) {
-		if ap, err = libhandle.AddOf[T](&c.ops, "A", f.a); err != nil {
+	return run[T](f.h, fn, []operand{{"A", f.a}, {"B", b}}, func(c *call, p []unsafe.Pointer) error {
+		pp, err := c.ops.Add("pivots", f.ipiv, 4, "int32")
+		if err != nil {
 			return err
 		}
-		if pp, err = c.ops.Add("pivots", f.ipiv, 4, "int32"); err != nil {
-			return err
-		}
-		bp, err = libhandle.AddOf[T](&c.ops, "B", b)
-		return err
-	}, func(c *call) error {
 		op := cublas.OpN
 		if f.layout == RowMajor {
 			op = cublas.OpT // a holds Aᵀ's factors: (Aᵀ)ᵀ·X = B
@@ -137,9 +110,9 @@ func (f *LU[T]) Solve(b *core.Buffer, nrhs int) error {
 		// devInfo reports only a wrong parameter, which the checks
 		// exclude: Solve does not wait to read it.
 		if isFloat32[T]() {
-			return cusolverDnSgetrs(c.ctx, c.lib, op, n, k, (*float32)(ap), n, (*int32)(pp), (*float32)(bp), n, (*int32)(c.info))
+			return cusolverDnSgetrs(c.ctx, c.lib, op, n, k, (*float32)(p[0]), n, (*int32)(pp), (*float32)(p[1]), n, (*int32)(c.info))
 		}
-		return cusolverDnDgetrs(c.ctx, c.lib, op, n, k, (*float64)(ap), n, (*int32)(pp), (*float64)(bp), n, (*int32)(c.info))
+		return cusolverDnDgetrs(c.ctx, c.lib, op, n, k, (*float64)(p[0]), n, (*int32)(pp), (*float64)(p[1]), n, (*int32)(c.info))
 	})
 }
 

@@ -29,13 +29,7 @@ var cusparseLib = libhandle.Lib[cusparse.Handle]{
 
 // New returns a Handle for operations on stream; opts may be nil.
 func New(stream *core.Stream, opts *Options) (*Handle, error) {
-	st, err := libhandle.New(cusparseLib, "New", stream)
-	if err != nil {
-		return nil, err
-	}
-	h := &Handle{st: st}
-	libhandle.CloseWith(h, st)
-	return h, nil
+	return libhandle.Open(cusparseLib, "New", stream, func(st *libhandle.State[cusparse.Handle]) *Handle { return &Handle{st: st} })
 }
 
 // NewHandle returns New(stream, nil).

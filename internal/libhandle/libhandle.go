@@ -77,6 +77,19 @@ func New[H comparable](l Lib[H], fn string, stream *core.Stream) (*State[H], err
 	return &State[H]{lib: l, stream: stream}, nil
 }
 
+// Open is New for a package's object: it returns wrap(st), the object
+// that holds st, which is closed when the object is collected without its
+// Close (wrap's object must not be reachable from st).
+func Open[T any, H comparable](l Lib[H], fn string, stream *core.Stream, wrap func(*State[H]) *T) (*T, error) {
+	st, err := New(l, fn, stream)
+	if err != nil {
+		return nil, err
+	}
+	owner := wrap(st)
+	CloseWith(owner, st)
+	return owner, nil
+}
+
 // CloseWith arranges for st to be closed when owner, the package's object
 // that holds it, is collected without its Close. owner must not be
 // reachable from st.
