@@ -23,6 +23,15 @@ func gpu(t testing.TB, opts *Options) (*core.Device, *core.Stream, *Handle) {
 	return s.Device(), s, h
 }
 
+// eachScalar runs a test's subtests for float32, float64, complex64 and
+// complex128: f is one generic function, instantiated for each.
+func eachScalar(t *testing.T, f32, f64, c64, c128 func(*testing.T)) {
+	t.Run("float32", f32)
+	t.Run("float64", f64)
+	t.Run("complex64", c64)
+	t.Run("complex128", c128)
+}
+
 type anyElem interface{ Scalar | MatmulScalar }
 
 func toC[T anyElem](x T) complex128 {

@@ -62,10 +62,7 @@ func gemmAll[T Scalar](t *testing.T) {
 }
 
 func TestGPUGemm(t *testing.T) {
-	t.Run("float32", gemmAll[float32])
-	t.Run("float64", gemmAll[float64])
-	t.Run("complex64", gemmAll[complex64])
-	t.Run("complex128", gemmAll[complex128])
+	eachScalar(t, gemmAll[float32], gemmAll[float64], gemmAll[complex64], gemmAll[complex128])
 }
 
 // TestGPUGemmBetaZero: with beta 0, C is written, not read (BLAS's rule):
@@ -147,10 +144,7 @@ func stridedAll[T Scalar](t *testing.T) {
 }
 
 func TestGPUGemmStridedBatched(t *testing.T) {
-	t.Run("float32", stridedAll[float32])
-	t.Run("float64", stridedAll[float64])
-	t.Run("complex64", stridedAll[complex64])
-	t.Run("complex128", stridedAll[complex128])
+	eachScalar(t, stridedAll[float32], stridedAll[float64], stridedAll[complex64], stridedAll[complex128])
 }
 
 func batchedAll[T Scalar](t *testing.T) {
@@ -203,10 +197,7 @@ func batchedAll[T Scalar](t *testing.T) {
 }
 
 func TestGPUGemmBatched(t *testing.T) {
-	t.Run("float32", batchedAll[float32])
-	t.Run("float64", batchedAll[float64])
-	t.Run("complex64", batchedAll[complex64])
-	t.Run("complex128", batchedAll[complex128])
+	eachScalar(t, batchedAll[float32], batchedAll[float64], batchedAll[complex64], batchedAll[complex128])
 }
 
 // refVec is a vector of n elements inc apart in a slice with guards; its
@@ -270,10 +261,7 @@ func gemvAll[T Scalar](t *testing.T) {
 }
 
 func TestGPUGemv(t *testing.T) {
-	t.Run("float32", gemvAll[float32])
-	t.Run("float64", gemvAll[float64])
-	t.Run("complex64", gemvAll[complex64])
-	t.Run("complex128", gemvAll[complex128])
+	eachScalar(t, gemvAll[float32], gemvAll[float64], gemvAll[complex64], gemvAll[complex128])
 }
 
 func level1All[T Scalar](t *testing.T) {
@@ -380,10 +368,7 @@ func level1All[T Scalar](t *testing.T) {
 }
 
 func TestGPULevel1(t *testing.T) {
-	t.Run("float32", level1All[float32])
-	t.Run("float64", level1All[float64])
-	t.Run("complex64", level1All[complex64])
-	t.Run("complex128", level1All[complex128])
+	eachScalar(t, level1All[float32], level1All[float64], level1All[complex64], level1All[complex128])
 }
 
 // matmulTol is the error bound of a Matmul of k terms with inputs of T

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/libtest"
@@ -205,19 +206,8 @@ func alloc(t testing.TB, dev *core.Device, s *core.Stream, n int) *core.Buffer {
 	return b
 }
 
-func putComplex(t testing.TB, b *core.Buffer, p Precision, x []complex128) {
-	t.Helper()
-	if p == Double {
-		must(t, core.CopyToDevice(b, x))
-		return
-	}
-	y := make([]complex64, len(x))
-	for i, v := range x {
-		y[i] = complex64(v)
-	}
-	must(t, core.CopyToDevice(b, y))
-}
-
+// putReal copies x to b: float64 in Double precision, rounded to
+// float32 in Single.
 func putReal(t testing.TB, b *core.Buffer, p Precision, x []float64) {
 	t.Helper()
 	if p == Double {
@@ -231,23 +221,8 @@ func putReal(t testing.TB, b *core.Buffer, p Precision, x []float64) {
 	must(t, core.CopyToDevice(b, y))
 }
 
-// getComplex reads n complex values; the copy runs on the buffer's stream
-// and waits for it, after the transforms queued there.
-func getComplex(t testing.TB, b *core.Buffer, p Precision, n int) []complex128 {
-	t.Helper()
-	x := make([]complex128, n)
-	if p == Double {
-		must(t, core.CopyFromDevice(x, b))
-		return x
-	}
-	y := make([]complex64, n)
-	must(t, core.CopyFromDevice(y, b))
-	for i, v := range y {
-		x[i] = complex128(v)
-	}
-	return x
-}
-
+// getReal reads n real values; the copy runs on the buffer's stream and
+// waits for it, after the transforms queued there.
 func getReal(t testing.TB, b *core.Buffer, p Precision, n int) []float64 {
 	t.Helper()
 	x := make([]float64, n)
@@ -261,6 +236,19 @@ func getReal(t testing.TB, b *core.Buffer, p Precision, n int) []float64 {
 		x[i] = float64(v)
 	}
 	return x
+}
+
+// putComplex and getComplex are putReal and getReal of the real and
+// imaginary parts, which is how complex values lie in memory.
+func putComplex(t testing.TB, b *core.Buffer, p Precision, x []complex128) {
+	t.Helper()
+	putReal(t, b, p, unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(x))), 2*len(x)))
+}
+
+func getComplex(t testing.TB, b *core.Buffer, p Precision, n int) []complex128 {
+	t.Helper()
+	x := getReal(t, b, p, 2*n)
+	return unsafe.Slice((*complex128)(unsafe.Pointer(unsafe.SliceData(x))), n)
 }
 
 func check(t testing.TB, what string, p Precision, got, want []complex128) {

@@ -11,30 +11,9 @@ import (
 	"github.com/cudago/cudago/bindings/cusolver"
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/libhandle"
+	"github.com/cudago/cudago/internal/libtest"
 	"github.com/cudago/cudago/lib"
 )
-
-// fakeBuffers returns views of a Buffer without device memory (address 0),
-// at distinct 256-byte-aligned offsets, for the size, alignment and
-// overlap checks.
-func fakeBuffers(sizes ...int) []*core.Buffer {
-	total := 256
-	for _, s := range sizes {
-		total += (s + 255) &^ 255
-	}
-	root := core.NewBuffer(0, total, nil, nil)
-	var out []*core.Buffer
-	off := 256
-	for _, s := range sizes {
-		v, err := root.View(off, s)
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, v)
-		off += (s + 255) &^ 255
-	}
-	return out
-}
 
 func wantErr(t *testing.T, name string, err error, want string) {
 	t.Helper()
@@ -45,7 +24,7 @@ func wantErr(t *testing.T, name string, err error, want string) {
 
 func TestCheckLU(t *testing.T) {
 	h := &Handle{} // acts closed: the checks run, then core.ErrClosed
-	b := fakeBuffers(9*8, 8*8, 3*8, 2*8)
+	b := libtest.Fakes(9*8, 8*8, 3*8, 2*8)
 	a, short, rhs, shortRHS := b[0], b[1], b[2], b[3]
 	if err := checkLU[float64]("FactorLU", h, a, 3, ColMajor); err != nil {
 		t.Errorf("valid: %v", err)
@@ -55,7 +34,7 @@ func TestCheckLU(t *testing.T) {
 	}
 	root := core.NewBuffer(0, 4096, nil, nil)
 	odd, _ := root.View(4, 72)
-	closed := fakeBuffers(72)[0]
+	closed := libtest.Fakes(72)[0]
 	closed.Close()
 	for _, c := range []struct {
 		name string
@@ -97,7 +76,7 @@ func TestCheckLU(t *testing.T) {
 
 func TestLUSolveChecks(t *testing.T) {
 	h := &Handle{} // acts closed: the checks run, then core.ErrClosed
-	b := fakeBuffers(16*4, 4*4, 3*4)
+	b := libtest.Fakes(16*4, 4*4, 3*4)
 	f := &LU[float32]{h: h, a: b[0], n: 4}
 	wantErr(t, "nrhs", f.Solve(b[1], -1), "solver: LU.Solve: nrhs = -1 is outside")
 	wantErr(t, "short B", f.Solve(b[2], 1), "solver: LU.Solve: B holds 12 bytes, want 4×1 elements of float32 = 16 bytes")
@@ -112,7 +91,7 @@ func TestLUSolveChecks(t *testing.T) {
 		t.Errorf("Close of a nil *LU: %v", err)
 	}
 	// A closed LU: its pivots are closed.
-	piv := fakeBuffers(16)[0]
+	piv := libtest.Fakes(16)[0]
 	piv.Close()
 	g := &LU[float32]{h: h, a: b[0], n: 4, ipiv: piv}
 	if err := g.Close(); err != nil {
@@ -125,7 +104,7 @@ func TestLUSolveChecks(t *testing.T) {
 
 func TestCheckCholesky(t *testing.T) {
 	h := &Handle{} // acts closed: the checks run, then core.ErrClosed
-	b := fakeBuffers(4*8, 2*8, 8)
+	b := libtest.Fakes(4*8, 2*8, 8)
 	if err := checkCholesky[float64]("FactorCholesky", h, b[0], 2, Upper); err != nil {
 		t.Errorf("valid: %v", err)
 	}
@@ -147,7 +126,7 @@ func TestCheckCholesky(t *testing.T) {
 
 func TestCheckSymEig(t *testing.T) {
 	h := &Handle{} // acts closed: the checks run, then core.ErrClosed
-	b := fakeBuffers(9*4, 3*4, 2*4)
+	b := libtest.Fakes(9*4, 3*4, 2*4)
 	a, w, shortW := b[0], b[1], b[2]
 	if err := checkSymEig[float32](h, a, 3, Lower, w, ValuesAndVectors); err != nil {
 		t.Errorf("valid: %v", err)
@@ -159,7 +138,7 @@ func TestCheckSymEig(t *testing.T) {
 	wantErr(t, "w in A", SymEig[float32](h, a, 3, Lower, a, Values), "solver: SymEig: A and w overlap")
 	wantErr(t, "short A", SymEig[float64](h, a, 3, Lower, w, Values), "solver: SymEig: A holds 36 bytes, want 3×3 elements of float64")
 	wantErr(t, "nil A", SymEig[float64](h, nil, 3, Lower, w, Values), "solver: SymEig: nil *core.Buffer for A")
-	wc := fakeBuffers(12)[0]
+	wc := libtest.Fakes(12)[0]
 	wc.Close()
 	if err := SymEig[float32](h, a, 3, Lower, wc, Values); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("closed w: %v, want core.ErrClosed", err)
@@ -170,6 +149,14 @@ func TestCheckSymEig(t *testing.T) {
 // Handle that never ran an operation owns nothing on the GPU, so this
 // needs none.
 func TestClosedHandle(t *testing.T) {
+	for _, h := range []*Handle{nil, {}} { // nil and zero: closed, never a panic
+		if h.Close() != nil || h.Stream() != nil || h.WorkspaceSize() != 0 {
+			t.Errorf("%#v", h)
+		}
+	}
+	if _, err := FactorCholesky[float32](&Handle{}, libtest.Fakes(64)[0], 4, Lower); !errors.Is(err, core.ErrClosed) {
+		t.Errorf("FactorCholesky on a zero Handle: %v, want core.ErrClosed", err)
+	}
 	h := &Handle{st: new(libhandle.State[cusolver.DnHandle])}
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
@@ -177,7 +164,7 @@ func TestClosedHandle(t *testing.T) {
 	if err := h.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	b := fakeBuffers(4*8, 2*8)
+	b := libtest.Fakes(4*8, 2*8)
 	if _, err := FactorLU[float64](h, b[0], 2, ColMajor); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("FactorLU: %v, want core.ErrClosed", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 	"testing"
 
 	"github.com/cudago/cudago/core"
@@ -13,6 +12,19 @@ import (
 	"github.com/cudago/cudago/internal/libtest"
 	"github.com/cudago/cudago/internal/testenv"
 )
+
+// checkSolved checks LAPACK's residual ratio (see residualRatio) of each
+// of the nrhs solutions that b holds, of A·X = B for the row-major am and
+// the right-hand sides bv.
+func checkSolved[T Float](t *testing.T, what string, b *core.Buffer, am []T, n, nrhs int, bv []T, eps float64) {
+	t.Helper()
+	x := libtest.Download[T](t, b, n*nrhs)
+	for c := range nrhs {
+		if q := residualRatio(am, n, x[c*n:(c+1)*n], bv[c*n:(c+1)*n], eps); !(q < 30) {
+			t.Errorf("%s: right-hand side %d: residual ratio %.3g, want < 30", what, c, q)
+		}
+	}
+}
 
 // sizes are the orders of the solver tests.
 var sizes = []int{1, 7, 33, 100, 257}
@@ -51,12 +63,7 @@ func testLU[T Float](t *testing.T, s *core.Stream, h *Handle) {
 				if err := f.Solve(b, nrhs); err != nil {
 					t.Fatalf("%s: Solve: %v", what, err)
 				}
-				x := libtest.Download[T](t, b, n*nrhs)
-				for c := range nrhs {
-					if q := residualRatio(am, n, x[c*n:(c+1)*n], bv[c*n:(c+1)*n], eps); !(q < 30) {
-						t.Errorf("%s: right-hand side %d: residual ratio %.3g, want < 30", what, c, q)
-					}
-				}
+				checkSolved(t, what, b, am, n, nrhs, bv, eps)
 				piv, err := f.Pivots()
 				if err != nil {
 					t.Fatalf("%s: Pivots: %v", what, err)
@@ -75,12 +82,7 @@ func testLU[T Float](t *testing.T, s *core.Stream, h *Handle) {
 				if err := SolveLU[T](h, a2, n, layout, b2, nrhs); err != nil {
 					t.Fatalf("%s: SolveLU: %v", what, err)
 				}
-				x2 := libtest.Download[T](t, b2, n*nrhs)
-				for c := range nrhs {
-					if q := residualRatio(am, n, x2[c*n:(c+1)*n], bv[c*n:(c+1)*n], eps); !(q < 30) {
-						t.Errorf("%s: SolveLU: right-hand side %d: residual ratio %.3g", what, c, q)
-					}
-				}
+				checkSolved(t, what+": SolveLU", b2, am, n, nrhs, bv, eps)
 				a.Close()
 				b.Close()
 				a2.Close()
@@ -182,24 +184,14 @@ func testCholesky[T Float](t *testing.T, s *core.Stream, h *Handle) {
 				if err := f.Solve(b, nrhs); err != nil {
 					t.Fatalf("%s: Solve: %v", what, err)
 				}
-				x := libtest.Download[T](t, b, n*nrhs)
-				for c := range nrhs {
-					if q := residualRatio(am, n, x[c*n:(c+1)*n], bv[c*n:(c+1)*n], eps); !(q < 30) {
-						t.Errorf("%s: right-hand side %d: residual ratio %.3g, want < 30", what, c, q)
-					}
-				}
+				checkSolved(t, what, b, am, n, nrhs, bv, eps)
 				// The one-call form; a row-major array of a symmetric
 				// matrix is the same array.
 				a2, b2 := libtest.Upload(t, s, am), libtest.Upload(t, s, bv)
 				if err := SolveCholesky[T](h, a2, n, uplo, b2, nrhs); err != nil {
 					t.Fatalf("%s: SolveCholesky: %v", what, err)
 				}
-				x2 := libtest.Download[T](t, b2, n*nrhs)
-				for c := range nrhs {
-					if q := residualRatio(am, n, x2[c*n:(c+1)*n], bv[c*n:(c+1)*n], eps); !(q < 30) {
-						t.Errorf("%s: SolveCholesky: right-hand side %d: residual ratio %.3g", what, c, q)
-					}
-				}
+				checkSolved(t, what+": SolveCholesky", b2, am, n, nrhs, bv, eps)
 				a.Close()
 				b.Close()
 				a2.Close()
@@ -410,80 +402,47 @@ func TestGPUWorkspaceKept(t *testing.T) {
 // their own streams; every solve is right.
 func TestGPUConcurrent(t *testing.T) {
 	s := libtest.Stream(t, core.StreamOptions{})
-	h := newHandle(t, s)
 	const workers, n = 8, 65
-	var wg sync.WaitGroup
-	errs := make(chan error, 2*workers)
-	for w := range 2 * workers {
+	libtest.Concurrently(t, workers, s, newHandle(t, s), func(s *core.Stream) (*Handle, error) { return New(s, nil) }, func(w int, sw *core.Stream, hw *Handle) error {
 		r := rand.New(rand.NewPCG(11, uint64(w)))
 		am, bv := randMatrix[float64](r, n), randMatrix[float64](r, n)[:n]
-		wg.Go(func() {
-			hw, sw := h, s
-			if w >= workers {
-				var err error
-				if sw, err = s.Device().NewStream(core.StreamOptions{}); err != nil {
-					errs <- err
-					return
-				}
-				defer sw.Close()
-				if hw, err = New(sw, nil); err != nil {
-					errs <- err
-					return
-				}
-				defer hw.Close()
+		a, err := sw.Device().Allocate(n*n*8, sw)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		b, err := sw.Device().Allocate(n*8, sw)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		for range 5 {
+			if err := core.CopyToDevice(a, am); err != nil {
+				return err
 			}
-			a, err := sw.Device().Allocate(n*n*8, sw)
-			if err != nil {
-				errs <- err
-				return
+			if err := core.CopyToDevice(b, bv); err != nil {
+				return err
 			}
-			defer a.Close()
-			b, err := sw.Device().Allocate(n*8, sw)
-			if err != nil {
-				errs <- err
-				return
+			if err := SolveLU[float64](hw, a, n, RowMajor, b, 1); err != nil {
+				return err
 			}
-			defer b.Close()
-			for range 5 {
-				if err := core.CopyToDevice(a, am); err != nil {
-					errs <- err
-					return
-				}
-				if err := core.CopyToDevice(b, bv); err != nil {
-					errs <- err
-					return
-				}
-				if err := SolveLU[float64](hw, a, n, RowMajor, b, 1); err != nil {
-					errs <- err
-					return
-				}
-				x := make([]float64, n)
-				if err := core.CopyFromDevice(x, b); err != nil {
-					errs <- err
-					return
-				}
-				if q := residualRatio(am, n, x, bv, 0x1p-52); !(q < 30) {
-					errs <- fmt.Errorf("worker %d: residual ratio %.3g", w, q)
-					return
-				}
+			x := make([]float64, n)
+			if err := core.CopyFromDevice(x, b); err != nil {
+				return err
 			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+			if q := residualRatio(am, n, x, bv, 0x1p-52); !(q < 30) {
+				return fmt.Errorf("worker %d: residual ratio %.3g", w, q)
+			}
+		}
+		return nil
+	})
 }
 
 // TestGPUClosed: closed LUs, handles and buffers give core.ErrClosed; a
 // handle outlives its stream's Close.
 func TestGPUClosed(t *testing.T) {
 	s := libtest.Stream(t, core.StreamOptions{})
-	h, err := New(s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newHandle(t, s)
 	a, b := libtest.Upload(t, s, []float32{2, 0, 0, 4}), libtest.Upload(t, s, []float32{2, 4})
 	f, err := FactorLU[float32](h, a, 2, ColMajor)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/cudago/cudago/bindings/cusparse"
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/libhandle"
+	"github.com/cudago/cudago/internal/libtest"
 	"github.com/cudago/cudago/lib"
 )
 
@@ -174,31 +175,10 @@ func TestNewMatrixArgs(t *testing.T) {
 	}
 }
 
-// fakeBuffers returns views of a Buffer without device memory (address 0),
-// at distinct offsets, for the size, alignment and overlap checks.
-func fakeBuffers(sizes ...int) []*core.Buffer {
-	total := 0
-	for _, s := range sizes {
-		total += (s + 255) &^ 255
-	}
-	root := core.NewBuffer(0, total+256, nil, nil)
-	var out []*core.Buffer
-	off := 256 // so that no view has address 0
-	for _, s := range sizes {
-		v, err := root.View(off, s)
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, v)
-		off += (s + 255) &^ 255
-	}
-	return out
-}
-
 func TestCheckSpMV(t *testing.T) {
 	h := &Handle{} // acts closed: the checks run, then core.ErrClosed
 	a := &Matrix[float32]{rows: 5, cols: 3}
-	b := fakeBuffers(3*4, 5*4, 2*4, 4*4, 64)
+	b := libtest.Fakes(3*4, 5*4, 2*4, 4*4, 64)
 	x, y, short, short2, big := b[0], b[1], b[2], b[3], b[4]
 	if err := checkSpMV(h, NoTrans, a, x, y); err != nil {
 		t.Errorf("valid NoTrans: %v", err)
@@ -247,7 +227,7 @@ func TestCheckSpMV(t *testing.T) {
 		t.Errorf("misaligned complex128: %v", err)
 	}
 	// A closed buffer: core.ErrClosed, also through SpMV itself.
-	xc := fakeBuffers(12)[0]
+	xc := libtest.Fakes(12)[0]
 	xc.Close()
 	if err := SpMV(h, NoTrans, 1, a, xc, 0, y); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("SpMV with a closed x: %v, want core.ErrClosed", err)
@@ -261,7 +241,7 @@ func TestCheckSpMM(t *testing.T) {
 	h := &Handle{} // acts closed: the checks run, then core.ErrClosed
 	a := &Matrix[float64]{rows: 4, cols: 3}
 	// B is 3×2 (48 bytes), C 4×2 (64 bytes); transposed B is 4×2, C 3×2.
-	b := fakeBuffers(48, 64, 40, 56)
+	b := libtest.Fakes(48, 64, 40, 56)
 	B, C, shortB, shortC := b[0], b[1], b[2], b[3]
 	if err := checkSpMM(h, NoTrans, a, B, 2, C); err != nil {
 		t.Errorf("valid: %v", err)
@@ -329,6 +309,18 @@ func TestLibOpAndDataType(t *testing.T) {
 // and closing twice is not an error. A Handle that never ran an operation
 // owns nothing on the GPU, so this needs none.
 func TestClosedHandle(t *testing.T) {
+	for _, h := range []*Handle{nil, {}} { // nil and zero: closed, never a panic
+		if h.Close() != nil || h.Stream() != nil || h.WorkspaceSize() != 0 {
+			t.Errorf("%#v", h)
+		}
+	}
+	if err := SpMV[float32](&Handle{}, NoTrans, 1, nil, nil, 0, nil); err == nil {
+		t.Error("SpMV on a zero Handle succeeded")
+	}
+	var m *Matrix[float32]
+	if m.Close() != nil {
+		t.Error("nil *Matrix Close")
+	}
 	st := new(libhandle.State[cusparse.Handle])
 	h := &Handle{st: st}
 	if err := h.Close(); err != nil {
@@ -341,7 +333,7 @@ func TestClosedHandle(t *testing.T) {
 		t.Errorf("begin after Close: %v, want core.ErrClosed", err)
 	}
 	a := &Matrix[float32]{rows: 1, cols: 1}
-	x := fakeBuffers(4, 4)
+	x := libtest.Fakes(4, 4)
 	if err := SpMV(h, NoTrans, 1, a, x[0], 0, x[1]); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("SpMV on a closed Handle: %v, want core.ErrClosed", err)
 	}
@@ -354,7 +346,7 @@ func TestClosedHandle(t *testing.T) {
 func TestClosedMatrix(t *testing.T) {
 	h := &Handle{} // acts closed: the checks run, then core.ErrClosed
 	a := &Matrix[float64]{rows: 2, cols: 2, closed: true}
-	b := fakeBuffers(32, 32)
+	b := libtest.Fakes(32, 32)
 	if err := SpMV(h, NoTrans, 1, a, b[0], 0, b[1]); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("SpMV: %v, want core.ErrClosed", err)
 	}

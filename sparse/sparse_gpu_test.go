@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
-	"sync"
 	"testing"
 
 	"github.com/cudago/cudago/core"
@@ -371,74 +370,43 @@ func TestGPUConcurrent(t *testing.T) {
 	const workers = 8
 	x := randVec[float64](r, 33)
 	ref, tol := hm.reference(NoTrans, 1, x, 1, 0, make([]float64, 257))
-	var wg sync.WaitGroup
-	errs := make(chan error, 2*workers)
-	for w := range 2 * workers {
-		wg.Go(func() {
-			hw, sw := h, s
-			if w >= workers { // a stream and handle of its own
-				var err error
-				if sw, err = s.Device().NewStream(core.StreamOptions{}); err != nil {
-					errs <- err
-					return
-				}
-				defer sw.Close()
-				if hw, err = New(sw, nil); err != nil {
-					errs <- err
-					return
-				}
-				defer hw.Close()
+	libtest.Concurrently(t, workers, s, h, func(s *core.Stream) (*Handle, error) { return New(s, nil) }, func(w int, sw *core.Stream, hw *Handle) error {
+		xb, err := sw.Device().Allocate(33*8, sw)
+		if err != nil {
+			return err
+		}
+		defer xb.Close()
+		yb, err := sw.Device().Allocate(257*8, sw)
+		if err != nil {
+			return err
+		}
+		defer yb.Close()
+		if err := core.CopyToDevice(xb, x); err != nil {
+			return err
+		}
+		for range 20 {
+			if err := SpMV(hw, NoTrans, 1, a, xb, 0, yb); err != nil {
+				return err
 			}
-			xb, err := sw.Device().Allocate(33*8, sw)
-			if err != nil {
-				errs <- err
-				return
+		}
+		got := make([]float64, 257)
+		if err := core.CopyFromDevice(got, yb); err != nil {
+			return err
+		}
+		for i := range got {
+			if d := math.Abs(got[i] - real(ref[i])); !(d <= tol[i]) {
+				return fmt.Errorf("worker %d: y[%d] = %v, want %v", w, i, got[i], real(ref[i]))
 			}
-			defer xb.Close()
-			yb, err := sw.Device().Allocate(257*8, sw)
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer yb.Close()
-			if err := core.CopyToDevice(xb, x); err != nil {
-				errs <- err
-				return
-			}
-			for range 20 {
-				if err := SpMV(hw, NoTrans, 1, a, xb, 0, yb); err != nil {
-					errs <- err
-					return
-				}
-			}
-			got := make([]float64, 257)
-			if err := core.CopyFromDevice(got, yb); err != nil {
-				errs <- err
-				return
-			}
-			for i := range got {
-				if d := math.Abs(got[i] - real(ref[i])); !(d <= tol[i]) {
-					errs <- fmt.Errorf("worker %d: y[%d] = %v, want %v", w, i, got[i], real(ref[i]))
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+		}
+		return nil
+	})
 }
 
 // TestGPUClosed: closed matrices, handles and buffers give core.ErrClosed;
 // a handle outlives its stream's Close.
 func TestGPUClosed(t *testing.T) {
 	s := libtest.Stream(t, core.StreamOptions{})
-	h, err := New(s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newHandle(t, s)
 	a, err := NewCSR(s, 2, 2, []int32{0, 1, 2}, []int32{0, 1}, []float32{2, 3})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ package libtest
 
 import (
 	"io"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -69,6 +70,66 @@ func Download[T any](t testing.TB, b *core.Buffer, n int) []T {
 	out := make([]T, n)
 	if err := core.CopyFromDevice(out, b); err != nil {
 		t.Fatalf("CopyFromDevice: %v", err)
+	}
+	return out
+}
+
+// Concurrently runs work in 2·n goroutines at once and fails t with the
+// errors they return. Goroutines 0 to n-1 get s and shared (a Handle
+// made on s); the others each a new stream of s's device and an object
+// that open makes on it, both closed when work returns.
+func Concurrently[T io.Closer](t testing.TB, n int, s *core.Stream, shared T, open func(*core.Stream) (T, error), work func(w int, s *core.Stream, h T) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*n)
+	for w := range 2 * n {
+		wg.Go(func() {
+			if w < n {
+				errs <- work(w, s, shared)
+				return
+			}
+			ws, err := s.Device().NewStream(core.StreamOptions{})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer ws.Close()
+			h, err := open(ws)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer h.Close()
+			errs <- work(w, ws, h)
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// Fakes returns Buffers of the given sizes with no memory behind them,
+// views of one root Buffer at distinct 256-byte-aligned addresses from
+// 256 on, for the checks that compare sizes, alignment and overlap.
+func Fakes(sizes ...int) []*core.Buffer {
+	step := func(n int) int { return (n + 255) &^ 255 }
+	total := 256
+	for _, n := range sizes {
+		total += step(n)
+	}
+	root := core.NewBuffer(0, total, nil, nil)
+	out := make([]*core.Buffer, len(sizes))
+	off := 256
+	for i, n := range sizes {
+		v, err := root.View(off, n)
+		if err != nil {
+			panic(err) // within root by construction
+		}
+		out[i], off = v, off+step(n)
 	}
 	return out
 }
