@@ -30,10 +30,7 @@ func checkSolved[T Float](t *testing.T, what string, b *core.Buffer, am []T, n, 
 var sizes = []int{1, 7, 33, 100, 257}
 
 func TestGPULU(t *testing.T) {
-	s := libtest.Stream(t, core.StreamOptions{})
-	h := newHandle(t, s)
-	t.Run("float32", func(t *testing.T) { testLU[float32](t, s, h) })
-	t.Run("float64", func(t *testing.T) { testLU[float64](t, s, h) })
+	eachFloat(t, testLU[float32], testLU[float64])
 }
 
 // testLU solves random systems with both layouts, through FactorLU and
@@ -83,10 +80,6 @@ func testLU[T Float](t *testing.T, s *core.Stream, h *Handle) {
 					t.Fatalf("%s: SolveLU: %v", what, err)
 				}
 				checkSolved(t, what+": SolveLU", b2, am, n, nrhs, bv, eps)
-				a.Close()
-				b.Close()
-				a2.Close()
-				b2.Close()
 			}
 		}
 	}
@@ -96,10 +89,7 @@ func testLU[T Float](t *testing.T, s *core.Stream, h *Handle) {
 // step whose pivot is exactly zero (the arithmetic below is exact in
 // binary floating point).
 func TestGPUSingular(t *testing.T) {
-	s := libtest.Stream(t, core.StreamOptions{})
-	h := newHandle(t, s)
-	t.Run("float32", func(t *testing.T) { testSingular[float32](t, s, h) })
-	t.Run("float64", func(t *testing.T) { testSingular[float64](t, s, h) })
+	eachFloat(t, testSingular[float32], testSingular[float64])
 }
 
 func testSingular[T Float](t *testing.T, s *core.Stream, h *Handle) {
@@ -147,10 +137,7 @@ func testSingular[T Float](t *testing.T, s *core.Stream, h *Handle) {
 }
 
 func TestGPUCholesky(t *testing.T) {
-	s := libtest.Stream(t, core.StreamOptions{})
-	h := newHandle(t, s)
-	t.Run("float32", func(t *testing.T) { testCholesky[float32](t, s, h) })
-	t.Run("float64", func(t *testing.T) { testCholesky[float64](t, s, h) })
+	eachFloat(t, testCholesky[float32], testCholesky[float64])
 }
 
 // garbage fills the triangle of a that uplo does not name: an operation
@@ -192,10 +179,6 @@ func testCholesky[T Float](t *testing.T, s *core.Stream, h *Handle) {
 					t.Fatalf("%s: SolveCholesky: %v", what, err)
 				}
 				checkSolved(t, what+": SolveCholesky", b2, am, n, nrhs, bv, eps)
-				a.Close()
-				b.Close()
-				a2.Close()
-				b2.Close()
 			}
 		}
 	}
@@ -204,10 +187,7 @@ func testCholesky[T Float](t *testing.T, s *core.Stream, h *Handle) {
 // TestGPUNotPositiveDefinite: a negative diagonal entry makes the leading
 // minor of its order, and every larger one, not positive definite.
 func TestGPUNotPositiveDefinite(t *testing.T) {
-	s := libtest.Stream(t, core.StreamOptions{})
-	h := newHandle(t, s)
-	t.Run("float32", func(t *testing.T) { testNotPD[float32](t, s, h) })
-	t.Run("float64", func(t *testing.T) { testNotPD[float64](t, s, h) })
+	eachFloat(t, testNotPD[float32], testNotPD[float64])
 }
 
 func testNotPD[T Float](t *testing.T, s *core.Stream, h *Handle) {
@@ -246,10 +226,7 @@ func testNotPD[T Float](t *testing.T, s *core.Stream, h *Handle) {
 }
 
 func TestGPUSymEig(t *testing.T) {
-	s := libtest.Stream(t, core.StreamOptions{})
-	h := newHandle(t, s)
-	t.Run("float32", func(t *testing.T) { testSymEig[float32](t, s, h) })
-	t.Run("float64", func(t *testing.T) { testSymEig[float64](t, s, h) })
+	eachFloat(t, testSymEig[float32], testSymEig[float64])
 }
 
 // testSymEig compares syevd's eigenvalues with the CPU Jacobi method's
@@ -541,6 +518,15 @@ func BenchmarkFactorLU(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(2.0/3*n*n*n*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
+}
+
+// eachFloat runs a test's float32 and float64 subtests, f instantiated
+// for each, with one stream and Handle.
+func eachFloat(t *testing.T, f32, f64 func(*testing.T, *core.Stream, *Handle)) {
+	s := libtest.Stream(t, core.StreamOptions{})
+	h := newHandle(t, s)
+	t.Run("float32", func(t *testing.T) { f32(t, s, h) })
+	t.Run("float64", func(t *testing.T) { f64(t, s, h) })
 }
 
 // newHandle returns a Handle on s, closed when t ends.
