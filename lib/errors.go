@@ -12,7 +12,13 @@ type ArgError struct {
 	Func    string // its function or method: "Gemm", "Plan.Forward"
 	Arg     string // the argument: "lda", "b", "a[3]", "opts.Seed"
 	Msg     string // what is wrong, naming the argument
+	// Err, when not nil, is a sentinel the error also matches with
+	// errors.Is (core.ErrInvalidOption, for a package that has one).
+	Err error
 }
 
 // Error returns "package: function: message".
 func (e *ArgError) Error() string { return e.Package + ": " + e.Func + ": " + e.Msg }
+
+// Unwrap returns Err.
+func (e *ArgError) Unwrap() error { return e.Err }

@@ -23,6 +23,16 @@ func ExampleArgError() {
 	// blas: Gemm: lda = 3 must be at least 5: A is 5×4, column-major
 }
 
+// A package with a sentinel for bad arguments keeps it matching: Err is
+// what errors.Is sees through the ArgError.
+func ExampleArgError_Err() {
+	errInvalid := errors.New("invalid option")
+	var err error = &lib.ArgError{Package: "core", Func: "NewProgram", Arg: "opts.Arch", Msg: `unknown architecture "sm_9x"`, Err: errInvalid}
+	fmt.Println(errors.Is(err, errInvalid))
+	// Output:
+	// true
+}
+
 // op(A) of a 2×3 matrix is 2×3, or 3×2 transposed.
 func ExampleTranspose_Dims() {
 	for _, t := range []lib.Transpose{lib.NoTrans, lib.Trans, lib.ConjTrans, 7} {
