@@ -11,30 +11,20 @@ import (
 )
 
 // C = A·B for row-major matrices, as Go and gonum store them: A is 2×3,
-// B 3×2. Every operation is queued on the Handle's stream; the copy back
-// waits for it. (It needs a GPU, so it has no Output.)
+// B 3×2. Every operation is queued on the Handle's stream (here the
+// device's legacy default stream); the copy back waits for it. (It needs a
+// GPU, so it has no Output.)
 func ExampleGemmRowMajor() {
+	const m, n, k = 2, 2, 3
+	a := []float32{1, 2, 3, 4, 5, 6}
+	b := []float32{1, 0, 0, 1, 1, 1}
 	dev, err := core.GetDevice(0)
 	if err != nil {
 		log.Fatal(err)
 	}
-	s, err := dev.NewStream(core.StreamOptions{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer s.Close()
-	h, err := blas.New(s, nil) // the cuBLAS handle is made by the first operation
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer h.Close()
-
-	const m, n, k = 2, 2, 3
-	a := []float32{1, 2, 3, 4, 5, 6}
-	b := []float32{1, 0, 0, 1, 1, 1}
 	bufs := make([]*core.Buffer, 3)
 	for i, v := range [][]float32{a, b, make([]float32, m*n)} {
-		if bufs[i], err = dev.Allocate(len(v)*4, s); err != nil {
+		if bufs[i], err = dev.Allocate(len(v)*4, nil); err != nil {
 			log.Fatal(err)
 		}
 		defer bufs[i].Close()
@@ -42,6 +32,11 @@ func ExampleGemmRowMajor() {
 			log.Fatal(err)
 		}
 	}
+	h, err := blas.New(dev.DefaultStream(), nil) // the cuBLAS handle is made by the first operation
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer h.Close()
 	// lda, ldb and ldc are the row lengths: k, n and n.
 	if err := blas.GemmRowMajor(h, blas.NoTrans, blas.NoTrans, m, n, k, float32(1), bufs[0], k, bufs[1], n, float32(0), bufs[2], n); err != nil {
 		log.Fatal(err)
@@ -85,48 +80,4 @@ func ExampleHalfFromFloat32() {
 	// 0.33333334 Half 0.33325195   BFloat16 0.33398438
 	// 65504      Half 65504        BFloat16 65536
 	// 1e-08      Half 0            BFloat16 1.0011718e-08
-}
-
-// Matmul multiplies 16-bit matrices through cuBLASLt with the arithmetic
-// the caller names: here bfloat16 inputs summed in float32. (It needs a
-// GPU, so it has no Output.)
-func ExampleMatmulRowMajor() {
-	dev, err := core.GetDevice(0)
-	if err != nil {
-		log.Fatal(err)
-	}
-	s, err := dev.NewStream(core.StreamOptions{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer s.Close()
-	h, err := blas.New(s, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer h.Close()
-	const n = 64
-	a := make([]blas.BFloat16, n*n)
-	for i := range n {
-		a[i*n+i] = blas.BFloat16FromFloat32(2) // 2·I
-	}
-	bufs := make([]*core.Buffer, 3)
-	for i := range bufs {
-		if bufs[i], err = dev.Allocate(n*n*2, s); err != nil {
-			log.Fatal(err)
-		}
-		defer bufs[i].Close()
-		if err := core.CopyToDevice(bufs[i], a); err != nil {
-			log.Fatal(err)
-		}
-	}
-	// C = 1·A·B + 0·C = 4·I.
-	if err := blas.MatmulRowMajor[blas.BFloat16](h, blas.ComputeFloat32, blas.NoTrans, blas.NoTrans, n, n, n, 1, bufs[0], n, bufs[1], n, 0, bufs[2], n); err != nil {
-		log.Fatal(err)
-	}
-	c := make([]blas.BFloat16, n*n)
-	if err := core.CopyFromDevice(c, bufs[2]); err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(c[0].Float32(), c[1].Float32()) // 4 0
 }

@@ -43,26 +43,21 @@ func ExampleDesc_Bytes() {
 // cuFFT's are: InverseNormalized divides by n. (It needs a GPU, so it has
 // no Output.)
 func ExampleNew() {
-	dev, err := core.GetDevice(0)
-	if err != nil {
-		log.Fatal(err)
-	}
-	s, err := dev.NewStream(core.StreamOptions{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer s.Close()
-	plans, err := fft.New(s, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer plans.Close() // closes its plans
-
 	const n = 8
 	x := make([]complex64, n)
 	for i := range x {
 		x[i] = complex64(complex(math.Cos(2*math.Pi*float64(i)/n), 0)) // one cycle
 	}
+	dev, err := core.GetDevice(0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := dev.DefaultStream() // the legacy default stream; any Stream will do
+	plans, err := fft.New(s, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer plans.Close() // closes its plans
 	buf, err := dev.Allocate(n*8, s)
 	if err != nil {
 		log.Fatal(err)

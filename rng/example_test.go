@@ -14,32 +14,27 @@ import (
 // element type as a type parameter, and the type of the mean and standard
 // deviation follows it. (It needs a GPU, so it has no Output.)
 func ExampleNormal() {
+	const n = 1 << 20
 	dev, err := core.GetDevice(0)
 	if err != nil {
 		log.Fatal(err)
 	}
-	s, err := dev.NewStream(core.StreamOptions{})
+	buf, err := dev.Allocate(n*4, nil) // on the legacy default stream
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close()
-	g, err := rng.New(s, &rng.Options{Type: rng.Philox4_32_10, Seed: 42})
+	defer buf.Close()
+	g, err := rng.New(dev.DefaultStream(), &rng.Options{Type: rng.Philox4_32_10, Seed: 42})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer g.Close()
 
-	const n = 1 << 20
-	buf, err := dev.Allocate(n*4, s)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer buf.Close()
 	if err := rng.Normal(g, buf, n, 10, float32(2)); err != nil { // float32 values
 		log.Fatal(err)
 	}
 	x := make([]float32, n)
-	if err := core.CopyFromDevice(x, buf); err != nil { // waits for s
+	if err := core.CopyFromDevice(x, buf); err != nil { // waits for the stream
 		log.Fatal(err)
 	}
 	var sum float64
@@ -47,30 +42,12 @@ func ExampleNormal() {
 		sum += float64(v)
 	}
 	fmt.Printf("mean %.2f\n", sum/n) // mean 10.00
-}
 
-// Uniform fills a Buffer with float32 or float64 values in (0, 1]; Bits
-// with raw uint32 (or, for the 64-bit Sobol types, uint64) values.
-// (It needs a GPU, so it has no Output.)
-func ExampleUniform() {
-	dev, err := core.GetDevice(0)
-	if err != nil {
+	// The same Buffer as float64 values in (0, 1], then as raw uint32.
+	if err := rng.Uniform[float64](g, buf, n/2); err != nil {
 		log.Fatal(err)
 	}
-	g, err := rng.New(dev.DefaultStream(), nil) // XORWOW, seed 0: cuRAND's defaults
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer g.Close()
-	buf, err := dev.Allocate(1024*8, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer buf.Close()
-	if err := rng.Uniform[float64](g, buf, 1024); err != nil {
-		log.Fatal(err)
-	}
-	if err := rng.Bits[uint32](g, buf, 2048); err != nil { // the same bytes, as uint32
+	if err := rng.Bits[uint32](g, buf, n); err != nil {
 		log.Fatal(err)
 	}
 }

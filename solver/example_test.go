@@ -13,23 +13,13 @@ import (
 // factorization, which waits for cuSOLVER's verdict, then the solve,
 // queued on the Handle's stream. (It needs a GPU, so it has no Output.)
 func ExampleSolveCholesky() {
+	a := []float64{4, 2, 2, 3} // symmetric: the same array in either order
+	b := []float64{2, 1}
 	dev, err := core.GetDevice(0)
 	if err != nil {
 		log.Fatal(err)
 	}
-	s, err := dev.NewStream(core.StreamOptions{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer s.Close()
-	h, err := solver.New(s, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer h.Close()
-
-	a := []float64{4, 2, 2, 3} // symmetric: the same array in either order
-	b := []float64{2, 1}
+	s := dev.DefaultStream() // the legacy default stream; any Stream will do
 	ab, err := dev.Allocate(len(a)*8, s)
 	if err != nil {
 		log.Fatal(err)
@@ -43,6 +33,11 @@ func ExampleSolveCholesky() {
 	if err := errors.Join(core.CopyToDevice(ab, a), core.CopyToDevice(xb, b)); err != nil {
 		log.Fatal(err)
 	}
+	h, err := solver.New(s, nil) // the cuSOLVER handle is made by the first operation
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer h.Close()
 	if err := solver.SolveCholesky[float64](h, ab, 2, solver.Lower, xb, 1); err != nil {
 		log.Fatal(err) // errors.Is(err, solver.ErrNotPositiveDefinite) for a matrix that is not
 	}

@@ -18,23 +18,18 @@ func ExampleSpMV() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	s, err := dev.NewStream(core.StreamOptions{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer s.Close()
-	h, err := sparse.New(s, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer h.Close()
-
+	s := dev.DefaultStream() // the legacy default stream; any Stream will do
 	// A = [[2, 0, 1], [0, 3, 0], [0, 0, 4]]
 	a, err := sparse.NewCSR(s, 3, 3, []int32{0, 2, 3, 4}, []int32{0, 2, 1, 2}, []float32{2, 1, 3, 4})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer a.Close()
+	h, err := sparse.New(s, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer h.Close()
 	xb, err := dev.Allocate(3*4, s)
 	if err != nil {
 		log.Fatal(err)

@@ -159,4 +159,7 @@ func TestPtr(t *testing.T) {
 	if SizeOf[complex128]() != 16 || SizeOf[int32]() != 4 {
 		t.Error("SizeOf")
 	}
+	if ElemName[float32]() != "float32" || ElemName[complex128]() != "complex128" || ElemName[lib.Transpose]() != "lib.Transpose" {
+		t.Error("ElemName")
+	}
 }

@@ -3,6 +3,7 @@ package libhandle
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"unsafe"
 
 	"github.com/cudago/cudago/bindings/driver"
@@ -118,27 +119,8 @@ func AddOf[T any](o *Operands, arg string, b *core.Buffer) (unsafe.Pointer, erro
 	return o.Add(arg, b, min(SizeOf[T](), 16), ElemName[T]())
 }
 
-// ElemName is T's name in errors.
-func ElemName[T any]() string {
-	var z T
-	switch any(z).(type) {
-	case float32:
-		return "float32"
-	case float64:
-		return "float64"
-	case complex64:
-		return "complex64"
-	case complex128:
-		return "complex128"
-	case int32:
-		return "int32"
-	case uint32:
-		return "uint32"
-	case uint64:
-		return "uint64"
-	}
-	return fmt.Sprintf("%T", z)
-}
+// ElemName is T's name in errors: "float32", "blas.Half".
+func ElemName[T any]() string { return reflect.TypeFor[T]().String() }
 
 // CheckDense checks that b, the argument arg, holds a dense rows×cols
 // array of T (cols at least 1): what can be checked before it is held.
