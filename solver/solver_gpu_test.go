@@ -10,7 +10,6 @@ import (
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/libhandle"
 	"github.com/cudago/cudago/internal/libtest"
-	"github.com/cudago/cudago/internal/testenv"
 )
 
 // checkSolved checks LAPACK's residual ratio (see residualRatio) of each
@@ -483,23 +482,8 @@ func TestGPUClosed(t *testing.T) {
 // TFLOP/s for LU's 2/3·n³ operations (a sync per factorization, for
 // devInfo, included).
 func BenchmarkFactorLU(b *testing.B) {
-	if testenv.GPUError() != nil {
-		b.Skip("no GPU")
-	}
-	dev, err := core.GetDevice(0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := dev.NewStream(core.StreamOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	h, err := New(s, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close()
+	s := libtest.Stream(b, core.StreamOptions{})
+	h := newHandle(b, s)
 	const n = 4096
 	am := randMatrix[float64](rand.New(rand.NewPCG(1, 1)), n)
 	src, a := libtest.Upload(b, s, am), libtest.Upload(b, s, am)

@@ -11,7 +11,6 @@ import (
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/libhandle"
 	"github.com/cudago/cudago/internal/libtest"
-	"github.com/cudago/cudago/internal/testenv"
 )
 
 // hostMatrix is a random sparse matrix, with its dense row-major form for
@@ -480,18 +479,8 @@ func TestGPUClosed(t *testing.T) {
 // BenchmarkSpMV multiplies the 1-D Laplacian of 1<<22 rows (CSR, float32)
 // by a vector; it reports the bytes the kernel must move per second.
 func BenchmarkSpMV(b *testing.B) {
-	if testenv.GPUError() != nil {
-		b.Skip("no GPU")
-	}
-	dev, err := core.GetDevice(0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := dev.NewStream(core.StreamOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	s := libtest.Stream(b, core.StreamOptions{})
+	dev := s.Device()
 	const n = 1 << 22
 	off, col, val := laplacian1D(n)
 	a, err := NewCSR(s, n, n, off, col, val)
@@ -499,11 +488,7 @@ func BenchmarkSpMV(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer a.Close()
-	h, err := New(s, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close()
+	h := newHandle(b, s)
 	x, err := dev.Allocate(n*4, s)
 	if err != nil {
 		b.Fatal(err)
