@@ -6,6 +6,7 @@ import (
 
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/ctwin"
+	"github.com/cudago/cudago/internal/libtest"
 )
 
 // fill returns n pseudo-random values in [-1, 1) of T, cheaply (the
@@ -50,7 +51,7 @@ func benchTFLOPs(b *testing.B, s *core.Stream, n int, gemm func() error) {
 func gemm8192[T Scalar](b *testing.B) {
 	const n = 8192
 	_, s, h := gpu(b, nil)
-	a, bb, c := upload(b, s, fill[T](n*n)), upload(b, s, fill[T](n*n)), upload(b, s, make([]T, n*n))
+	a, bb, c := libtest.Upload(b, s, fill[T](n*n)), libtest.Upload(b, s, fill[T](n*n)), libtest.Upload(b, s, make([]T, n*n))
 	var one, zero T
 	one += 1
 	benchTFLOPs(b, s, n, func() error {
@@ -62,7 +63,7 @@ func matmul8192[T MatmulScalar](ct ComputeType) func(*testing.B) {
 	return func(b *testing.B) {
 		const n = 8192
 		_, s, h := gpu(b, nil)
-		a, bb, c := upload(b, s, fill[T](n*n)), upload(b, s, fill[T](n*n)), upload(b, s, make([]T, n*n))
+		a, bb, c := libtest.Upload(b, s, fill[T](n*n)), libtest.Upload(b, s, fill[T](n*n)), libtest.Upload(b, s, make([]T, n*n))
 		benchTFLOPs(b, s, n, func() error {
 			return Matmul[T](h, ct, NoTrans, NoTrans, n, n, n, 1, a, n, bb, n, 0, c, n)
 		})
@@ -105,7 +106,7 @@ func BenchmarkGemm8192Unrestricted(b *testing.B) {
 func BenchmarkGemmSmall64(b *testing.B) {
 	const n, chunk = 64, 500
 	_, s, h := gpu(b, nil)
-	a, bb, c := upload(b, s, fill[float32](n*n)), upload(b, s, fill[float32](n*n)), upload(b, s, make([]float32, n*n))
+	a, bb, c := libtest.Upload(b, s, fill[float32](n*n)), libtest.Upload(b, s, fill[float32](n*n)), libtest.Upload(b, s, make([]float32, n*n))
 	gemm := func() error {
 		return Gemm(h, NoTrans, NoTrans, n, n, n, float32(1), a, n, bb, n, float32(0), c, n)
 	}
@@ -147,7 +148,7 @@ func BenchmarkGemmSmall64(b *testing.B) {
 		pc, _ := c.Acquire()
 		defer c.Release()
 		b.ResetTimer()
-		el, err := ctwin.SgemmLoop(ctx, sh, h.cublas, n, pa, pb, pc, b.N, chunk)
+		el, err := ctwin.SgemmLoop(ctx, sh, h.st.Handle().blas, n, pa, pb, pc, b.N, chunk)
 		if err != nil {
 			b.Fatal(err)
 		}

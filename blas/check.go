@@ -40,7 +40,7 @@ func checkDim(fn, name string, v int) error {
 }
 
 func checkTrans(fn, name string, t Transpose) error {
-	if !t.valid() {
+	if !t.Valid() {
 		return argErr(fn, name, "%s = %v is not NoTrans, Trans or ConjTrans", name, t)
 	}
 	return nil

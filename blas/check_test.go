@@ -312,9 +312,9 @@ func TestOperandChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantArgErr(t, "misaligned b", Gemm(zero, NoTrans, NoTrans, 2, 2, 2, float32(1), a, 2, v, 2, float32(0), c, 2), "Gemm", "b", "not aligned to float32's 4 bytes")
+	wantArgErr(t, "misaligned b", Gemm(zero, NoTrans, NoTrans, 2, 2, 2, float32(1), a, 2, v, 2, float32(0), c, 2), "Gemm", "b", "not aligned to its 4-byte float32 elements")
 	v8, _ := fake(64).View(8, 32)
-	wantArgErr(t, "complex128 at 8 bytes", Axpy(zero, 2, complex128(1), fake(32), 1, v8, 1), "Axpy", "y", "not aligned to complex128's 16 bytes")
+	wantArgErr(t, "complex128 at 8 bytes", Axpy(zero, 2, complex128(1), fake(32), 1, v8, 1), "Axpy", "y", "not aligned to its 16-byte complex128 elements")
 	wantClosed(t, "float64 at 8 bytes", Axpy(zero, 2, 1.0, fake(32), 1, v8, 1))
 	host := core.NewBuffer(1<<20, 64, fakeHost, nil)
 	wantArgErr(t, "host memory", Gemm(zero, NoTrans, NoTrans, 2, 2, 2, float32(1), host, 2, b, 2, float32(0), c, 2), "Gemm", "a", "which the GPU cannot access")

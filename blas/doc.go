@@ -39,7 +39,7 @@
 //
 // Every dimension, leading dimension, increment, transpose and batch
 // stride is checked against the Buffers' sizes before anything is
-// queued: a mistake is an *ArgError naming the argument ("lda = 3 must be
+// queued: a mistake is a *lib.ArgError naming the argument ("lda = 3 must be
 // at least 5: A is 4×5, row-major"), never a GPU reading or writing
 // outside a Buffer. Buffer addresses must be aligned for their element
 // type. A closed Handle, Stream or Buffer gives core.ErrClosed; a failed

@@ -6,37 +6,30 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/libtest"
 )
 
 // gpu returns device 0, a new stream and a Handle on it, closed when the
 // test ends; it skips without a GPU (fails with CUDAGO_REQUIRE_GPU=1).
 func gpu(t testing.TB, opts *Options) (*core.Device, *core.Stream, *Handle) {
 	t.Helper()
-	testenv.RequireGPU(t)
-	d, err := core.GetDevice(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := d.NewStream(core.StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := New(s, opts)
-	if err != nil {
-		s.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := h.Close(); err != nil {
-			t.Errorf("Handle.Close: %v", err)
-		}
+	s := libtest.Stream(t, core.StreamOptions{NonBlocking: true})
+	t.Cleanup(func() { // after the Handle's Close
 		if err := s.Sync(); err != nil {
 			t.Errorf("Stream.Sync: %v", err)
 		}
-		s.Close()
 	})
-	return d, s, h
+	h := libtest.Open(t, func() (*Handle, error) { return New(s, opts) })
+	return s.Device(), s, h
+}
+
+// eachScalar runs a test's subtests for float32, float64, complex64 and
+// complex128: f is one generic function, instantiated for each.
+func eachScalar(t *testing.T, f32, f64, c64, c128 func(*testing.T)) {
+	t.Run("float32", f32)
+	t.Run("float64", f64)
+	t.Run("complex64", c64)
+	t.Run("complex128", c128)
 }
 
 type anyElem interface{ Scalar | MatmulScalar }
@@ -110,32 +103,6 @@ func toCs[T anyElem](x []T) []complex128 {
 	out := make([]complex128, len(x))
 	for i, v := range x {
 		out[i] = toC(v)
-	}
-	return out
-}
-
-// upload copies data into a new Buffer on s (one byte at least), closed
-// when the test ends.
-func upload[T anyElem](t testing.TB, s *core.Stream, data []T) *core.Buffer {
-	t.Helper()
-	size := max(1, len(data)*elemOf[T]().size)
-	b, err := s.Device().Allocate(size, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	if err := core.CopyToDevice(b, data); err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// download reads n elements back, after the work queued on b's stream.
-func download[T anyElem](t testing.TB, b *core.Buffer, n int) []T {
-	t.Helper()
-	out := make([]T, n)
-	if err := core.CopyFromDevice(out, b); err != nil {
-		t.Fatal(err)
 	}
 	return out
 }

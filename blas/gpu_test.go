@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libtest"
 )
 
 // gemmFunc is Gemm or GemmRowMajor.
@@ -35,14 +36,14 @@ func testGemm[T Scalar](t *testing.T, h *Handle, s *core.Stream, lay layout, tA,
 	a, b, c := random[T](r, A.n), random[T](r, B.n), random[T](r, C.n)
 	alpha, beta := alphaBeta[T]()
 	esz := elemOf[T]().size
-	cb := upload(t, s, c)
+	cb := libtest.Upload(t, s, c)
 	what := fmt.Sprintf("%v %v %v m=%d n=%d k=%d pad=%d", lay, tA, tB, m, n, k, pad)
-	err := fn(h, tA, tB, m, n, k, alpha, A.view(t, upload(t, s, a), esz), A.ld, B.view(t, upload(t, s, b), esz), B.ld, beta, C.view(t, cb, esz), C.ld)
+	err := fn(h, tA, tB, m, n, k, alpha, A.view(t, libtest.Upload(t, s, a), esz), A.ld, B.view(t, libtest.Upload(t, s, b), esz), B.ld, beta, C.view(t, cb, esz), C.ld)
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
 	ref, bound := refGemm(tA, tB, m, n, k, toC(alpha), toC(beta), A, toCs(a), B, toCs(b), C, toCs(c))
-	checkNear(t, what, download[T](t, cb, C.n), ref, bound, gemmTol[T](k))
+	checkNear(t, what, libtest.Download[T](t, cb, C.n), ref, bound, gemmTol[T](k))
 }
 
 func gemmAll[T Scalar](t *testing.T) {
@@ -61,10 +62,7 @@ func gemmAll[T Scalar](t *testing.T) {
 }
 
 func TestGPUGemm(t *testing.T) {
-	t.Run("float32", gemmAll[float32])
-	t.Run("float64", gemmAll[float64])
-	t.Run("complex64", gemmAll[complex64])
-	t.Run("complex128", gemmAll[complex128])
+	eachScalar(t, gemmAll[float32], gemmAll[float64], gemmAll[complex64], gemmAll[complex128])
 }
 
 // TestGPUGemmBetaZero: with beta 0, C is written, not read (BLAS's rule):
@@ -78,11 +76,11 @@ func TestGPUGemmBetaZero(t *testing.T) {
 	for i := range c {
 		c[i] = math.NaN()
 	}
-	cb := upload(t, s, c)
-	if err := GemmRowMajor(h, NoTrans, NoTrans, m, n, k, 1.0, upload(t, s, a), k, upload(t, s, b), n, 0.0, cb, n); err != nil {
+	cb := libtest.Upload(t, s, c)
+	if err := GemmRowMajor(h, NoTrans, NoTrans, m, n, k, 1.0, libtest.Upload(t, s, a), k, libtest.Upload(t, s, b), n, 0.0, cb, n); err != nil {
 		t.Fatal(err)
 	}
-	got := download[float64](t, cb, m*n)
+	got := libtest.Download[float64](t, cb, m*n)
 	for i := range m {
 		for j := range n {
 			var want float64
@@ -126,19 +124,19 @@ func stridedAll[T Scalar](t *testing.T) {
 					}
 					C := newHostMat(lay, m, n, 2, batch, 1)
 					a, b, c := random[T](r, A.n), random[T](r, B.n), random[T](r, C.n)
-					cb := upload(t, s, c)
+					cb := libtest.Upload(t, s, c)
 					fn := GemmStridedBatched[T]
 					if lay == rowMajor {
 						fn = GemmStridedBatchedRowMajor[T]
 					}
 					what := fmt.Sprintf("%v batch %d broadcast B %v: %+v", lay, batch, broadcastB, tc)
-					err := fn(h, tc.tA, tc.tB, m, n, k, alpha, A.view(t, upload(t, s, a), esz), A.ld, int64(A.stride),
-						B.view(t, upload(t, s, b), esz), B.ld, int64(sb), beta, C.view(t, cb, esz), C.ld, int64(C.stride), batch)
+					err := fn(h, tc.tA, tc.tB, m, n, k, alpha, A.view(t, libtest.Upload(t, s, a), esz), A.ld, int64(A.stride),
+						B.view(t, libtest.Upload(t, s, b), esz), B.ld, int64(sb), beta, C.view(t, cb, esz), C.ld, int64(C.stride), batch)
 					if err != nil {
 						t.Fatalf("%s: %v", what, err)
 					}
 					ref, bound := refGemm(tc.tA, tc.tB, m, n, k, toC(alpha), toC(beta), A, toCs(a), B, toCs(b), C, toCs(c))
-					checkNear(t, what, download[T](t, cb, C.n), ref, bound, gemmTol[T](k))
+					checkNear(t, what, libtest.Download[T](t, cb, C.n), ref, bound, gemmTol[T](k))
 				}
 			}
 		}
@@ -146,10 +144,7 @@ func stridedAll[T Scalar](t *testing.T) {
 }
 
 func TestGPUGemmStridedBatched(t *testing.T) {
-	t.Run("float32", stridedAll[float32])
-	t.Run("float64", stridedAll[float64])
-	t.Run("complex64", stridedAll[complex64])
-	t.Run("complex128", stridedAll[complex128])
+	eachScalar(t, stridedAll[float32], stridedAll[float64], stridedAll[complex64], stridedAll[complex128])
 }
 
 func batchedAll[T Scalar](t *testing.T) {
@@ -177,8 +172,8 @@ func batchedAll[T Scalar](t *testing.T) {
 				ha, hb, hc := make([][]T, batch), make([][]T, batch), make([][]T, batch)
 				for i := range batch {
 					ha[i], hb[i], hc[i] = random[T](r, A.n), random[T](r, B.n), random[T](r, C.n)
-					as[i], bs[i] = A.view(t, upload(t, s, ha[i]), esz), B.view(t, upload(t, s, hb[i]), esz)
-					cs[i] = upload(t, s, hc[i])
+					as[i], bs[i] = A.view(t, libtest.Upload(t, s, ha[i]), esz), B.view(t, libtest.Upload(t, s, hb[i]), esz)
+					cs[i] = libtest.Upload(t, s, hc[i])
 				}
 				cviews := make([]*core.Buffer, batch)
 				for i := range batch {
@@ -194,7 +189,7 @@ func batchedAll[T Scalar](t *testing.T) {
 				}
 				for i := range batch {
 					ref, bound := refGemm(tc.tA, tc.tB, m, n, k, toC(alpha), toC(beta), A, toCs(ha[i]), B, toCs(hb[i]), C, toCs(hc[i]))
-					checkNear(t, fmt.Sprintf("%s, GEMM %d", what, i), download[T](t, cs[i], C.n), ref, bound, gemmTol[T](k))
+					checkNear(t, fmt.Sprintf("%s, GEMM %d", what, i), libtest.Download[T](t, cs[i], C.n), ref, bound, gemmTol[T](k))
 				}
 			}
 		}
@@ -202,10 +197,7 @@ func batchedAll[T Scalar](t *testing.T) {
 }
 
 func TestGPUGemmBatched(t *testing.T) {
-	t.Run("float32", batchedAll[float32])
-	t.Run("float64", batchedAll[float64])
-	t.Run("complex64", batchedAll[complex64])
-	t.Run("complex128", batchedAll[complex128])
+	eachScalar(t, batchedAll[float32], batchedAll[float64], batchedAll[complex64], batchedAll[complex128])
 }
 
 // refVec is a vector of n elements inc apart in a slice with guards; its
@@ -254,14 +246,14 @@ func gemvAll[T Scalar](t *testing.T) {
 					if lay == rowMajor {
 						fn = GemvRowMajor[T]
 					}
-					xb, yb := upload(t, s, x), upload(t, s, y)
+					xb, yb := libtest.Upload(t, s, x), libtest.Upload(t, s, y)
 					xv, _ := xb.View(2*esz, xb.Size()-2*esz)
 					yv, _ := yb.View(2*esz, yb.Size()-2*esz)
 					what := fmt.Sprintf("%v %v m=%d n=%d incx=%d incy=%d", lay, tA, m, n, incx, incy)
-					if err := fn(h, tA, m, n, alpha, A.view(t, upload(t, s, a), esz), A.ld, xv, incx, beta, yv, incy); err != nil {
+					if err := fn(h, tA, m, n, alpha, A.view(t, libtest.Upload(t, s, a), esz), A.ld, xv, incx, beta, yv, incy); err != nil {
 						t.Fatalf("%s: %v", what, err)
 					}
-					checkNear(t, what, download[T](t, yb, len(y)), ref, bound, gemmTol[T](nx))
+					checkNear(t, what, libtest.Download[T](t, yb, len(y)), ref, bound, gemmTol[T](nx))
 				}
 			}
 		}
@@ -269,10 +261,7 @@ func gemvAll[T Scalar](t *testing.T) {
 }
 
 func TestGPUGemv(t *testing.T) {
-	t.Run("float32", gemvAll[float32])
-	t.Run("float64", gemvAll[float64])
-	t.Run("complex64", gemvAll[complex64])
-	t.Run("complex128", gemvAll[complex128])
+	eachScalar(t, gemvAll[float32], gemvAll[float64], gemvAll[complex64], gemvAll[complex128])
 }
 
 func level1All[T Scalar](t *testing.T) {
@@ -307,7 +296,7 @@ func level1All[T Scalar](t *testing.T) {
 
 			// AXPY: one product and one sum per element (a complex product
 			// more): 2u, complex 4u, of |alpha·x| + |y|.
-			xb, yb := upload(t, s, x), upload(t, s, y)
+			xb, yb := libtest.Upload(t, s, x), libtest.Upload(t, s, y)
 			if err := Axpy(h, n, alpha, view(xb), inc, view(yb), incy); err != nil {
 				t.Fatalf("Axpy %s: %v", what, err)
 			}
@@ -321,7 +310,7 @@ func level1All[T Scalar](t *testing.T) {
 				ref[yi] = toC(alpha)*cx[xi] + cy[yi]
 				bound[yi] = cmplx.Abs(toC(alpha)*cx[xi]) + cmplx.Abs(cy[yi])
 			}
-			checkNear(t, "Axpy "+what, download[T](t, yb, len(y)), ref, bound, tolerance{rel: 2 * cf * f * u})
+			checkNear(t, "Axpy "+what, libtest.Download[T](t, yb, len(y)), ref, bound, tolerance{rel: 2 * cf * f * u})
 
 			// DOT and DOTC: a dot product of n terms, γ_n as in GEMM.
 			for _, conj := range []bool{false, true} {
@@ -340,7 +329,7 @@ func level1All[T Scalar](t *testing.T) {
 				if conj {
 					dot, name = Dotc[T], "Dotc"
 				}
-				got, err := dot(h, n, view(upload(t, s, x)), inc, view(upload(t, s, y)), incy)
+				got, err := dot(h, n, view(libtest.Upload(t, s, x)), inc, view(libtest.Upload(t, s, y)), incy)
 				if err != nil {
 					t.Fatalf("%s %s: %v", name, what, err)
 				}
@@ -360,7 +349,7 @@ func level1All[T Scalar](t *testing.T) {
 				ss += real(z)*real(z) + imag(z)*imag(z)
 			}
 			want := math.Sqrt(ss)
-			got, err := Nrm2[T](h, n, view(upload(t, s, x)), inc)
+			got, err := Nrm2[T](h, n, view(libtest.Upload(t, s, x)), inc)
 			if err != nil {
 				t.Fatalf("Nrm2 %s: %v", what, err)
 			}
@@ -370,19 +359,16 @@ func level1All[T Scalar](t *testing.T) {
 		}
 	}
 	// n = 0: DOT is 0, NRM2 is 0, AXPY changes nothing.
-	if got, err := Dot[T](h, 0, upload(t, s, []T{}), 1, upload(t, s, []T{}), 1); err != nil || toC(got) != 0 {
+	if got, err := Dot[T](h, 0, libtest.Upload(t, s, []T{}), 1, libtest.Upload(t, s, []T{}), 1); err != nil || toC(got) != 0 {
 		t.Errorf("Dot of nothing: %v, %v", got, err)
 	}
-	if got, err := Nrm2[T](h, 0, upload(t, s, []T{}), 1); err != nil || got != 0 {
+	if got, err := Nrm2[T](h, 0, libtest.Upload(t, s, []T{}), 1); err != nil || got != 0 {
 		t.Errorf("Nrm2 of nothing: %v, %v", got, err)
 	}
 }
 
 func TestGPULevel1(t *testing.T) {
-	t.Run("float32", level1All[float32])
-	t.Run("float64", level1All[float64])
-	t.Run("complex64", level1All[complex64])
-	t.Run("complex128", level1All[complex128])
+	eachScalar(t, level1All[float32], level1All[float64], level1All[complex64], level1All[complex128])
 }
 
 // matmulTol is the error bound of a Matmul of k terms with inputs of T
@@ -431,17 +417,17 @@ func testMatmul[T MatmulScalar](t *testing.T, h *Handle, s *core.Stream, ct Comp
 	}
 	A.shift(off)
 	a, b, c := random[T](r, A.n), random[T](r, B.n), random[T](r, C.n)
-	cb := upload(t, s, c)
+	cb := libtest.Upload(t, s, c)
 	fn := Matmul[T]
 	if lay == rowMajor {
 		fn = MatmulRowMajor[T]
 	}
 	what := fmt.Sprintf("%v %v %v %v m=%d n=%d k=%d pad=%d off=%d", ct, lay, tA, tB, m, n, k, pad, off)
-	if err := fn(h, ct, tA, tB, m, n, k, 1.5, A.view(t, upload(t, s, a), esz), A.ld, B.view(t, upload(t, s, b), esz), B.ld, -0.5, C.view(t, cb, esz), C.ld); err != nil {
+	if err := fn(h, ct, tA, tB, m, n, k, 1.5, A.view(t, libtest.Upload(t, s, a), esz), A.ld, B.view(t, libtest.Upload(t, s, b), esz), B.ld, -0.5, C.view(t, cb, esz), C.ld); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
 	ref, bound := refGemm(tA, tB, m, n, k, 1.5, -0.5, A, toCs(a), B, toCs(b), C, toCs(c))
-	checkNear(t, what, download[T](t, cb, C.n), ref, bound, matmulTol[T](ct, k))
+	checkNear(t, what, libtest.Download[T](t, cb, C.n), ref, bound, matmulTol[T](ct, k))
 }
 
 func matmulAll[T MatmulScalar](cts ...ComputeType) func(*testing.T) {
@@ -487,11 +473,11 @@ func TestGPUNoTF32(t *testing.T) {
 	const want = 256 + 0x1p-4
 	run := func(t *testing.T, opts *Options, f func(h *Handle, a, b, c *core.Buffer) error) []float32 {
 		_, s, h := gpu(t, opts)
-		cb := upload(t, s, make([]float32, n*n))
-		if err := f(h, upload(t, s, a), upload(t, s, b), cb); err != nil {
+		cb := libtest.Upload(t, s, make([]float32, n*n))
+		if err := f(h, libtest.Upload(t, s, a), libtest.Upload(t, s, b), cb); err != nil {
 			t.Fatal(err)
 		}
-		return download[float32](t, cb, n*n)
+		return libtest.Download[float32](t, cb, n*n)
 	}
 	gemm := func(h *Handle, a, b, c *core.Buffer) error {
 		return Gemm(h, NoTrans, NoTrans, n, n, n, float32(1), a, n, b, n, float32(0), c, n)
@@ -546,8 +532,8 @@ func TestGPUHandle(t *testing.T) {
 		errs := make(chan error, 8)
 		for g := range 8 {
 			a, b := random[float32](r, n*n), random[float32](r, n*n)
-			ab, bb := upload(t, s, a), upload(t, s, b)
-			cb := upload(t, s, make([]float32, n*n))
+			ab, bb := libtest.Upload(t, s, a), libtest.Upload(t, s, b)
+			cb := libtest.Upload(t, s, make([]float32, n*n))
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -586,7 +572,7 @@ func TestGPUHandle(t *testing.T) {
 	})
 
 	t.Run("plans", func(t *testing.T) {
-		a, b, c := upload(t, s, make([]Half, n*n)), upload(t, s, make([]Half, n*n)), upload(t, s, make([]Half, n*n))
+		a, b, c := libtest.Upload(t, s, make([]Half, n*n)), libtest.Upload(t, s, make([]Half, n*n)), libtest.Upload(t, s, make([]Half, n*n))
 		count := func() int {
 			h.plans.mu.Lock()
 			defer h.plans.mu.Unlock()
@@ -614,7 +600,7 @@ func TestGPUHandle(t *testing.T) {
 		if raceEnabled {
 			t.Skip("the race detector drops sync.Pool items")
 		}
-		a, b, c := upload(t, s, make([]float32, n*n)), upload(t, s, make([]float32, n*n)), upload(t, s, make([]float32, n*n))
+		a, b, c := libtest.Upload(t, s, make([]float32, n*n)), libtest.Upload(t, s, make([]float32, n*n)), libtest.Upload(t, s, make([]float32, n*n))
 		gemm := func() {
 			if err := Gemm(h, NoTrans, NoTrans, n, n, n, float32(1), a, n, b, n, float32(0), c, n); err != nil {
 				t.Fatal(err)
@@ -630,9 +616,9 @@ func TestGPUHandle(t *testing.T) {
 	})
 
 	t.Run("closed", func(t *testing.T) {
-		b := upload(t, s, make([]float32, 4))
+		b := libtest.Upload(t, s, make([]float32, 4))
 		b.Close()
-		err := Axpy(h, 4, float32(1), upload(t, s, make([]float32, 4)), 1, b, 1)
+		err := Axpy(h, 4, float32(1), libtest.Upload(t, s, make([]float32, 4)), 1, b, 1)
 		if !errors.Is(err, core.ErrClosed) {
 			t.Errorf("Axpy into a closed Buffer: %v, want core.ErrClosed", err)
 		}
@@ -644,7 +630,7 @@ func TestGPUHandle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		x := upload(t, s2, []float32{3, 4})
+		x := libtest.Upload(t, s2, []float32{3, 4})
 		if got, err := Nrm2[float32](h2, 2, x, 1); err != nil || math.Abs(got-5) > 1e-6 {
 			t.Errorf("Nrm2 on a second handle: %v, %v; want 5", got, err)
 		}

@@ -10,35 +10,23 @@ func Axpy[T Scalar](h *Handle, n int, alpha T, x *core.Buffer, incx int, y *core
 	if err := checkLevel1(fn, e, h, n, x, incx, y, incy, true); err != nil {
 		return err
 	}
-	var ops operands
-	defer ops.release()
-	px, err := ops.add(fn, "x", -1, x, e)
-	if err != nil {
-		return err
-	}
-	py, err := ops.add(fn, "y", -1, y, e)
-	if err != nil {
-		return err
-	}
-	ctx, _, err := h.begin(fn, &ops)
-	if err != nil {
-		return err
-	}
-	defer h.end()
-	N, ix, iy := int32(n), int32(incx), int32(incy)
-	slot := getScalars(alpha, alpha)
-	defer scalarPool.Put(slot)
-	al, _ := slot.ptrs()
-	switch e.kind {
-	case 's':
-		return cublasSaxpy(ctx, h.cublas, N, (*float32)(al), dev[float32](px), ix, dev[float32](py), iy)
-	case 'd':
-		return cublasDaxpy(ctx, h.cublas, N, (*float64)(al), dev[float64](px), ix, dev[float64](py), iy)
-	case 'c':
-		return cublasCaxpy(ctx, h.cublas, N, (*complex64)(al), dev[complex64](px), ix, dev[complex64](py), iy)
-	default:
-		return cublasZaxpy(ctx, h.cublas, N, (*complex128)(al), dev[complex128](px), ix, dev[complex128](py), iy)
-	}
+	return h.do(fn, e, "xy", [3]*core.Buffer{x, y}, func(c call) error {
+		N, ix, iy := int32(n), int32(incx), int32(incy)
+		px, py := c.p[0], c.p[1]
+		slot := getScalars(alpha, alpha)
+		defer scalarPool.Put(slot)
+		al, _ := slot.ptrs()
+		switch e.kind {
+		case 's':
+			return cublasSaxpy(c.ctx, c.lib.blas, N, (*float32)(al), (*float32)(px), ix, (*float32)(py), iy)
+		case 'd':
+			return cublasDaxpy(c.ctx, c.lib.blas, N, (*float64)(al), (*float64)(px), ix, (*float64)(py), iy)
+		case 'c':
+			return cublasCaxpy(c.ctx, c.lib.blas, N, (*complex64)(al), (*complex64)(px), ix, (*complex64)(py), iy)
+		default:
+			return cublasZaxpy(c.ctx, c.lib.blas, N, (*complex128)(al), (*complex128)(px), ix, (*complex128)(py), iy)
+		}
+	})
 }
 
 // Dot returns the sum of x_i·y_i over n elements of x and y (for complex
@@ -60,46 +48,36 @@ func dot[T Scalar](fn string, conj bool, h *Handle, n int, x *core.Buffer, incx 
 	if err := checkLevel1(fn, e, h, n, x, incx, y, incy, true); err != nil {
 		return r, err
 	}
-	var ops operands
-	defer ops.release()
-	px, err := ops.add(fn, "x", -1, x, e)
-	if err != nil {
-		return r, err
-	}
-	py, err := ops.add(fn, "y", -1, y, e)
-	if err != nil {
-		return r, err
-	}
-	ctx, _, err := h.begin(fn, &ops)
-	if err != nil {
-		return r, err
-	}
-	defer h.end()
-	N, ix, iy := int32(n), int32(incx), int32(incy)
-	// Host pointer mode: cuBLAS writes the result there before returning.
-	slot := scalarPool.Get().(*scalars)
-	defer scalarPool.Put(slot)
-	*slot = scalars{} // the result of n = 0, whether cuBLAS writes it or not
-	res, _ := slot.ptrs()
-	switch e.kind {
-	case 's':
-		err = cublasSdot(ctx, h.cublas, N, dev[float32](px), ix, dev[float32](py), iy, (*float32)(res))
-	case 'd':
-		err = cublasDdot(ctx, h.cublas, N, dev[float64](px), ix, dev[float64](py), iy, (*float64)(res))
-	case 'c':
-		if conj {
-			err = cublasCdotc(ctx, h.cublas, N, dev[complex64](px), ix, dev[complex64](py), iy, (*complex64)(res))
-		} else {
-			err = cublasCdotu(ctx, h.cublas, N, dev[complex64](px), ix, dev[complex64](py), iy, (*complex64)(res))
+	err := h.do(fn, e, "xy", [3]*core.Buffer{x, y}, func(c call) (err error) {
+		N, ix, iy := int32(n), int32(incx), int32(incy)
+		px, py := c.p[0], c.p[1]
+		// Host pointer mode: cuBLAS writes the result there before returning.
+		slot := scalarPool.Get().(*scalars)
+		defer scalarPool.Put(slot)
+		*slot = scalars{} // the result of n = 0, whether cuBLAS writes it or not
+		res, _ := slot.ptrs()
+		switch e.kind {
+		case 's':
+			err = cublasSdot(c.ctx, c.lib.blas, N, (*float32)(px), ix, (*float32)(py), iy, (*float32)(res))
+		case 'd':
+			err = cublasDdot(c.ctx, c.lib.blas, N, (*float64)(px), ix, (*float64)(py), iy, (*float64)(res))
+		case 'c':
+			if conj {
+				err = cublasCdotc(c.ctx, c.lib.blas, N, (*complex64)(px), ix, (*complex64)(py), iy, (*complex64)(res))
+			} else {
+				err = cublasCdotu(c.ctx, c.lib.blas, N, (*complex64)(px), ix, (*complex64)(py), iy, (*complex64)(res))
+			}
+		default:
+			if conj {
+				err = cublasZdotc(c.ctx, c.lib.blas, N, (*complex128)(px), ix, (*complex128)(py), iy, (*complex128)(res))
+			} else {
+				err = cublasZdotu(c.ctx, c.lib.blas, N, (*complex128)(px), ix, (*complex128)(py), iy, (*complex128)(res))
+			}
 		}
-	default:
-		if conj {
-			err = cublasZdotc(ctx, h.cublas, N, dev[complex128](px), ix, dev[complex128](py), iy, (*complex128)(res))
-		} else {
-			err = cublasZdotu(ctx, h.cublas, N, dev[complex128](px), ix, dev[complex128](py), iy, (*complex128)(res))
-		}
-	}
-	return *(*T)(res), err
+		r = *(*T)(res)
+		return err
+	})
+	return r, err
 }
 
 // Nrm2 returns the Euclidean norm of n elements of x, incx apart
@@ -112,35 +90,30 @@ func Nrm2[T Scalar](h *Handle, n int, x *core.Buffer, incx int) (float64, error)
 	if err := checkLevel1(fn, e, h, n, x, incx, nil, 0, false); err != nil {
 		return 0, err
 	}
-	var ops operands
-	defer ops.release()
-	px, err := ops.add(fn, "x", -1, x, e)
-	if err != nil {
-		return 0, err
-	}
-	ctx, _, err := h.begin(fn, &ops)
-	if err != nil {
-		return 0, err
-	}
-	defer h.end()
-	N, ix := int32(n), int32(incx)
-	slot := scalarPool.Get().(*scalars)
-	defer scalarPool.Put(slot)
-	*slot = scalars{} // the result of n = 0, whether cuBLAS writes it or not
-	res, _ := slot.ptrs()
-	r32, r64 := (*float32)(res), (*float64)(res)
-	switch e.kind {
-	case 's':
-		err = cublasSnrm2(ctx, h.cublas, N, dev[float32](px), ix, r32)
-	case 'c':
-		err = cublasScnrm2(ctx, h.cublas, N, dev[complex64](px), ix, r32)
-	case 'd':
-		err = cublasDnrm2(ctx, h.cublas, N, dev[float64](px), ix, r64)
-	default:
-		err = cublasDznrm2(ctx, h.cublas, N, dev[complex128](px), ix, r64)
-	}
-	if e.kind == 's' || e.kind == 'c' {
-		return float64(*r32), err
-	}
-	return *r64, err
+	var r float64
+	err := h.do(fn, e, "x", [3]*core.Buffer{x}, func(c call) (err error) {
+		N, ix, px := int32(n), int32(incx), c.p[0]
+		slot := scalarPool.Get().(*scalars)
+		defer scalarPool.Put(slot)
+		*slot = scalars{} // the result of n = 0, whether cuBLAS writes it or not
+		res, _ := slot.ptrs()
+		r32, r64 := (*float32)(res), (*float64)(res)
+		switch e.kind {
+		case 's':
+			err = cublasSnrm2(c.ctx, c.lib.blas, N, (*float32)(px), ix, r32)
+		case 'c':
+			err = cublasScnrm2(c.ctx, c.lib.blas, N, (*complex64)(px), ix, r32)
+		case 'd':
+			err = cublasDnrm2(c.ctx, c.lib.blas, N, (*float64)(px), ix, r64)
+		default:
+			err = cublasDznrm2(c.ctx, c.lib.blas, N, (*complex128)(px), ix, r64)
+		}
+		if e.kind == 's' || e.kind == 'c' {
+			r = float64(*r32)
+		} else {
+			r = *r64
+		}
+		return err
+	})
+	return r, err
 }

@@ -35,23 +35,12 @@ func GemvRowMajor[T Scalar](h *Handle, tA Transpose, m, n int, alpha T, a *core.
 		if m == 0 || n == 0 {
 			return nil // y unchanged, as Gemv
 		}
-		var ops operands
-		defer ops.release()
-		pa, err := ops.add(fn, "a", -1, a, e)
-		if err != nil {
-			return err
-		}
-		px, err := ops.add(fn, "x", -1, x, e)
-		if err != nil {
-			return err
-		}
-		py, err := ops.add(fn, "y", -1, y, e)
-		if err != nil {
-			return err
-		}
 		// Column-major: Y (1×n, ld incy) = X (1×m, ld incx) · Mᴴ, where
 		// M (n×m, ld lda) is A's memory: Mᴴ = conj(Mᵀ) = conj(A).
-		return gemm(h, fn, e, NoTrans, ConjTrans, 1, n, m, alpha, px, incx, pa, lda, beta, py, incy, &ops)
+		return h.do(fn, e, "xay", [3]*core.Buffer{x, a, y}, func(c call) error {
+			g := gemmOp{tA: NoTrans, tB: ConjTrans, m: 1, n: n, k: m, lda: incx, ldb: lda, ldc: incy}
+			return gemm(c, e, alpha, beta, g.at(c.p, colMajor))
+		})
 	}
 	t := Trans
 	if tA != NoTrans {
@@ -65,38 +54,22 @@ func gemv[T Scalar](fn string, e elem, h *Handle, tA Transpose, m, n int, alpha 
 	if m == 0 || n == 0 {
 		return nil
 	}
-	var ops operands
-	defer ops.release()
-	pa, err := ops.add(fn, "a", -1, a, e)
-	if err != nil {
-		return err
-	}
-	px, err := ops.add(fn, "x", -1, x, e)
-	if err != nil {
-		return err
-	}
-	py, err := ops.add(fn, "y", -1, y, e)
-	if err != nil {
-		return err
-	}
-	ctx, _, err := h.begin(fn, &ops)
-	if err != nil {
-		return err
-	}
-	defer h.end()
-	op := tA.op(e.complex)
-	M, N, lA, ix, iy := int32(m), int32(n), int32(lda), int32(incx), int32(incy)
-	slot := getScalars(alpha, beta)
-	defer scalarPool.Put(slot)
-	al, be := slot.ptrs()
-	switch e.kind {
-	case 's':
-		return cublasSgemv(ctx, h.cublas, op, M, N, (*float32)(al), dev[float32](pa), lA, dev[float32](px), ix, (*float32)(be), dev[float32](py), iy)
-	case 'd':
-		return cublasDgemv(ctx, h.cublas, op, M, N, (*float64)(al), dev[float64](pa), lA, dev[float64](px), ix, (*float64)(be), dev[float64](py), iy)
-	case 'c':
-		return cublasCgemv(ctx, h.cublas, op, M, N, (*complex64)(al), dev[complex64](pa), lA, dev[complex64](px), ix, (*complex64)(be), dev[complex64](py), iy)
-	default:
-		return cublasZgemv(ctx, h.cublas, op, M, N, (*complex128)(al), dev[complex128](pa), lA, dev[complex128](px), ix, (*complex128)(be), dev[complex128](py), iy)
-	}
+	return h.do(fn, e, "axy", [3]*core.Buffer{a, x, y}, func(c call) error {
+		op := cublasOp(tA, e.complex)
+		M, N, lA, ix, iy := int32(m), int32(n), int32(lda), int32(incx), int32(incy)
+		pa, px, py := c.p[0], c.p[1], c.p[2]
+		slot := getScalars(alpha, beta)
+		defer scalarPool.Put(slot)
+		al, be := slot.ptrs()
+		switch e.kind {
+		case 's':
+			return cublasSgemv(c.ctx, c.lib.blas, op, M, N, (*float32)(al), (*float32)(pa), lA, (*float32)(px), ix, (*float32)(be), (*float32)(py), iy)
+		case 'd':
+			return cublasDgemv(c.ctx, c.lib.blas, op, M, N, (*float64)(al), (*float64)(pa), lA, (*float64)(px), ix, (*float64)(be), (*float64)(py), iy)
+		case 'c':
+			return cublasCgemv(c.ctx, c.lib.blas, op, M, N, (*complex64)(al), (*complex64)(pa), lA, (*complex64)(px), ix, (*complex64)(be), (*complex64)(py), iy)
+		default:
+			return cublasZgemv(c.ctx, c.lib.blas, op, M, N, (*complex128)(al), (*complex128)(pa), lA, (*complex128)(px), ix, (*complex128)(be), (*complex128)(py), iy)
+		}
+	})
 }

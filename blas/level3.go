@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
+	"github.com/cudago/cudago/lib"
 )
 
 // Gemm computes C = alpha·op(A)·op(B) + beta·C with column-major
@@ -18,20 +21,9 @@ import (
 // start.
 //
 // The sizes are checked against the Buffers before anything is queued
-// (an *ArgError names the argument). The GEMM is queued on h's stream.
+// (a *lib.ArgError names the argument). The GEMM is queued on h's stream.
 func Gemm[T Scalar](h *Handle, tA, tB Transpose, m, n, k int, alpha T, a *core.Buffer, lda int, b *core.Buffer, ldb int, beta T, c *core.Buffer, ldc int) error {
-	const fn = "Gemm"
-	e := elemOf[T]()
-	if err := checkGemm(fn, colMajor, e, h, tA, tB, m, n, k, a, lda, 0, b, ldb, 0, c, ldc, 0, 1); err != nil {
-		return err
-	}
-	var ops operands
-	defer ops.release()
-	pa, pb, pc, err := ops.add3(fn, e, a, b, c)
-	if err != nil {
-		return err
-	}
-	return gemm(h, fn, e, tA, tB, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc, &ops)
+	return gemmIn("Gemm", colMajor, h, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // GemmRowMajor computes C = alpha·op(A)·op(B) + beta·C with row-major
@@ -45,53 +37,60 @@ func Gemm[T Scalar](h *Handle, tA, tB Transpose, m, n, k int, alpha T, a *core.B
 // Cᵀ = op(B)ᵀ·op(A)ᵀ in cuBLAS's column-major terms: the same GEMM with
 // A and B swapped, without copying anything.
 func GemmRowMajor[T Scalar](h *Handle, tA, tB Transpose, m, n, k int, alpha T, a *core.Buffer, lda int, b *core.Buffer, ldb int, beta T, c *core.Buffer, ldc int) error {
-	const fn = "GemmRowMajor"
-	e := elemOf[T]()
-	if err := checkGemm(fn, rowMajor, e, h, tA, tB, m, n, k, a, lda, 0, b, ldb, 0, c, ldc, 0, 1); err != nil {
-		return err
-	}
-	var ops operands
-	defer ops.release()
-	pa, pb, pc, err := ops.add3(fn, e, a, b, c)
-	if err != nil {
-		return err
-	}
-	return gemm(h, fn, e, tB, tA, n, m, k, alpha, pb, ldb, pa, lda, beta, pc, ldc, &ops)
+	return gemmIn("GemmRowMajor", rowMajor, h, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-// add3 acquires a GEMM's three buffers.
-func (o *operands) add3(fn string, e elem, a, b, c *core.Buffer) (pa, pb, pc driver.Deviceptr, err error) {
-	if pa, err = o.add(fn, "a", -1, a, e); err != nil {
-		return
+// gemmIn checks and queues a GEMM of matrices in layout l.
+func gemmIn[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, n, k int, alpha T, a *core.Buffer, lda int, b *core.Buffer, ldb int, beta T, c *core.Buffer, ldc int) error {
+	e := elemOf[T]()
+	if err := checkGemm(fn, l, e, h, tA, tB, m, n, k, a, lda, 0, b, ldb, 0, c, ldc, 0, 1); err != nil {
+		return err
 	}
-	if pb, err = o.add(fn, "b", -1, b, e); err != nil {
-		return
+	return h.do(fn, e, "abc", [3]*core.Buffer{a, b, c}, func(cl call) error {
+		g := gemmOp{tA: tA, tB: tB, m: m, n: n, k: k, lda: lda, ldb: ldb, ldc: ldc}
+		return gemm(cl, e, alpha, beta, g.at(cl.p, l))
+	})
+}
+
+// gemmOp is a GEMM, or a strided batch of them, with the addresses of its
+// matrices.
+type gemmOp struct {
+	tA, tB        Transpose
+	m, n, k       int
+	a, b, c       unsafe.Pointer
+	lda, ldb, ldc int
+	sa, sb        int64
+}
+
+// at returns g with its matrices at p (A, B, C), in cuBLAS's column-major
+// terms for matrices in layout l: a row-major matrix is its transpose in
+// column-major order, so C = op(A)·op(B) row-major is Cᵀ = op(B)ᵀ·op(A)ᵀ
+// column-major, the same GEMM with A and B (their sizes, leading
+// dimensions and strides) swapped.
+func (g gemmOp) at(p [3]unsafe.Pointer, l layout) gemmOp {
+	g.a, g.b, g.c = p[0], p[1], p[2]
+	if l == rowMajor {
+		g.tA, g.tB, g.m, g.n, g.a, g.b, g.lda, g.ldb, g.sa, g.sb = g.tB, g.tA, g.n, g.m, g.b, g.a, g.ldb, g.lda, g.sb, g.sa
 	}
-	pc, err = o.add(fn, "c", -1, c, e)
-	return
+	return g
 }
 
 // gemm queues a checked column-major GEMM.
-func gemm[T Scalar](h *Handle, fn string, e elem, tA, tB Transpose, m, n, k int, alpha T, a driver.Deviceptr, lda int, b driver.Deviceptr, ldb int, beta T, c driver.Deviceptr, ldc int, ops *operands) error {
-	ctx, _, err := h.begin(fn, ops)
-	if err != nil {
-		return err
-	}
-	defer h.end()
-	opA, opB := tA.op(e.complex), tB.op(e.complex)
-	M, N, K, lA, lB, lC := int32(m), int32(n), int32(k), int32(lda), int32(ldb), int32(ldc)
+func gemm[T Scalar](c call, e elem, alpha, beta T, g gemmOp) error {
+	opA, opB := cublasOp(g.tA, e.complex), cublasOp(g.tB, e.complex)
+	M, N, K, lA, lB, lC := int32(g.m), int32(g.n), int32(g.k), int32(g.lda), int32(g.ldb), int32(g.ldc)
 	slot := getScalars(alpha, beta)
 	defer scalarPool.Put(slot)
 	al, be := slot.ptrs()
 	switch e.kind {
 	case 's':
-		return cublasSgemm(ctx, h.cublas, opA, opB, M, N, K, (*float32)(al), dev[float32](a), lA, dev[float32](b), lB, (*float32)(be), dev[float32](c), lC)
+		return cublasSgemm(c.ctx, c.lib.blas, opA, opB, M, N, K, (*float32)(al), (*float32)(g.a), lA, (*float32)(g.b), lB, (*float32)(be), (*float32)(g.c), lC)
 	case 'd':
-		return cublasDgemm(ctx, h.cublas, opA, opB, M, N, K, (*float64)(al), dev[float64](a), lA, dev[float64](b), lB, (*float64)(be), dev[float64](c), lC)
+		return cublasDgemm(c.ctx, c.lib.blas, opA, opB, M, N, K, (*float64)(al), (*float64)(g.a), lA, (*float64)(g.b), lB, (*float64)(be), (*float64)(g.c), lC)
 	case 'c':
-		return cublasCgemm(ctx, h.cublas, opA, opB, M, N, K, (*complex64)(al), dev[complex64](a), lA, dev[complex64](b), lB, (*complex64)(be), dev[complex64](c), lC)
+		return cublasCgemm(c.ctx, c.lib.blas, opA, opB, M, N, K, (*complex64)(al), (*complex64)(g.a), lA, (*complex64)(g.b), lB, (*complex64)(be), (*complex64)(g.c), lC)
 	default:
-		return cublasZgemm(ctx, h.cublas, opA, opB, M, N, K, (*complex128)(al), dev[complex128](a), lA, dev[complex128](b), lB, (*complex128)(be), dev[complex128](c), lC)
+		return cublasZgemm(c.ctx, c.lib.blas, opA, opB, M, N, K, (*complex128)(al), (*complex128)(g.a), lA, (*complex128)(g.b), lB, (*complex128)(be), (*complex128)(g.c), lC)
 	}
 }
 
@@ -131,35 +130,24 @@ func gemmStrided[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, 
 	if batch == 0 {
 		return nil
 	}
-	var ops operands
-	defer ops.release()
-	pa, pb, pc, err := ops.add3(fn, e, a, b, c)
-	if err != nil {
-		return err
-	}
-	if l == rowMajor {
-		tA, tB, m, n, pa, pb, lda, ldb, sa, sb = tB, tA, n, m, pb, pa, ldb, lda, sb, sa
-	}
-	ctx, _, err := h.begin(fn, &ops)
-	if err != nil {
-		return err
-	}
-	defer h.end()
-	opA, opB := tA.op(e.complex), tB.op(e.complex)
-	M, N, K, lA, lB, lC, B := int32(m), int32(n), int32(k), int32(lda), int32(ldb), int32(ldc), int32(batch)
-	slot := getScalars(alpha, beta)
-	defer scalarPool.Put(slot)
-	al, be := slot.ptrs()
-	switch e.kind {
-	case 's':
-		return cublasSgemmStridedBatched(ctx, h.cublas, opA, opB, M, N, K, (*float32)(al), dev[float32](pa), lA, sa, dev[float32](pb), lB, sb, (*float32)(be), dev[float32](pc), lC, sc, B)
-	case 'd':
-		return cublasDgemmStridedBatched(ctx, h.cublas, opA, opB, M, N, K, (*float64)(al), dev[float64](pa), lA, sa, dev[float64](pb), lB, sb, (*float64)(be), dev[float64](pc), lC, sc, B)
-	case 'c':
-		return cublasCgemmStridedBatched(ctx, h.cublas, opA, opB, M, N, K, (*complex64)(al), dev[complex64](pa), lA, sa, dev[complex64](pb), lB, sb, (*complex64)(be), dev[complex64](pc), lC, sc, B)
-	default:
-		return cublasZgemmStridedBatched(ctx, h.cublas, opA, opB, M, N, K, (*complex128)(al), dev[complex128](pa), lA, sa, dev[complex128](pb), lB, sb, (*complex128)(be), dev[complex128](pc), lC, sc, B)
-	}
+	return h.do(fn, e, "abc", [3]*core.Buffer{a, b, c}, func(cl call) error {
+		g := gemmOp{tA: tA, tB: tB, m: m, n: n, k: k, lda: lda, ldb: ldb, ldc: ldc, sa: sa, sb: sb}.at(cl.p, l)
+		opA, opB := cublasOp(g.tA, e.complex), cublasOp(g.tB, e.complex)
+		M, N, K, lA, lB, lC, B := int32(g.m), int32(g.n), int32(k), int32(g.lda), int32(g.ldb), int32(ldc), int32(batch)
+		slot := getScalars(alpha, beta)
+		defer scalarPool.Put(slot)
+		al, be := slot.ptrs()
+		switch e.kind {
+		case 's':
+			return cublasSgemmStridedBatched(cl.ctx, cl.lib.blas, opA, opB, M, N, K, (*float32)(al), (*float32)(g.a), lA, g.sa, (*float32)(g.b), lB, g.sb, (*float32)(be), (*float32)(g.c), lC, sc, B)
+		case 'd':
+			return cublasDgemmStridedBatched(cl.ctx, cl.lib.blas, opA, opB, M, N, K, (*float64)(al), (*float64)(g.a), lA, g.sa, (*float64)(g.b), lB, g.sb, (*float64)(be), (*float64)(g.c), lC, sc, B)
+		case 'c':
+			return cublasCgemmStridedBatched(cl.ctx, cl.lib.blas, opA, opB, M, N, K, (*complex64)(al), (*complex64)(g.a), lA, g.sa, (*complex64)(g.b), lB, g.sb, (*complex64)(be), (*complex64)(g.c), lC, sc, B)
+		default:
+			return cublasZgemmStridedBatched(cl.ctx, cl.lib.blas, opA, opB, M, N, K, (*complex128)(al), (*complex128)(g.a), lA, g.sa, (*complex128)(g.b), lB, g.sb, (*complex128)(be), (*complex128)(g.c), lC, sc, B)
+		}
+	})
 }
 
 // GemmBatched computes len(c) GEMMs C_i = alpha·op(A_i)·op(B_i) +
@@ -202,7 +190,7 @@ func gemmBatched[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, 
 		}{{&ma, a[i]}, {&mb, b[i]}, {&mc, c[i]}} {
 			x.m.buf = x.buf
 			if err := checkMat(fn, l, x.m, e, 1); err != nil {
-				var ae *ArgError
+				var ae *lib.ArgError
 				if errors.As(err, &ae) && ae.Arg == x.m.arg {
 					// Name the Buffer: "a[3]".
 					ae.Arg = fmt.Sprintf("%s[%d]", x.m.arg, i)
@@ -215,18 +203,18 @@ func gemmBatched[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, 
 	if batch == 0 {
 		return nil
 	}
-	var ops operands
-	defer ops.release()
+	ops := h.operands(fn)
+	defer ops.Release()
 	// The device arrays: the addresses of A_i, then of B_i, then of C_i.
 	addrs := make([]uint64, 3*batch)
 	for j, bufs := range [...][]*core.Buffer{a, b, c} {
 		arg := [...]string{"a", "b", "c"}[j]
 		for i, buf := range bufs {
-			p, err := ops.add(fn, arg, i, buf, e)
+			p, err := ops.AddAt(arg, i, buf, e.size, e.name)
 			if err != nil {
 				return err
 			}
-			addrs[j*batch+i] = uint64(p)
+			addrs[j*batch+i] = uint64(libhandle.Addr(p))
 		}
 	}
 	// The span of one C: ldc·(columns−1) + rows elements, columns and
@@ -249,17 +237,17 @@ func gemmBatched[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, 
 			addrs[i], addrs[batch+i] = addrs[batch+i], addrs[i]
 		}
 	}
-	ctx, _, err := h.begin(fn, &ops)
+	ctx, _, err := h.lib().Begin()
 	if err != nil {
 		return err
 	}
-	defer h.end()
-	arr, err := h.dev.Allocate(len(addrs)*8, h.stream)
+	defer h.st.End()
+	arr, err := h.dev.Allocate(len(addrs)*8, h.st.Stream())
 	if err != nil {
 		return err
 	}
-	defer arr.Close() // on h.stream: after the GEMMs
-	if err := core.CopyToDeviceAsync(h.stream, arr, addrs); err != nil {
+	defer arr.Close() // on the handle's stream: after the GEMMs
+	if err := core.CopyToDeviceAsync(h.st.Stream(), arr, addrs); err != nil {
 		return err
 	}
 	pArr, err := arr.Acquire()
@@ -268,20 +256,20 @@ func gemmBatched[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, 
 	}
 	defer arr.Release()
 	pa, pb, pc := pArr, pArr+driver.Deviceptr(8*batch), pArr+driver.Deviceptr(16*batch)
-	opA, opB := tA.op(e.complex), tB.op(e.complex)
+	opA, opB := cublasOp(tA, e.complex), cublasOp(tB, e.complex)
 	M, N, K, lA, lB, lC, B := int32(m), int32(n), int32(k), int32(lda), int32(ldb), int32(ldc), int32(batch)
 	slot := getScalars(alpha, beta)
 	defer scalarPool.Put(slot)
 	al, be := slot.ptrs()
 	switch e.kind {
 	case 's':
-		return cublasSgemmBatched(ctx, h.cublas, opA, opB, M, N, K, (*float32)(al), dev[*float32](pa), lA, dev[*float32](pb), lB, (*float32)(be), dev[*float32](pc), lC, B)
+		return cublasSgemmBatched(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*float32)(al), libhandle.PtrTo[*float32](pa), lA, libhandle.PtrTo[*float32](pb), lB, (*float32)(be), libhandle.PtrTo[*float32](pc), lC, B)
 	case 'd':
-		return cublasDgemmBatched(ctx, h.cublas, opA, opB, M, N, K, (*float64)(al), dev[*float64](pa), lA, dev[*float64](pb), lB, (*float64)(be), dev[*float64](pc), lC, B)
+		return cublasDgemmBatched(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*float64)(al), libhandle.PtrTo[*float64](pa), lA, libhandle.PtrTo[*float64](pb), lB, (*float64)(be), libhandle.PtrTo[*float64](pc), lC, B)
 	case 'c':
-		return cublasCgemmBatched(ctx, h.cublas, opA, opB, M, N, K, (*complex64)(al), dev[*complex64](pa), lA, dev[*complex64](pb), lB, (*complex64)(be), dev[*complex64](pc), lC, B)
+		return cublasCgemmBatched(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*complex64)(al), libhandle.PtrTo[*complex64](pa), lA, libhandle.PtrTo[*complex64](pb), lB, (*complex64)(be), libhandle.PtrTo[*complex64](pc), lC, B)
 	default:
-		return cublasZgemmBatched(ctx, h.cublas, opA, opB, M, N, K, (*complex128)(al), dev[*complex128](pa), lA, dev[*complex128](pb), lB, (*complex128)(be), dev[*complex128](pc), lC, B)
+		return cublasZgemmBatched(ctx, h.st.Handle().blas, opA, opB, M, N, K, (*complex128)(al), libhandle.PtrTo[*complex128](pa), lA, libhandle.PtrTo[*complex128](pb), lB, (*complex128)(be), libhandle.PtrTo[*complex128](pc), lC, B)
 	}
 }
 

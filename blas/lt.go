@@ -11,6 +11,7 @@ import (
 	"github.com/cudago/cudago/bindings/cublaslt"
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // Matmul computes C = alpha·op(A)·op(B) + beta·C through cuBLASLt
@@ -45,41 +46,30 @@ func matmul[T MatmulScalar](fn string, l layout, h *Handle, ct ComputeType, tA, 
 	if m == 0 || n == 0 {
 		return nil
 	}
-	var ops operands
-	defer ops.release()
-	pa, pb, pc, err := ops.add3(fn, e, a, b, c)
-	if err != nil {
+	return h.do(fn, e, "abc", [3]*core.Buffer{a, b, c}, func(cl call) error {
+		g := gemmOp{tA: tA, tB: tB, m: m, n: n, k: k, lda: lda, ldb: ldb, ldc: ldc}.at(cl.p, l)
+		key := planKey{
+			dt: e.dt, compute: ct, opA: cublasOp(g.tA, false), opB: cublasOp(g.tB, false),
+			m: int32(g.m), n: int32(g.n), k: int32(k), lda: int32(g.lda), ldb: int32(g.ldb), ldc: int32(ldc),
+			alignA: alignment(libhandle.Addr(g.a)), alignB: alignment(libhandle.Addr(g.b)), alignC: alignment(libhandle.Addr(g.c)),
+		}
+		p, err := h.plan(cl.ctx, key)
+		if err != nil {
+			return fmt.Errorf("blas: %s: %w", fn, err)
+		}
+		var slot *scalars
+		if ct == ComputeFloat16 {
+			slot = getScalars(HalfFromFloat32(alpha), HalfFromFloat32(beta))
+		} else {
+			slot = getScalars(alpha, beta)
+		}
+		defer scalarPool.Put(slot)
+		al, be := slot.ptrs()
+		// D = C: in place, with C's layout.
+		err = cublasLtMatmul(cl.ctx, cl.lib.lt, p.desc, al, g.a, p.a, g.b, p.b, be, g.c, p.c, g.c, p.c, &p.algo, h.ws, h.wsLen, cl.s)
+		runtime.KeepAlive(p) // its descriptors, until cuBLASLt is done with them
 		return err
-	}
-	if l == rowMajor {
-		tA, tB, m, n, pa, pb, lda, ldb = tB, tA, n, m, pb, pa, ldb, lda
-	}
-	ctx, s, err := h.begin(fn, &ops)
-	if err != nil {
-		return err
-	}
-	defer h.end()
-	key := planKey{
-		dt: e.dt, compute: ct, opA: tA.op(false), opB: tB.op(false),
-		m: int32(m), n: int32(n), k: int32(k), lda: int32(lda), ldb: int32(ldb), ldc: int32(ldc),
-		alignA: alignment(pa), alignB: alignment(pb), alignC: alignment(pc),
-	}
-	p, err := h.plan(ctx, key)
-	if err != nil {
-		return fmt.Errorf("blas: %s: %w", fn, err)
-	}
-	var slot *scalars
-	if ct == ComputeFloat16 {
-		slot = getScalars(HalfFromFloat32(alpha), HalfFromFloat32(beta))
-	} else {
-		slot = getScalars(alpha, beta)
-	}
-	defer scalarPool.Put(slot)
-	al, be := slot.ptrs()
-	// D = C: in place, with C's layout.
-	err = cublasLtMatmul(ctx, h.lt, p.desc, al, ptr(pa), p.a, ptr(pb), p.b, be, ptr(pc), p.c, ptr(pc), p.c, &p.algo, ptr(h.wsPtr), h.wsSize, s)
-	runtime.KeepAlive(p) // its descriptors, until cuBLASLt is done with them
-	return err
+	})
 }
 
 // alignment is the largest power of two, up to 256, that divides p:
@@ -239,7 +229,7 @@ func (h *Handle) makePlan(ctx driver.Context, key planKey, p *plan) error {
 		return err
 	}
 	defer cublasLtMatmulPreferenceDestroy(0, pref)
-	ws := h.wsSize
+	ws := h.wsLen
 	if err := cublasLtMatmulPreferenceSetAttribute(0, pref, cublaslt.MatmulPrefMaxWorkspaceBytes, unsafe.Pointer(&ws), 8); err != nil {
 		return err
 	}
@@ -262,7 +252,7 @@ func (h *Handle) makePlan(ctx driver.Context, key planKey, p *plan) error {
 		}
 	}
 	var res cublaslt.MatmulHeuristicResult
-	n, err := cublasLtMatmulAlgoGetHeuristic(ctx, h.lt, p.desc, p.a, p.b, p.c, p.c, pref, 1, &res)
+	n, err := cublasLtMatmulAlgoGetHeuristic(ctx, h.st.Handle().lt, p.desc, p.a, p.b, p.c, p.c, pref, 1, &res)
 	if err != nil {
 		return err
 	}

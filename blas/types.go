@@ -6,7 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/cudago/cudago/bindings/cublas"
-	"github.com/cudago/cudago/bindings/driver"
+	"github.com/cudago/cudago/lib"
 )
 
 // Scalar is an element type of the cuBLAS routines: float32, float64,
@@ -21,31 +21,17 @@ type MatmulScalar interface {
 }
 
 // Transpose says what a routine does to a matrix before multiplying it.
-type Transpose uint8
+// It is lib.Transpose, the type sparse takes too.
+type Transpose = lib.Transpose
 
 const (
-	NoTrans   Transpose = iota // op(A) = A
-	Trans                      // op(A) = Aᵀ
-	ConjTrans                  // op(A) = Aᴴ (Aᵀ for real types)
+	NoTrans   = lib.NoTrans   // op(A) = A
+	Trans     = lib.Trans     // op(A) = Aᵀ
+	ConjTrans = lib.ConjTrans // op(A) = Aᴴ (Aᵀ for real types)
 )
 
-// String returns the constant's name.
-func (t Transpose) String() string {
-	switch t {
-	case NoTrans:
-		return "NoTrans"
-	case Trans:
-		return "Trans"
-	case ConjTrans:
-		return "ConjTrans"
-	}
-	return fmt.Sprintf("Transpose(%d)", uint8(t))
-}
-
-func (t Transpose) valid() bool { return t <= ConjTrans }
-
-// op is t as cuBLAS's operation; real types take ConjTrans as Trans.
-func (t Transpose) op(complex bool) cublas.Operation {
+// cublasOp is t as cuBLAS's operation; real types take ConjTrans as Trans.
+func cublasOp(t Transpose, complex bool) cublas.Operation {
 	switch {
 	case t == NoTrans:
 		return cublas.OpN
@@ -88,19 +74,12 @@ func (c ComputeType) String() string {
 	return fmt.Sprintf("ComputeType(%d)", uint8(c))
 }
 
-// ArgError reports an argument that is invalid or does not fit the
-// Buffers it describes; it is returned before any library call.
-type ArgError struct {
-	Func string // the package's function: "Gemm"
-	Arg  string // the argument: "lda", "b", "a[3]", "strideC"
-	Msg  string // what is wrong, naming the argument
-}
-
-func (e *ArgError) Error() string { return "blas: " + e.Func + ": " + e.Msg }
-
-func argErr(fn, arg, format string, args ...any) error {
-	return &ArgError{Func: fn, Arg: arg, Msg: fmt.Sprintf(format, args...)}
-}
+// ArgError is lib.ArgError, the error of every library package for a bad
+// argument; it is returned before any library call.
+//
+// Deprecated: match *lib.ArgError, which every library package returns;
+// this name goes in the next release.
+type ArgError = lib.ArgError
 
 // elem describes an element type.
 type elem struct {
@@ -127,16 +106,6 @@ func elemOf[T Scalar | MatmulScalar]() elem {
 	default: // BFloat16
 		return elem{'b', "BFloat16", 2, false, cublas.R16bf}
 	}
-}
-
-// dev converts a device address to the typed pointer a binding takes.
-func dev[E any](p driver.Deviceptr) *E {
-	return (*E)(*(*unsafe.Pointer)(unsafe.Pointer(&p)))
-}
-
-// ptr converts a device address to an unsafe.Pointer.
-func ptr(p driver.Deviceptr) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
 }
 
 // scalars is host memory for one call's alpha and beta, or its result.

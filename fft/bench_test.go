@@ -27,7 +27,7 @@ func BenchmarkFFTC2C2e24InPlace(b *testing.B) { benchC2C(b, 1<<24, true) }
 
 func benchC2C(b *testing.B, n int, inPlace bool) {
 	dev, s := gpuStream(b)
-	c, err := NewCache(s)
+	c, err := New(s, nil)
 	must(b, err)
 	defer c.Close()
 	p, err := c.Plan(Desc{Shape: []int{n}})

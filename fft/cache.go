@@ -2,6 +2,7 @@ package fft
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/cudago/cudago/core"
@@ -18,7 +19,7 @@ type Cache struct {
 	stream *core.Stream
 
 	mu     sync.Mutex
-	plans  map[key]*entry // nil in a Cache not made by NewCache
+	plans  map[key]*entry // nil in a Cache not made by New
 	closed bool
 }
 
@@ -29,23 +30,33 @@ type entry struct {
 	err  error
 }
 
-// NewCache returns an empty Cache for plans on stream s; it makes no
-// plan yet.
-func NewCache(s *core.Stream) (*Cache, error) {
-	if s == nil {
-		return nil, errors.New("fft: NewCache: nil *core.Stream")
+// Options configure New. There are none yet: nil is the default, and the
+// type is there so that options can come without changing New.
+type Options struct{}
+
+// New returns an empty Cache for plans on stream; opts may be nil. It
+// makes no plan yet.
+func New(stream *core.Stream, opts *Options) (*Cache, error) {
+	if stream == nil {
+		return nil, argErr("New", "stream", "nil *core.Stream (Context.DefaultStream is the legacy default stream)")
 	}
-	return &Cache{stream: s, plans: map[key]*entry{}}, nil
+	return &Cache{stream: stream, plans: map[key]*entry{}}, nil
 }
+
+// NewCache returns New(s, nil).
+//
+// Deprecated: use New, which every library package has; NewCache goes in
+// the next release.
+func NewCache(s *core.Stream) (*Cache, error) { return New(s, nil) }
 
 // Plan returns the Cache's plan for d, making it on first use. The plan
 // belongs to the Cache: its Close does nothing, the Cache's closes it. A
 // plan that failed to be made is not kept, so a later call tries again.
 func (c *Cache) Plan(d Desc) (*Plan, error) {
 	if c == nil || c.plans == nil {
-		return nil, errors.New("fft: Cache.Plan: Cache not made by NewCache")
+		return nil, fmt.Errorf("fft: Cache.Plan: a Cache not made by New: %w", core.ErrClosed)
 	}
-	l, err := d.check()
+	l, err := d.check("Cache.Plan")
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +72,7 @@ func (c *Cache) Plan(d Desc) (*Plan, error) {
 		c.plans[k] = e
 		c.mu.Unlock()
 		// Made outside the lock: plans of other shapes need not wait.
-		e.plan, e.err = newPlan(c.stream, l, true)
+		e.plan, e.err = newPlan("Cache.Plan", c.stream, l, true)
 		if e.err != nil {
 			c.mu.Lock()
 			delete(c.plans, k)
@@ -119,7 +130,7 @@ func (c *Cache) Close() error {
 	for _, e := range plans {
 		<-e.done
 		if e.plan != nil {
-			err = errors.Join(err, e.plan.close())
+			err = errors.Join(err, e.plan.st.Close())
 		}
 	}
 	return err

@@ -1,7 +1,6 @@
 package fft
 
 import (
-	"fmt"
 	"math/bits"
 	"strconv"
 
@@ -129,24 +128,24 @@ func mul(xs ...int) (int, bool) {
 }
 
 // check validates d and works out its sizes.
-func (d Desc) check() (layout, error) {
+func (d Desc) check(fn string) (layout, error) {
 	var l layout
 	if len(d.Shape) < 1 || len(d.Shape) > 3 {
-		return l, fmt.Errorf("fft: Desc.Shape has %d dimensions; cuFFT plans have 1, 2 or 3", len(d.Shape))
+		return l, argErr(fn, "d.Shape", "Desc.Shape has %d dimensions; cuFFT plans have 1, 2 or 3", len(d.Shape))
 	}
 	for i, n := range d.Shape {
 		if n < 1 {
-			return l, fmt.Errorf("fft: Desc.Shape[%d] is %d; every dimension must be at least 1", i, n)
+			return l, argErr(fn, "d.Shape", "Desc.Shape[%d] is %d; every dimension must be at least 1", i, n)
 		}
 	}
 	if d.Type < C2C || d.Type > C2R {
-		return l, fmt.Errorf("fft: Desc.Type is %v; want C2C, R2C or C2R", d.Type)
+		return l, argErr(fn, "d.Type", "Desc.Type is %v; want C2C, R2C or C2R", d.Type)
 	}
 	if d.Precision != Single && d.Precision != Double {
-		return l, fmt.Errorf("fft: Desc.Precision is %v; want Single or Double", d.Precision)
+		return l, argErr(fn, "d.Precision", "Desc.Precision is %v; want Single or Double", d.Precision)
 	}
 	if d.Batch < 0 {
-		return l, fmt.Errorf("fft: Desc.Batch is %d; want at least 1 (or 0, which means 1)", d.Batch)
+		return l, argErr(fn, "d.Batch", "Desc.Batch is %d; want at least 1 (or 0, which means 1)", d.Batch)
 	}
 	if d.Type == C2C {
 		d.InPlace = false
@@ -157,12 +156,12 @@ func (d Desc) check() (layout, error) {
 	last := d.Shape[len(d.Shape)-1]
 	outer, ok := mul(d.Shape[:len(d.Shape)-1]...)
 	if !ok {
-		return l, fmt.Errorf("fft: Desc.Shape %v is too large", d.Shape)
+		return l, argErr(fn, "d.Shape", "Desc.Shape %v is too large", d.Shape)
 	}
 	cs, rs := d.Precision.complexSize(), d.Precision.realSize()
 	// The complex data of all transforms is the largest size below.
 	if _, ok := mul(outer, last, l.batch, cs); !ok {
-		return l, fmt.Errorf("fft: Desc.Shape %v with batch %d is too large", d.Shape, l.batch)
+		return l, argErr(fn, "d.Shape", "Desc.Shape %v with batch %d is too large", d.Shape, l.batch)
 	}
 	l.n = outer * last
 	l.half = outer * (last/2 + 1)
@@ -186,7 +185,7 @@ func (d Desc) check() (layout, error) {
 // transform of d (in place, both are the one Buffer's size), or why d is
 // not a valid description.
 func (d Desc) Bytes() (in, out int, err error) {
-	l, err := d.check()
+	l, err := d.check("Desc.Bytes")
 	if err != nil {
 		return 0, 0, err
 	}

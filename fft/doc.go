@@ -8,7 +8,7 @@
 // for a stream and hands out the same Plan for the same Desc, so that a
 // shape is planned once:
 //
-//	c, _ := fft.NewCache(stream)
+//	c, _ := fft.New(stream, nil)                     // the Cache of stream's plans
 //	defer c.Close()
 //	p, _ := c.Plan(fft.Desc{Shape: []int{1 << 20}})  // C2C, Single, one transform
 //	err := p.Forward(in, out)                        // queued on stream
@@ -19,7 +19,7 @@
 // Buffers' sizes against the shape (an R2C output and a C2R input hold
 // Shape[last]/2+1 complex values along the last dimension), their
 // alignment and their placement before queuing anything, so that cuFFT
-// never reads or writes outside them.
+// never reads or writes outside them; a bad argument is a *lib.ArgError.
 //
 // Like cuFFT and FFTW, the transforms are unnormalized: Inverse of Forward
 // is N·x, N the product of Shape. InverseNormalized divides by N in the

@@ -69,7 +69,7 @@ func TestDescBytes(t *testing.T) {
 
 func TestKey(t *testing.T) {
 	shape := []int{5, 7}
-	a, err := Desc{Shape: shape}.check()
+	a, err := Desc{Shape: shape}.check("test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestKey(t *testing.T) {
 		{Shape: []int{5, 7}, InPlace: true}, // C2C: one plan does both
 	}
 	for _, d := range same {
-		l, err := d.check()
+		l, err := d.check("test")
 		if err != nil || l.key() != a.key() {
 			t.Errorf("key(%+v) = %+v, want %+v (%v)", d, l.key(), a.key(), err)
 		}
@@ -98,7 +98,7 @@ func TestKey(t *testing.T) {
 	}
 	seen := map[key]Desc{a.key(): {Shape: []int{5, 7}}}
 	for _, d := range append(differ, Desc{Shape: []int{5, 7}, Type: R2C, InPlace: true}) {
-		l, err := d.check()
+		l, err := d.check("test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +115,7 @@ func TestCufftType(t *testing.T) {
 		{int(C2C), int(Double)}: cufft.Z2Z, {int(R2C), int(Double)}: cufft.D2Z, {int(C2R), int(Double)}: cufft.Z2D,
 	}
 	for k, w := range want {
-		l, err := Desc{Shape: []int{4}, Type: Type(k[0]), Precision: Precision(k[1])}.check()
+		l, err := Desc{Shape: []int{4}, Type: Type(k[0]), Precision: Precision(k[1])}.check("test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +144,7 @@ func TestPlanArgs(t *testing.T) {
 		{Desc{Shape: []int{4, 6, 3}, Type: R2C, InPlace: true, Batch: 2},
 			planArgs{n: []int64{4, 6, 3}, inembed: []int64{4, 6, 4}, onembed: []int64{4, 6, 2}, idist: 96, odist: 48}},
 	} {
-		l, err := tc.d.check()
+		l, err := tc.d.check("test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +175,7 @@ func fakeHostBuffer(addr driver.Deviceptr, size int) *core.Buffer {
 // fakePlan is a Plan with no cuFFT plan, stream or device behind it.
 func fakePlan(t testing.TB, d Desc) *Plan {
 	t.Helper()
-	l, err := d.check()
+	l, err := d.check("test")
 	must(t, err)
 	return &Plan{l: l}
 }
@@ -228,8 +228,8 @@ func TestExecChecks(t *testing.T) {
 		{"out-of-place C2R, one buffer", c2r, true, shared, shared, "same memory, but the C2R plan is out of place"},
 		{"partial overlap", c2c, false, fakeBuffer(base, 64), fakeBuffer(base+32, 64), "overlap without being the same memory"},
 		{"partial overlap R2C", r2c, false, fakeBuffer(base+8, 32), fakeBuffer(base, 40), "overlap without being the same memory"},
-		{"host input", c2c, false, fakeHostBuffer(base, 64), fakeBuffer(2*base, 64), "input Buffer is not device-accessible"},
-		{"host output", c2c, false, fakeBuffer(base, 64), fakeHostBuffer(2*base, 64), "output Buffer is not device-accessible"},
+		{"host input", c2c, false, fakeHostBuffer(base, 64), fakeBuffer(2*base, 64), "input is fft.fakeMR memory, which the GPU cannot access"},
+		{"host output", c2c, false, fakeBuffer(base, 64), fakeHostBuffer(2*base, 64), "output is fft.fakeMR memory, which the GPU cannot access"},
 	} {
 		var err error
 		if tc.inverse {
@@ -254,8 +254,7 @@ func TestExecChecks(t *testing.T) {
 		t.Errorf("InverseNormalized on R2C: %v", err)
 	}
 	// A closed plan is core.ErrClosed, and Close stays idempotent.
-	closed := fakePlan(t, Desc{Shape: []int{8}})
-	closed.closed = true
+	closed := fakePlan(t, Desc{Shape: []int{8}}) // no State: closed
 	if err := closed.Forward(fakeBuffer(base, 64), fakeBuffer(2*base, 64)); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("closed plan: %v, want core.ErrClosed", err)
 	}
@@ -293,11 +292,11 @@ func TestNewWithoutStream(t *testing.T) {
 	if _, err := NewPlan(nil, Desc{Shape: []int{8}}); err == nil || !strings.Contains(err.Error(), "nil *core.Stream") {
 		t.Errorf("NewPlan(nil): %v", err)
 	}
-	if _, err := NewCache(nil); err == nil || !strings.Contains(err.Error(), "nil *core.Stream") {
-		t.Errorf("NewCache(nil): %v", err)
+	if _, err := New(nil, nil); err == nil || !strings.Contains(err.Error(), "nil *core.Stream") {
+		t.Errorf("New(nil, nil): %v", err)
 	}
 	var zero Cache
-	if _, err := zero.Plan(Desc{Shape: []int{8}}); err == nil || !strings.Contains(err.Error(), "not made by NewCache") {
+	if _, err := zero.Plan(Desc{Shape: []int{8}}); err == nil || !strings.Contains(err.Error(), "not made by New") {
 		t.Errorf("zero Cache: %v", err)
 	}
 	// An invalid Desc fails before the stream is touched (this one has no
@@ -306,7 +305,7 @@ func TestNewWithoutStream(t *testing.T) {
 	if _, err := NewPlan(s, Desc{}); err == nil || !strings.Contains(err.Error(), "Desc.Shape") {
 		t.Errorf("NewPlan(bad Desc): %v", err)
 	}
-	c, err := NewCache(s)
+	c, err := New(s, nil)
 	must(t, err)
 	if _, err := c.Plan(Desc{Shape: []int{8}, Batch: -2}); err == nil || !strings.Contains(err.Error(), "Desc.Batch") {
 		t.Errorf("Cache.Plan(bad Desc): %v", err)

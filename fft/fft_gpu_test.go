@@ -8,9 +8,10 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/libtest"
 )
 
 // The GPU tests compare every transform with a naive O(n²) DFT computed
@@ -21,14 +22,8 @@ import (
 
 // gpuStream returns device 0 and a new stream, closed when the test ends.
 func gpuStream(t testing.TB) (*core.Device, *core.Stream) {
-	t.Helper()
-	testenv.RequireGPU(t)
-	dev, err := core.GetDevice(0)
-	must(t, err)
-	s, err := dev.NewStream(core.StreamOptions{})
-	must(t, err)
-	t.Cleanup(func() { s.Close() })
-	return dev, s
+	s := libtest.Stream(t, core.StreamOptions{})
+	return s.Device(), s
 }
 
 // tol bounds the relative L2 error of a transform against the float64
@@ -211,19 +206,8 @@ func alloc(t testing.TB, dev *core.Device, s *core.Stream, n int) *core.Buffer {
 	return b
 }
 
-func putComplex(t testing.TB, b *core.Buffer, p Precision, x []complex128) {
-	t.Helper()
-	if p == Double {
-		must(t, core.CopyToDevice(b, x))
-		return
-	}
-	y := make([]complex64, len(x))
-	for i, v := range x {
-		y[i] = complex64(v)
-	}
-	must(t, core.CopyToDevice(b, y))
-}
-
+// putReal copies x to b: float64 in Double precision, rounded to
+// float32 in Single.
 func putReal(t testing.TB, b *core.Buffer, p Precision, x []float64) {
 	t.Helper()
 	if p == Double {
@@ -237,23 +221,8 @@ func putReal(t testing.TB, b *core.Buffer, p Precision, x []float64) {
 	must(t, core.CopyToDevice(b, y))
 }
 
-// getComplex reads n complex values; the copy runs on the buffer's stream
-// and waits for it, after the transforms queued there.
-func getComplex(t testing.TB, b *core.Buffer, p Precision, n int) []complex128 {
-	t.Helper()
-	x := make([]complex128, n)
-	if p == Double {
-		must(t, core.CopyFromDevice(x, b))
-		return x
-	}
-	y := make([]complex64, n)
-	must(t, core.CopyFromDevice(y, b))
-	for i, v := range y {
-		x[i] = complex128(v)
-	}
-	return x
-}
-
+// getReal reads n real values; the copy runs on the buffer's stream and
+// waits for it, after the transforms queued there.
 func getReal(t testing.TB, b *core.Buffer, p Precision, n int) []float64 {
 	t.Helper()
 	x := make([]float64, n)
@@ -269,6 +238,19 @@ func getReal(t testing.TB, b *core.Buffer, p Precision, n int) []float64 {
 	return x
 }
 
+// putComplex and getComplex are putReal and getReal of the real and
+// imaginary parts, which is how complex values lie in memory.
+func putComplex(t testing.TB, b *core.Buffer, p Precision, x []complex128) {
+	t.Helper()
+	putReal(t, b, p, unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(x))), 2*len(x)))
+}
+
+func getComplex(t testing.TB, b *core.Buffer, p Precision, n int) []complex128 {
+	t.Helper()
+	x := getReal(t, b, p, 2*n)
+	return unsafe.Slice((*complex128)(unsafe.Pointer(unsafe.SliceData(x))), n)
+}
+
 func check(t testing.TB, what string, p Precision, got, want []complex128) {
 	t.Helper()
 	if e := relErr(got, want); !(e <= tol(p)) { // !(<=) catches NaN
@@ -278,7 +260,7 @@ func check(t testing.TB, what string, p Precision, got, want []complex128) {
 
 func TestGPUC2C(t *testing.T) {
 	dev, s := gpuStream(t)
-	c, err := NewCache(s)
+	c, err := New(s, nil)
 	must(t, err)
 	defer c.Close()
 	r := rand.New(rand.NewPCG(1, 2))
@@ -329,7 +311,7 @@ func TestGPUC2C(t *testing.T) {
 // round trips, and the padded in-place layout.
 func TestGPURealTransforms(t *testing.T) {
 	dev, s := gpuStream(t)
-	c, err := NewCache(s)
+	c, err := New(s, nil)
 	must(t, err)
 	defer c.Close()
 	r := rand.New(rand.NewPCG(3, 4))
@@ -440,7 +422,7 @@ func TestGPUHermitian(t *testing.T) {
 
 func TestGPUCache(t *testing.T) {
 	dev, s := gpuStream(t)
-	c, err := NewCache(s)
+	c, err := New(s, nil)
 	must(t, err)
 	defer c.Close()
 	get := func(d Desc) *Plan {
@@ -497,7 +479,7 @@ func TestGPUCache(t *testing.T) {
 	s2, err := dev.NewStream(core.StreamOptions{})
 	must(t, err)
 	defer s2.Close()
-	c2, err := NewCache(s2)
+	c2, err := New(s2, nil)
 	must(t, err)
 	q, err := c2.Plan(Desc{Shape: []int{64}})
 	must(t, err)
@@ -535,7 +517,7 @@ func TestGPUConcurrent(t *testing.T) {
 	n := prod(shape)
 	var caches []*Cache
 	for _, st := range []*core.Stream{s, s2} {
-		c, err := NewCache(st)
+		c, err := New(st, nil)
 		must(t, err)
 		defer c.Close()
 		caches = append(caches, c)

@@ -3,13 +3,12 @@ package fft
 import (
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
 	"unsafe"
 
 	"github.com/cudago/cudago/bindings/cufft"
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // Plan is a cuFFT plan for one Desc, bound to one Stream: every transform
@@ -21,77 +20,68 @@ import (
 //
 // Close destroys a plan from NewPlan; a forgotten one is destroyed by a
 // cleanup when it is collected. A plan from a Cache belongs to the Cache,
-// which closes it.
+// which closes it. A zero Plan acts as a closed one.
 type Plan struct {
 	l      layout
-	stream *core.Stream
-	dev    *core.Device
-	h      cufft.Handle
-	work   *core.Buffer // nil when cuFFT needs no work area
-
-	mu      sync.Mutex // held around every call that uses h
-	closed  bool
-	cached  bool // owned by a Cache: Close does nothing
-	cleanup runtime.Cleanup
+	st     *libhandle.State[cufft.Handle]
+	cached bool // owned by a Cache: Close does nothing
 }
 
 // NewPlan makes a plan for d on stream s. Making a plan costs far more
 // than running it (cuFFT chooses its kernels and may load them), so make
 // it once and reuse it, or let a Cache do that.
 func NewPlan(s *core.Stream, d Desc) (*Plan, error) {
-	if s == nil {
-		return nil, errors.New("fft: NewPlan: nil *core.Stream")
-	}
-	l, err := d.check()
+	l, err := d.check("NewPlan")
 	if err != nil {
 		return nil, err
 	}
-	return newPlan(s, l, false)
+	return newPlan("NewPlan", s, l, false)
 }
 
-// newPlan makes the plan; cached marks it as a Cache's before anyone
+// newPlan makes the plan, now rather than at its first transform, so that
+// its errors are the maker's; cached marks it as a Cache's before anyone
 // else sees it.
-func newPlan(s *core.Stream, l layout, cached bool) (*Plan, error) {
-	ctx, sh, err := s.Acquire()
+func newPlan(fn string, s *core.Stream, l layout, cached bool) (*Plan, error) {
+	var st *libhandle.State[cufft.Handle]
+	st, err := libhandle.New(libhandle.Lib[cufft.Handle]{
+		Package: "fft",
+		Create:  cufftCreate,
+		Setup: func(ctx driver.Context, h *cufft.Handle, hs driver.Stream) error {
+			return setup(ctx, *h, hs, &l, st)
+		},
+		SetStream: cufftSetStream,
+		Destroy:   cufftDestroy,
+	}, fn, s)
 	if err != nil {
 		return nil, err
 	}
-	defer s.Release()
-	var h cufft.Handle
-	if err := cufftCreate(ctx, &h); err != nil {
-		return nil, err
-	}
-	p := &Plan{l: l, stream: s, dev: s.Device(), h: h, cached: cached}
-	if err := p.setup(ctx, sh); err != nil {
-		// err stays the library's own error unless cleaning up fails too.
-		if derr := cufftDestroy(ctx, h); derr != nil {
-			err = errors.Join(err, derr)
-		}
-		if p.work != nil {
-			if cerr := p.work.Close(); cerr != nil {
-				err = errors.Join(err, cerr)
-			}
+	if _, _, err := st.Begin(); err != nil {
+		// err stays the library's own unless cleaning up fails too.
+		if cerr := st.Close(); cerr != nil {
+			err = errors.Join(err, cerr)
 		}
 		return nil, err
 	}
-	p.cleanup = runtime.AddCleanup(p, destroyPlan, planRef{p.h, s, p.work})
+	st.End()
+	p := &Plan{l: l, st: st, cached: cached}
+	libhandle.CloseWith(p, st)
 	return p, nil
 }
 
-// setup makes the cuFFT plan with a work area of ours and binds it to the
-// stream. The work area is a Buffer from the stream's device, allocated on
-// the plan's stream (stream-ordered, from the pool, as CuPy takes it from
-// its pool), rather than cuFFT's own cudaMalloc: its memory is the
-// program's to account and reuse, and it is freed in stream order when the
-// plan closes.
-func (p *Plan) setup(ctx driver.Context, sh driver.Stream) error {
+// setup makes the cuFFT plan of l with a work area of ours and binds it to
+// the stream. The work area is st's workspace: device memory of the
+// stream's device, allocated on the plan's stream (stream-ordered, from
+// the pool, as CuPy takes it from its pool), rather than cuFFT's own
+// cudaMalloc: its memory is the program's to account and reuse, and it is
+// freed in stream order when the plan closes.
+func setup(ctx driver.Context, h cufft.Handle, hs driver.Stream, l *layout, st *libhandle.State[cufft.Handle]) error {
 	// Off before the plan is made, so that cuFFT allocates nothing itself.
-	if err := cufftSetAutoAllocation(ctx, p.h, 0); err != nil {
+	if err := cufftSetAutoAllocation(ctx, h, 0); err != nil {
 		return err
 	}
-	a := p.l.planArgs()
-	ws, err := cufftMakePlanMany64(ctx, p.h, int32(len(a.n)), &a.n[0], first(a.inembed), 1, a.idist,
-		first(a.onembed), 1, a.odist, p.l.cufftType(), int64(p.l.batch))
+	a := l.planArgs()
+	ws, err := cufftMakePlanMany64(ctx, h, int32(len(a.n)), &a.n[0], first(a.inembed), 1, a.idist,
+		first(a.onembed), 1, a.odist, l.cufftType(), int64(l.batch))
 	if err != nil {
 		return err
 	}
@@ -99,26 +89,15 @@ func (p *Plan) setup(ctx driver.Context, sh driver.Stream) error {
 		if ws > maxBytes {
 			return fmt.Errorf("fft: cuFFT asks for a work area of %d bytes", ws)
 		}
-		if p.work, err = allocWork(p.stream, int(ws)); err != nil {
-			return fmt.Errorf("fft: allocating the plan's work area (%d bytes): %w", ws, err)
+		work, err := st.Workspace(int(ws))
+		if err != nil {
+			return fmt.Errorf("fft: the plan's work area: %w", err)
 		}
-		if err := cufftSetWorkArea(ctx, p.h, rawPtr(p.work.Ptr())); err != nil {
+		if err := cufftSetWorkArea(ctx, h, libhandle.Ptr(work.Ptr())); err != nil {
 			return err
 		}
 	}
-	return cufftSetStream(ctx, p.h, sh)
-}
-
-// allocWork allocates n bytes of device memory on s, from the device's
-// memory resource unless that is not plain device memory (pinned or
-// managed memory would slow every transform down).
-func allocWork(s *core.Stream, n int) (*core.Buffer, error) {
-	dev := s.Device()
-	mr := dev.MemoryResource()
-	if mr == nil || !mr.DeviceAccessible() || mr.HostAccessible() {
-		mr = core.NewDeviceMemoryResource(dev)
-	}
-	return mr.Allocate(n, s)
+	return cufftSetStream(ctx, h, hs)
 }
 
 func first(s []int64) *int64 {
@@ -126,37 +105,6 @@ func first(s []int64) *int64 {
 		return nil
 	}
 	return &s[0]
-}
-
-// planRef is what destroying a plan needs, without the Plan itself (a
-// cleanup must not keep its object reachable).
-type planRef struct {
-	h      cufft.Handle
-	stream *core.Stream
-	work   *core.Buffer
-}
-
-// destroyPlan is the cleanup of a forgotten Plan. Nothing can receive its
-// error; the plan is unreachable, so nothing else uses it.
-func destroyPlan(r planRef) { _ = r.destroy() }
-
-// destroy destroys the cuFFT plan in its context, then frees the work
-// area in the stream's order, after the transforms queued there.
-func (r planRef) destroy() error {
-	var err error
-	if ctx, _, aerr := r.stream.Acquire(); aerr == nil {
-		err = cufftDestroy(ctx, r.h)
-		r.stream.Release()
-	} else if ctx, cerr := r.stream.Context().Handle(); cerr == nil {
-		// The stream is closed but its context lives, and the plan in it.
-		err = cufftDestroy(ctx, r.h)
-	}
-	// Otherwise the context is destroyed, and the plan's device memory
-	// with it: cuFFT cannot be called in it any more.
-	if r.work != nil {
-		err = errors.Join(err, r.work.Close())
-	}
-	return err
 }
 
 // Close destroys a plan made by NewPlan and frees its work area, after the
@@ -167,18 +115,7 @@ func (p *Plan) Close() error {
 	if p == nil || p.cached {
 		return nil
 	}
-	return p.close()
-}
-
-func (p *Plan) close() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return nil
-	}
-	p.closed = true
-	p.cleanup.Stop()
-	return planRef{p.h, p.stream, p.work}.destroy()
+	return p.st.Close()
 }
 
 // Desc returns the description the plan was made for (Batch at least 1,
@@ -194,16 +131,12 @@ func (p *Plan) Desc() Desc {
 // the plan's transforms need (both the one Buffer's size in place).
 func (p *Plan) Bytes() (in, out int) { return p.l.inBytes, p.l.outBytes }
 
-// WorkSize returns the size in bytes of the plan's work area.
-func (p *Plan) WorkSize() int {
-	if p.work == nil {
-		return 0
-	}
-	return p.work.Size()
-}
+// WorkSize returns the size in bytes of the plan's work area (0 where
+// cuFFT needs none).
+func (p *Plan) WorkSize() int { return p.st.WorkspaceSize() }
 
 // Stream returns the stream the plan runs on.
-func (p *Plan) Stream() *core.Stream { return p.stream }
+func (p *Plan) Stream() *core.Stream { return p.st.Stream() }
 
 // Forward queues the forward transform (exponent sign -1) of in into out
 // on the plan's stream: C2C or R2C. For an out-of-place plan, in and out
@@ -212,7 +145,7 @@ func (p *Plan) Stream() *core.Stream { return p.stream }
 // are checked before anything is queued. Like cuFFT, the transform is
 // unnormalized.
 func (p *Plan) Forward(in, out *core.Buffer) error {
-	return p.exec("Forward", cufft.Forward, in, out, nil)
+	return p.exec("Plan.Forward", cufft.Forward, in, out, nil)
 }
 
 // Inverse queues the inverse transform (exponent sign +1) of in into out
@@ -224,7 +157,7 @@ func (p *Plan) Forward(in, out *core.Buffer) error {
 // symmetry makes zero (of the zero and, for even sizes, the Nyquist
 // frequency) are ignored.
 func (p *Plan) Inverse(in, out *core.Buffer) error {
-	return p.exec("Inverse", cufft.Inverse, in, out, nil)
+	return p.exec("Plan.Inverse", cufft.Inverse, in, out, nil)
 }
 
 // InverseNormalized is Inverse followed by a division of out by N, the
@@ -234,150 +167,122 @@ func (p *Plan) Inverse(in, out *core.Buffer) error {
 // architecture in the process, cached on disk by core); it is queued on
 // the plan's stream after the transform.
 func (p *Plan) InverseNormalized(in, out *core.Buffer) error {
+	const fn = "Plan.InverseNormalized"
 	if p == nil {
-		return errors.New("fft: Plan.InverseNormalized: nil *Plan")
+		return argErr(fn, "p", "nil *Plan")
 	}
-	if err := p.checkDirection("InverseNormalized", cufft.Inverse); err != nil {
+	if err := p.checkDirection(fn, cufft.Inverse); err != nil {
 		return err
 	}
-	k, err := scaleKernel(p.dev, p.l.Precision)
+	k, err := scaleKernel(p.st.Device(), p.l.Precision)
 	if err != nil {
 		return err
 	}
-	return p.exec("InverseNormalized", cufft.Inverse, in, out, k)
+	return p.exec(fn, cufft.Inverse, in, out, k)
 }
 
-func (p *Plan) checkDirection(op string, dir int32) error {
+func (p *Plan) checkDirection(fn string, dir int32) error {
 	switch {
 	case dir == cufft.Forward && p.l.Type == C2R:
-		return fmt.Errorf("fft: Plan.%s: a C2R plan only runs the inverse transform", op)
+		return argErr(fn, "p", "a C2R plan only runs the inverse transform")
 	case dir == cufft.Inverse && p.l.Type == R2C:
-		return fmt.Errorf("fft: Plan.%s: an R2C plan only runs the forward transform", op)
+		return argErr(fn, "p", "an R2C plan only runs the forward transform")
 	}
 	return nil
 }
 
 // exec checks the Buffers against the plan and queues the transform, then
 // the normalization when scale is not nil.
-func (p *Plan) exec(op string, dir int32, in, out *core.Buffer, scale *core.Kernel) error {
+func (p *Plan) exec(fn string, dir int32, in, out *core.Buffer, scale *core.Kernel) error {
 	if p == nil {
-		return fmt.Errorf("fft: Plan.%s: nil *Plan", op)
+		return argErr(fn, "p", "nil *Plan")
 	}
 	if in == nil || out == nil {
-		return fmt.Errorf("fft: Plan.%s: nil input or output *core.Buffer", op)
+		return argErr(fn, "in", "nil input or output *core.Buffer")
 	}
-	if err := p.checkDirection(op, dir); err != nil {
+	if err := p.checkDirection(fn, dir); err != nil {
 		return err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return core.ErrClosed
-	}
-	ip, err := in.Acquire()
+	ops := libhandle.Operands{Package: "fft", Func: fn, Device: p.st.Device()}
+	defer ops.Release()
+	ip, err := ops.Add("input", in, 1, "") // aligned as checkBuffers says
 	if err != nil {
-		return fmt.Errorf("fft: Plan.%s: input: %w", op, err)
-	}
-	defer in.Release()
-	opp, err := out.Acquire()
-	if err != nil {
-		return fmt.Errorf("fft: Plan.%s: output: %w", op, err)
-	}
-	defer out.Release()
-	if err := p.checkBuffers(op, in, ip, out, opp); err != nil {
 		return err
 	}
-	ctx, _, err := p.stream.Acquire()
+	opp, err := ops.Add("output", out, 1, "")
 	if err != nil {
-		return fmt.Errorf("fft: Plan.%s: the plan's stream: %w", op, err)
+		return err
 	}
-	defer p.stream.Release()
+	if err := p.checkBuffers(fn, in, libhandle.Addr(ip), out, libhandle.Addr(opp)); err != nil {
+		return err
+	}
+	ctx, _, err := p.st.Begin()
+	if err != nil {
+		return err
+	}
+	defer p.st.End()
 	if err := p.run(ctx, dir, ip, opp); err != nil {
 		return err
 	}
 	if scale != nil {
-		return launchScale(p.stream, scale, out, p.l)
+		return launchScale(p.st.Stream(), scale, out, p.l)
 	}
 	return nil
 }
 
 // run calls the cuFFT exec function of the plan's type.
-func (p *Plan) run(ctx driver.Context, dir int32, in, out driver.Deviceptr) error {
-	h := p.h
+func (p *Plan) run(ctx driver.Context, dir int32, in, out unsafe.Pointer) error {
+	h := p.st.Handle()
 	switch p.l.cufftType() {
 	case cufft.C2C:
-		return cufftExecC2C(ctx, h, ptrOf[cufft.Complex](in), ptrOf[cufft.Complex](out), dir)
+		return cufftExecC2C(ctx, h, (*cufft.Complex)(in), (*cufft.Complex)(out), dir)
 	case cufft.Z2Z:
-		return cufftExecZ2Z(ctx, h, ptrOf[cufft.DoubleComplex](in), ptrOf[cufft.DoubleComplex](out), dir)
+		return cufftExecZ2Z(ctx, h, (*cufft.DoubleComplex)(in), (*cufft.DoubleComplex)(out), dir)
 	case cufft.R2C:
-		return cufftExecR2C(ctx, h, ptrOf[cufft.Real](in), ptrOf[cufft.Complex](out))
+		return cufftExecR2C(ctx, h, (*cufft.Real)(in), (*cufft.Complex)(out))
 	case cufft.D2Z:
-		return cufftExecD2Z(ctx, h, ptrOf[cufft.DoubleReal](in), ptrOf[cufft.DoubleComplex](out))
+		return cufftExecD2Z(ctx, h, (*cufft.DoubleReal)(in), (*cufft.DoubleComplex)(out))
 	case cufft.C2R:
-		return cufftExecC2R(ctx, h, ptrOf[cufft.Complex](in), ptrOf[cufft.Real](out))
+		return cufftExecC2R(ctx, h, (*cufft.Complex)(in), (*cufft.Real)(out))
 	default: // Z2D
-		return cufftExecZ2D(ctx, h, ptrOf[cufft.DoubleComplex](in), ptrOf[cufft.DoubleReal](out))
+		return cufftExecZ2D(ctx, h, (*cufft.DoubleComplex)(in), (*cufft.DoubleReal)(out))
 	}
 }
 
-// rawPtr and ptrOf convert a device address to the pointer types the
-// bindings take. Go never dereferences it; converting through the
-// address's own storage keeps go vet's unsafe.Pointer(uintptr) check
-// quiet.
-func rawPtr(p driver.Deviceptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
-
-func ptrOf[T any](p driver.Deviceptr) *T { return (*T)(rawPtr(p)) }
-
 // checkBuffers checks the Buffers of a transform against the plan, before
 // anything is queued: their sizes against the shape and precision (cuFFT
-// would read and write past a short Buffer), the alignment cuFFT requires,
-// how they overlap against the plan's placement, and their device.
-func (p *Plan) checkBuffers(op string, in *core.Buffer, ip driver.Deviceptr, out *core.Buffer, opp driver.Deviceptr) error {
+// would read and write past a short Buffer), the alignment cuFFT requires
+// and how they overlap against the plan's placement. (Operands checked
+// their memory and device.)
+func (p *Plan) checkBuffers(fn string, in *core.Buffer, ip driver.Deviceptr, out *core.Buffer, opp driver.Deviceptr) error {
 	l := &p.l
 	inElem, outElem := l.elemNames()
 	if n := in.Size(); n < l.inBytes {
-		return fmt.Errorf("fft: Plan.%s: input Buffer has %d bytes; %s needs %d (%d %s)",
-			op, n, l, l.inBytes, l.inBytes/elemSize(inElem), inElem)
+		return argErr(fn, "in", "input Buffer has %d bytes; %s needs %d (%d %s)",
+			n, l, l.inBytes, l.inBytes/elemSize(inElem), inElem)
 	}
 	if n := out.Size(); n < l.outBytes {
-		return fmt.Errorf("fft: Plan.%s: output Buffer has %d bytes; %s needs %d (%d %s)",
-			op, n, l, l.outBytes, l.outBytes/elemSize(outElem), outElem)
+		return argErr(fn, "out", "output Buffer has %d bytes; %s needs %d (%d %s)",
+			n, l, l.outBytes, l.outBytes/elemSize(outElem), outElem)
 	}
 	// cuFFT requires both pointers aligned to the complex type, even
 	// the real side's.
 	align := driver.Deviceptr(l.Precision.complexSize())
 	if ip%align != 0 {
-		return fmt.Errorf("fft: Plan.%s: input Buffer address %#x is not aligned to %d bytes, as cuFFT requires for %s data", op, uint64(ip), align, l.Precision)
+		return argErr(fn, "in", "input Buffer address %#x is not aligned to %d bytes, as cuFFT requires for %s data", uint64(ip), align, l.Precision)
 	}
 	if opp%align != 0 {
-		return fmt.Errorf("fft: Plan.%s: output Buffer address %#x is not aligned to %d bytes, as cuFFT requires for %s data", op, uint64(opp), align, l.Precision)
+		return argErr(fn, "out", "output Buffer address %#x is not aligned to %d bytes, as cuFFT requires for %s data", uint64(opp), align, l.Precision)
 	}
 	same := ip == opp
 	overlap := ip < opp+driver.Deviceptr(l.outBytes) && opp < ip+driver.Deviceptr(l.inBytes)
 	switch {
 	case l.InPlace && !same:
-		return fmt.Errorf("fft: Plan.%s: the plan is in place (Desc.InPlace): pass one Buffer as input and output", op)
+		return argErr(fn, "out", "the plan is in place (Desc.InPlace): pass one Buffer as input and output")
 	case !l.InPlace && same && l.Type != C2C:
-		return fmt.Errorf("fft: Plan.%s: input and output are the same memory, but the %v plan is out of place: make it with Desc.InPlace, for the padded in-place layout", op, l.Type)
+		return argErr(fn, "out", "input and output are the same memory, but the %v plan is out of place: make it with Desc.InPlace, for the padded in-place layout", l.Type)
 	case !same && overlap:
-		return fmt.Errorf("fft: Plan.%s: input and output overlap without being the same memory", op)
-	}
-	if err := p.checkDevice(op, "input", in); err != nil {
-		return err
-	}
-	return p.checkDevice(op, "output", out)
-}
-
-func (p *Plan) checkDevice(op, what string, b *core.Buffer) error {
-	mr := b.MemoryResource()
-	if mr == nil {
-		return nil
-	}
-	if !mr.DeviceAccessible() {
-		return fmt.Errorf("fft: Plan.%s: %s Buffer is not device-accessible memory (%T)", op, what, mr)
-	}
-	if d := mr.Device(); d != nil && p.dev != nil && d != p.dev {
-		return fmt.Errorf("fft: Plan.%s: %s Buffer is on %v, the plan on %v", op, what, d, p.dev)
+		return argErr(fn, "out", "input and output overlap without being the same memory")
 	}
 	return nil
 }
@@ -417,4 +322,8 @@ func (l *layout) String() string {
 		s += " in place"
 	}
 	return s
+}
+
+func argErr(fn, arg, format string, args ...any) error {
+	return libhandle.ArgErr("fft", fn, arg, format, args...)
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libtest"
 )
 
 // The target: BenchmarkUniformFloat32 at >= 0.98x the GB/s of
@@ -24,7 +25,7 @@ const benchBytes = 256 << 20
 // B/s). The first call, which sets up the generator's state (slow for
 // XORWOW), is not timed.
 func benchFill(b *testing.B, typ Type, o op, size int) {
-	s := gpuStream(b)
+	s := libtest.Stream(b, core.StreamOptions{})
 	n := size / ops[o].size
 	buf := alloc(b, s, size)
 	defer buf.Close()

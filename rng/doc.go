@@ -29,7 +29,7 @@
 // dimensions alone: two Generators with the same settings, making the same
 // calls, fill the same bytes. Successive calls continue the sequence where
 // the last one stopped. The offset is an absolute position in it:
-// SetOffset(k) makes the next call start at position k, which for Uint32
+// SetOffset(k) makes the next call start at position k, which for Bits
 // and Uniform is value k (how many positions a value of the other
 // distributions takes is cuRAND's business). For Philox4_32_10 this holds
 // exactly on the device: the values at offset k are those from position k
@@ -40,11 +40,20 @@
 //
 // # Distributions and counts
 //
-// Uint32, Uint64 (the 64-bit Sobol types only), Uniform and UniformFloat64
-// (in (0, 1]), Normal and NormalFloat64, LogNormal and LogNormalFloat64,
-// and Poisson (uint32) write the first n elements of a Buffer. The Buffer
-// must hold n elements and be aligned to the element size; it is checked
-// before any library call. A quasi-random generator of d dimensions needs
+// The generating functions take the element type as a type parameter, as
+// blas's and sparse's do: Bits[uint32] (raw values; Bits[uint64] for the
+// 64-bit Sobol types only), Uniform[float32] and Uniform[float64] (in
+// (0, 1]), Normal and LogNormal (float32 or float64, the type of their
+// mean and standard deviation), and Poisson (uint32) write the first n
+// elements of a Buffer:
+//
+//	g, err := rng.New(stream, &rng.Options{Type: rng.Philox4_32_10, Seed: 42})
+//	err = rng.Uniform[float32](g, buf, n)
+//	err = rng.Normal(g, buf, n, 0, float32(1))
+//
+// The Buffer must hold n elements and be aligned to the element size; it
+// is checked before any library call, and a bad argument is a
+// *lib.ArgError. A quasi-random generator of d dimensions needs
 // n to be a multiple of d: the Buffer then holds n/d values of the first
 // dimension, then n/d of the second, and so on.
 //

@@ -12,7 +12,7 @@ import (
 	"github.com/cudago/cudago/bindings/curand"
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/libtest"
 )
 
 // GPU tests: they skip without a GPU and fail instead with
@@ -22,34 +22,9 @@ import (
 // apart from the rounding of transcendental functions); statistics with
 // tolerances from the sample size for everything.
 
-// gpuStream returns a new stream on device 0, closed at the end of t.
-func gpuStream(t testing.TB) *core.Stream {
-	t.Helper()
-	testenv.RequireGPU(t)
-	dev, err := core.GetDevice(0)
-	if err != nil {
-		t.Fatalf("GetDevice(0): %v", err)
-	}
-	s, err := dev.NewStream(core.StreamOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
+// newGen returns a Generator of o on s, closed when t ends.
 func newGen(t testing.TB, s *core.Stream, o Options) *Generator {
-	t.Helper()
-	g, err := New(s, &o)
-	if err != nil {
-		t.Fatalf("New(%+v): %v", o, err)
-	}
-	t.Cleanup(func() {
-		if err := g.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return g
+	return libtest.Open(t, func() (*Generator, error) { return New(s, &o) })
 }
 
 // alloc allocates size bytes on s; the caller closes the Buffer.
@@ -62,27 +37,27 @@ func alloc(t testing.TB, s *core.Stream, size int) *core.Buffer {
 	return b
 }
 
-// gen is the public method of kind o.
+// gen is the public function of kind o.
 func gen(g *Generator, o op, b *core.Buffer, n int, p params) error {
 	switch o {
 	case opUint32:
-		return g.Uint32(b, n)
+		return Bits[uint32](g, b, n)
 	case opUint64:
-		return g.Uint64(b, n)
+		return Bits[uint64](g, b, n)
 	case opUniform:
-		return g.Uniform(b, n)
+		return Uniform[float32](g, b, n)
 	case opUniform64:
-		return g.UniformFloat64(b, n)
+		return Uniform[float64](g, b, n)
 	case opNormal:
-		return g.Normal(b, n, float32(p.mean), float32(p.stddev))
+		return Normal(g, b, n, float32(p.mean), float32(p.stddev))
 	case opNormal64:
-		return g.NormalFloat64(b, n, p.mean, p.stddev)
+		return Normal(g, b, n, p.mean, p.stddev)
 	case opLogNormal:
-		return g.LogNormal(b, n, float32(p.mean), float32(p.stddev))
+		return LogNormal(g, b, n, float32(p.mean), float32(p.stddev))
 	case opLogNormal64:
-		return g.LogNormalFloat64(b, n, p.mean, p.stddev)
+		return LogNormal(g, b, n, p.mean, p.stddev)
 	case opPoisson:
-		return g.Poisson(b, n, p.lambda)
+		return Poisson(g, b, n, p.lambda)
 	}
 	return fmt.Errorf("unknown op %d", o)
 }
@@ -128,7 +103,7 @@ func near[T float32 | float64](a, b []T, tol float64) int {
 // the subsequences, through SetSeed and SetOffset, and successive calls
 // continue the sequence.
 func TestGPUPhiloxReference(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	for _, ord := range []Ordering{OrderingDefault, OrderingLegacy} {
 		g := newGen(t, s, Options{Type: Philox4_32_10, Ordering: ord})
 		for _, seed := range []uint64{0, 0xfedcba9876543210} {
@@ -161,7 +136,7 @@ func TestGPUPhiloxReference(t *testing.T) {
 // other types a different offset gives different values and the same
 // offset the same ones.
 func TestGPUOffset(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	const n = 4*philoxSubsequences + 2000
 	g := newGen(t, s, Options{Type: Philox4_32_10, Seed: 31})
 	base := draw[uint32](t, g, opUint32, n, params{})
@@ -205,7 +180,7 @@ func TestGPUOffset(t *testing.T) {
 // uniforms; Sobol64's first dimension is the 64-bit van der Corput
 // sequence.
 func TestGPUSobolReference(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	for _, dims := range []int{1, 3, 7} {
 		for _, off := range []uint64{0, 5, 1000} {
 			g := newGen(t, s, Options{Type: Sobol32, Dimensions: dims, Offset: off})
@@ -244,7 +219,7 @@ func TestGPUSobolReference(t *testing.T) {
 // documents such differences) and far below the O(1) difference of a
 // misplaced value. Odd n on the device is compared with n+1 on the host.
 func TestGPUMatchesHost(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	const n = 10001
 	p := params{mean: -0.5, stddev: 1.5}
 	for _, c := range []struct {
@@ -325,7 +300,7 @@ func TestGPUMatchesHost(t *testing.T) {
 // written run moved to its first element, and nothing outside the n
 // elements is written.
 func TestGPUOddCounts(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	p := params{mean: 1, stddev: 0.75}
 	for _, typ := range []Type{XORWOW, MRG32k3a, Philox4_32_10, MTGP32, MT19937} {
 		for _, o := range []op{opNormal, opNormal64, opLogNormal, opLogNormal64} {
@@ -426,7 +401,7 @@ func stats[T elem](t *testing.T, what string, x []T, mean, variance, mu4 float64
 // pseudo-random types, so the pair remainder is part of it. (The
 // quasi-random types are far closer than the random tolerances.)
 func TestGPUStatistics(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	const n = 1<<20 + 1
 	for typ := Default; typ <= ScrambledSobol64; typ++ {
 		t.Run(typ.String(), func(t *testing.T) {
@@ -502,7 +477,7 @@ func TestGPUStatistics(t *testing.T) {
 // making the same calls fill the same bytes; another seed gives other
 // values; SetSeed (and SetOffset(0)) restart the sequence.
 func TestGPUDeterminism(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	const n = 4099
 	p := params{mean: 0, stddev: 1, lambda: 4}
 	calls := func(g *Generator) (raw []uint64, u []float32, nd []float64, k []uint32) {
@@ -562,7 +537,7 @@ func TestGPUDeterminism(t *testing.T) {
 // consecutive parts of its sequence: each call's values are one n-value
 // block of philoxRef, and every block is drawn exactly once.
 func TestGPUConcurrent(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	const seed, n, workers, calls = 17, 4096, 8, 20
 	g := newGen(t, s, Options{Type: Philox4_32_10, Seed: seed})
 	ref := philoxRef(seed, 0, n*workers*calls)
@@ -622,7 +597,7 @@ func TestGPUConcurrent(t *testing.T) {
 // closed first still closes; forgotten Generators are destroyed by their
 // cleanup without errors.
 func TestGPUClose(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	b := alloc(t, s, 1024)
 	defer b.Close()
 
@@ -704,7 +679,7 @@ func TestGPUClose(t *testing.T) {
 // before any library call, writes nothing; cuRAND's own refusals come
 // back as its typed errors.
 func TestGPUArguments(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	b := alloc(t, s, 64)
 	defer b.Close()
 	if err := b.Memset32Async(s, 0xdeadbeef); err != nil {
@@ -758,7 +733,7 @@ func TestGPUArguments(t *testing.T) {
 // TestGPUZeroCount: a call of 0 values checks its arguments and does
 // nothing, not even create the cuRAND generator.
 func TestGPUZeroCount(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	b := alloc(t, s, 8)
 	defer b.Close()
 	g := newGen(t, s, Options{Type: MTGP32, Seed: 3})
@@ -770,7 +745,7 @@ func TestGPUZeroCount(t *testing.T) {
 			t.Fatalf("%s of 0 values: %v", ops[o].name, err)
 		}
 	}
-	if g.st.gen != 0 {
+	if g.st.Created() {
 		t.Fatal("a call of 0 values created the cuRAND generator")
 	}
 }
@@ -782,7 +757,7 @@ func TestGPUZeroCount(t *testing.T) {
 // cuRAND to need more alignment, the fault would be sticky for the
 // context.
 func TestGPUElementAlignedViews(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	const n = 1001
 	for _, c := range []struct {
 		typ Type

@@ -1,15 +1,12 @@
 package rng
 
 import (
-	"errors"
 	"fmt"
-	"runtime"
-	"sync"
-	"unsafe"
 
 	"github.com/cudago/cudago/bindings/curand"
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // Type is a cuRAND generator type.
@@ -101,8 +98,8 @@ var orderingC = [...]curand.Ordering{
 // MaxDimensions is the most dimensions cuRAND's Sobol' types have.
 const MaxDimensions = 20000
 
-// Options configure New. The zero value is XORWOW with seed 0 at offset
-// 0, cuRAND's defaults.
+// Options configure New. The zero value (or nil) is XORWOW with seed 0
+// at offset 0, cuRAND's defaults.
 type Options struct {
 	Type Type
 	// Seed of a pseudo-random type; must be 0 for the quasi-random ones.
@@ -119,83 +116,83 @@ type Options struct {
 }
 
 // Generator draws numbers from one cuRAND generator bound to one stream.
-// Its methods are safe for concurrent use.
+// It is safe for concurrent use: its calls take turns. A zero Generator
+// acts as a closed one.
 type Generator struct {
-	mu      sync.Mutex
-	stream  *core.Stream
-	typ     Type
-	order   Ordering
-	dims    int
-	seed    uint64
-	offset  uint64
-	reseed  bool // seed and offset to set before the next generation
-	closed  bool
-	st      *handle // what the cleanup of a forgotten Generator frees
-	cleanup runtime.Cleanup
+	settings
+	st *libhandle.State[curand.Generator]
 }
 
-// handle is the cuRAND generator and scratch of a Generator, apart from it
-// so that a cleanup can free them.
-type handle struct {
-	stream  *core.Stream
-	gen     curand.Generator // 0 until first use
-	scratch *core.Buffer     // 2 float64 for the pair remainder; nil until needed
+// settings are what New fixes and where the sequence stands. The cuRAND
+// calls that make and configure the generator are methods of a copy of
+// them, apart from the Generator so that a cleanup can free it.
+type settings struct {
+	typ   Type
+	order Ordering
+	dims  int
+	seq   *sequence
 }
 
-// New returns a Generator that queues its work on stream. The cuRAND
-// generator is created at the first generation, in stream's context.
+// sequence is where the next generation starts; it is read and changed
+// in the state's turn.
+type sequence struct {
+	seed, offset uint64
+	reseed       bool // seed and offset to set before the next generation
+}
+
+// New returns a Generator that queues its work on stream; opts may be nil.
+// The cuRAND generator is created at the first generation, in stream's
+// context.
 func New(stream *core.Stream, opts *Options) (*Generator, error) {
-	if stream == nil {
-		return nil, errors.New("rng: New: nil stream (use Device.DefaultStream for the legacy default stream)")
-	}
-	g, err := newGenerator(opts)
+	s, err := newSettings(opts)
 	if err != nil {
 		return nil, err
 	}
-	g.stream = stream
-	g.st = &handle{stream: stream}
-	g.cleanup = runtime.AddCleanup(g, destroyForgotten, g.st)
-	return g, nil
+	l := libhandle.Lib[curand.Generator]{
+		Package: "rng", Create: s.create, Setup: s.setup, SetStream: curandSetStream, Destroy: curandDestroyGenerator,
+	}
+	return libhandle.Open(l, "New", stream, func(st *libhandle.State[curand.Generator]) *Generator {
+		return &Generator{settings: s, st: st}
+	})
 }
 
-// newGenerator checks opts and returns a Generator without a stream.
-func newGenerator(opts *Options) (*Generator, error) {
+// newSettings checks opts.
+func newSettings(opts *Options) (settings, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	if !o.Type.valid() {
-		return nil, fmt.Errorf("rng: New: unknown Type %d", int(o.Type))
+		return settings{}, argErr("New", "opts.Type", "unknown Type %d", int(o.Type))
 	}
 	ti := typeInfo[o.Type]
 	if o.Ordering < 0 || int(o.Ordering) >= len(orderingC) {
-		return nil, fmt.Errorf("rng: New: unknown Ordering %d", int(o.Ordering))
+		return settings{}, argErr("New", "opts.Ordering", "unknown Ordering %d", int(o.Ordering))
 	}
 	if ti.quasi {
 		if o.Seed != 0 {
-			return nil, fmt.Errorf("rng: New: %v is quasi-random and takes no seed (Seed %d)", o.Type, o.Seed)
+			return settings{}, argErr("New", "opts.Seed", "%v is quasi-random and takes no seed (Seed %d)", o.Type, o.Seed)
 		}
 		if o.Ordering != OrderingDefault {
-			return nil, fmt.Errorf("rng: New: %v is quasi-random and has only the default ordering", o.Type)
+			return settings{}, argErr("New", "opts.Ordering", "%v is quasi-random and has only the default ordering", o.Type)
 		}
 		if o.Dimensions < 0 || o.Dimensions > MaxDimensions {
-			return nil, fmt.Errorf("rng: New: %d dimensions, want 1 to %d", o.Dimensions, MaxDimensions)
+			return settings{}, argErr("New", "opts.Dimensions", "%d dimensions, want 1 to %d", o.Dimensions, MaxDimensions)
 		}
 	} else if o.Dimensions != 0 && o.Dimensions != 1 {
-		return nil, fmt.Errorf("rng: New: %v is pseudo-random and has no dimensions (Dimensions %d)", o.Type, o.Dimensions)
+		return settings{}, argErr("New", "opts.Dimensions", "%v is pseudo-random and has no dimensions (Dimensions %d)", o.Type, o.Dimensions)
 	}
 	if ti.noOff && o.Offset != 0 {
-		return nil, fmt.Errorf("rng: New: %v has no offset (Offset %d)", o.Type, o.Offset)
+		return settings{}, argErr("New", "opts.Offset", "%v has no offset (Offset %d)", o.Type, o.Offset)
 	}
-	g := &Generator{typ: o.Type, order: o.Ordering, dims: max(o.Dimensions, 1), seed: o.Seed, offset: o.Offset}
-	return g, nil
+	return settings{typ: o.Type, order: o.Ordering, dims: max(o.Dimensions, 1), seq: &sequence{seed: o.Seed, offset: o.Offset}}, nil
 }
 
 // Type returns the generator's type.
 func (g *Generator) Type() Type { return g.typ }
 
 // Stream returns the stream the generator queues its work on.
-func (g *Generator) Stream() *core.Stream { return g.stream }
+func (g *Generator) Stream() *core.Stream { return g.st.Stream() }
 
 // Dimensions returns the number of dimensions (1 for pseudo-random types).
 func (g *Generator) Dimensions() int { return g.dims }
@@ -204,148 +201,95 @@ func (g *Generator) Dimensions() int { return g.dims }
 // starts at the current offset of the new seed's sequence.
 func (g *Generator) SetSeed(seed uint64) error {
 	if g == nil {
-		return errors.New("rng: SetSeed: nil *Generator")
+		return argErr("SetSeed", "g", "nil *Generator")
 	}
 	if typeInfo[g.typ].quasi {
-		return fmt.Errorf("rng: SetSeed: %v is quasi-random and takes no seed", g.typ)
+		return argErr("SetSeed", "seed", "%v is quasi-random and takes no seed", g.typ)
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return core.ErrClosed
-	}
-	g.seed, g.reseed = seed, true
-	return nil
+	return g.st.Do(func() error {
+		g.seq.seed, g.seq.reseed = seed, true
+		return nil
+	})
 }
 
 // SetOffset sets the position in the sequence of the next value.
 func (g *Generator) SetOffset(offset uint64) error {
 	if g == nil {
-		return errors.New("rng: SetOffset: nil *Generator")
+		return argErr("SetOffset", "g", "nil *Generator")
 	}
 	if typeInfo[g.typ].noOff {
-		return fmt.Errorf("rng: SetOffset: %v has no offset", g.typ)
+		return argErr("SetOffset", "offset", "%v has no offset", g.typ)
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return core.ErrClosed
-	}
-	g.offset, g.reseed = offset, true
-	return nil
+	return g.st.Do(func() error {
+		g.seq.offset, g.seq.reseed = offset, true
+		return nil
+	})
 }
 
 // Close destroys the cuRAND generator (waiting for calls in progress) and
-// frees the scratch Buffer. Later calls return core.ErrClosed; closing
-// twice is not an error.
+// frees its scratch memory, after the work queued on the stream. When the
+// stream is closed first, the generator is moved to the legacy default
+// stream before it is destroyed; when the context is gone, cuRAND's memory
+// went with it. Later calls return core.ErrClosed; closing twice is not an
+// error.
 func (g *Generator) Close() error {
 	if g == nil {
 		return nil
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return nil
-	}
-	g.closed = true
-	if g.st == nil { // not made by New
-		return nil
-	}
-	g.cleanup.Stop()
-	return g.st.destroy()
+	return g.st.Close()
 }
 
-// destroyForgotten is the cleanup of a Generator that was not closed.
-func destroyForgotten(h *handle) { _ = h.destroy() }
+// create makes a cuRAND generator of s's type.
+func (s settings) create(ctx driver.Context, gen *curand.Generator) error {
+	return curandCreateGenerator(ctx, gen, typeInfo[s.typ].c)
+}
 
-// destroy destroys the cuRAND generator and frees the scratch, in the
-// stream's context. When the stream is closed already it acts on the
-// context's legacy default stream, and first moves the generator there
-// (cuRAND would otherwise hold a destroyed stream). When the context is
-// gone, cuRAND's memory and the scratch went with it.
-func (h *handle) destroy() error {
-	if h.gen == 0 && h.scratch == nil {
-		return nil
+// setup binds a new cuRAND generator to the stream and configures it,
+// seed and offset included.
+func (s settings) setup(ctx driver.Context, gen *curand.Generator, hs driver.Stream) error {
+	err := curandSetStream(ctx, *gen, hs)
+	if err == nil && s.order != OrderingDefault {
+		err = curandSetGeneratorOrdering(ctx, *gen, orderingC[s.order])
 	}
-	gen, scratch := h.gen, h.scratch
-	h.gen, h.scratch = 0, nil
-	s := h.stream
-	ctx, hs, err := s.Acquire()
-	moved := false
-	if errors.Is(err, core.ErrClosed) {
-		s = h.stream.Context().DefaultStream()
-		ctx, hs, err = s.Acquire()
-		if errors.Is(err, core.ErrClosed) {
-			return nil
-		}
-		moved = true
+	if err == nil && typeInfo[s.typ].quasi && s.dims != 1 {
+		err = curandSetQuasiRandomGeneratorDimensions(ctx, *gen, uint32(s.dims))
 	}
 	if err != nil {
 		return err
 	}
-	defer s.Release()
-	var errs []error
-	if gen != 0 {
-		if moved {
-			errs = append(errs, curandSetStream(ctx, gen, hs))
-		}
-		errs = append(errs, curandDestroyGenerator(ctx, gen))
-	}
-	if scratch != nil {
-		errs = append(errs, scratch.Close())
-	}
-	return errors.Join(errs...)
+	return s.apply(ctx, *gen)
 }
 
-// prepare creates the cuRAND generator on first use and applies a new seed
-// or offset. g.mu is held and the stream acquired (ctx, s).
-func (g *Generator) prepare(ctx driver.Context, s driver.Stream) error {
-	ti := typeInfo[g.typ]
-	if g.reseed && ti.noOff && g.st.gen != 0 {
-		// No offset to go back to: a new cuRAND generator restarts it.
-		if err := curandDestroyGenerator(ctx, g.st.gen); err != nil {
-			return err
-		}
-		g.st.gen = 0
-	}
-	if g.st.gen == 0 {
-		var gen curand.Generator
-		if err := curandCreateGenerator(ctx, &gen, ti.c); err != nil {
-			return err
-		}
-		err := curandSetStream(ctx, gen, s)
-		if err == nil && g.order != OrderingDefault {
-			err = curandSetGeneratorOrdering(ctx, gen, orderingC[g.order])
-		}
-		if err == nil && ti.quasi && g.dims != 1 {
-			err = curandSetQuasiRandomGeneratorDimensions(ctx, gen, uint32(g.dims))
-		}
-		if err != nil {
-			_ = curandDestroyGenerator(ctx, gen)
-			return err
-		}
-		g.st.gen = gen
-		g.reseed = true
-	}
-	if !g.reseed {
-		return nil
-	}
+// apply sets the seed and the offset where the type has them.
+func (s settings) apply(ctx driver.Context, gen curand.Generator) error {
+	ti := typeInfo[s.typ]
 	if !ti.quasi {
-		if err := curandSetPseudoRandomGeneratorSeed(ctx, g.st.gen, g.seed); err != nil {
+		if err := curandSetPseudoRandomGeneratorSeed(ctx, gen, s.seq.seed); err != nil {
 			return err
 		}
 	}
 	if !ti.noOff {
-		if err := curandSetGeneratorOffset(ctx, g.st.gen, g.offset); err != nil {
+		if err := curandSetGeneratorOffset(ctx, gen, s.seq.offset); err != nil {
 			return err
 		}
 	}
-	g.reseed = false
+	s.seq.reseed = false
 	return nil
 }
 
-// devPtr is a device address as the typed pointer the bindings take
-// (through unsafe.Pointer's own representation, which go vet accepts).
-func devPtr[T any](p driver.Deviceptr) *T {
-	return (*T)(*(*unsafe.Pointer)(unsafe.Pointer(&p)))
+// prepare applies a seed or offset set since the cuRAND generator was
+// made; call it between the state's Begin and End.
+func (g *Generator) prepare(ctx driver.Context, hs driver.Stream) error {
+	if !g.seq.reseed {
+		return nil
+	}
+	if typeInfo[g.typ].noOff {
+		// No offset to go back to: a new cuRAND generator restarts it.
+		return g.st.Renew(ctx, hs)
+	}
+	return g.apply(ctx, g.st.Handle())
+}
+
+func argErr(fn, arg, format string, args ...any) error {
+	return libhandle.ArgErr("rng", fn, arg, format, args...)
 }

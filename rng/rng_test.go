@@ -1,13 +1,16 @@
 package rng
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
-	"unsafe"
 
+	"github.com/cudago/cudago/bindings/curand"
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
+	"github.com/cudago/cudago/lib"
 )
 
 // fakeMemory is a MemoryResource that is never called: it gives the CPU
@@ -38,7 +41,7 @@ func wantErr(t *testing.T, err error, parts ...string) {
 
 func TestNewOptions(t *testing.T) {
 	_, err := New(nil, nil)
-	wantErr(t, err, "rng: New: nil stream")
+	wantErr(t, err, "rng: New: nil *core.Stream")
 	for _, c := range []struct {
 		opts Options
 		want string
@@ -55,24 +58,34 @@ func TestNewOptions(t *testing.T) {
 		{Options{Type: MTGP32, Offset: 5}, "MTGP32 has no offset"},
 		{Options{Type: MT19937, Offset: 1}, "MT19937 has no offset"},
 	} {
-		_, err := newGenerator(&c.opts)
+		_, err := newSettings(&c.opts)
 		wantErr(t, err, "rng: New: ", c.want)
 	}
 	for _, o := range []Options{
 		{}, {Type: Philox4_32_10, Seed: 1, Offset: 1 << 40, Ordering: OrderingLegacy, Dimensions: 1},
 		{Type: Sobol32, Offset: 9, Dimensions: MaxDimensions}, {Type: MTGP32, Seed: 7},
 	} {
-		g, err := newGenerator(&o)
+		g, err := testGen(&o)
 		if err != nil {
 			t.Fatalf("%+v: %v", o, err)
 		}
-		if g.Type() != o.Type || g.Dimensions() != max(o.Dimensions, 1) || g.seed != o.Seed || g.offset != o.Offset {
-			t.Fatalf("%+v gave %v, %d dimensions, seed %d, offset %d", o, g.Type(), g.Dimensions(), g.seed, g.offset)
+		if g.Type() != o.Type || g.Dimensions() != max(o.Dimensions, 1) || g.seq.seed != o.Seed || g.seq.offset != o.Offset {
+			t.Fatalf("%+v gave %v, %d dimensions, seed %d, offset %d", o, g.Type(), g.Dimensions(), g.seq.seed, g.seq.offset)
 		}
 	}
-	if g, err := newGenerator(nil); err != nil || g.Type() != Default || g.Dimensions() != 1 {
+	if g, err := testGen(nil); err != nil || g.Type() != Default || g.Dimensions() != 1 {
 		t.Fatalf("nil options: %v, %v", g, err)
 	}
+}
+
+// testGen is a Generator of opts with no stream behind it: its State is
+// open but cannot Begin, so every check runs.
+func testGen(opts *Options) (*Generator, error) {
+	s, err := newSettings(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Generator{settings: s, st: new(libhandle.State[curand.Generator])}, nil
 }
 
 func TestTypeNames(t *testing.T) {
@@ -104,17 +117,17 @@ func TestSetSeedOffset(t *testing.T) {
 		t.Fatalf("Close of a zero Generator: %v", err)
 	}
 
-	g, _ := newGenerator(&Options{Type: Sobol32})
+	g, _ := testGen(&Options{Type: Sobol32})
 	wantErr(t, g.SetSeed(1), "rng: SetSeed: Sobol32 is quasi-random")
-	if err := g.SetOffset(12); err != nil || g.offset != 12 || !g.reseed {
-		t.Fatalf("SetOffset(12) on Sobol32: %v, offset %d, reseed %v", err, g.offset, g.reseed)
+	if err := g.SetOffset(12); err != nil || g.seq.offset != 12 || !g.seq.reseed {
+		t.Fatalf("SetOffset(12) on Sobol32: %v, offset %d, reseed %v", err, g.seq.offset, g.seq.reseed)
 	}
-	g, _ = newGenerator(&Options{Type: MTGP32})
+	g, _ = testGen(&Options{Type: MTGP32})
 	wantErr(t, g.SetOffset(1), "rng: SetOffset: MTGP32 has no offset")
-	if err := g.SetSeed(77); err != nil || g.seed != 77 || !g.reseed {
-		t.Fatalf("SetSeed(77) on MTGP32: %v, seed %d, reseed %v", err, g.seed, g.reseed)
+	if err := g.SetSeed(77); err != nil || g.seq.seed != 77 || !g.seq.reseed {
+		t.Fatalf("SetSeed(77) on MTGP32: %v, seed %d, reseed %v", err, g.seq.seed, g.seq.reseed)
 	}
-	g.closed = true
+	g.Close()
 	if err := g.SetSeed(1); err != core.ErrClosed {
 		t.Fatalf("SetSeed after Close = %v, want core.ErrClosed", err)
 	}
@@ -123,11 +136,10 @@ func TestSetSeedOffset(t *testing.T) {
 // TestCheck covers every argument error a generation reports before any
 // library call.
 func TestCheck(t *testing.T) {
-	philox, _ := newGenerator(&Options{Type: Philox4_32_10})
-	sobol3, _ := newGenerator(&Options{Type: Sobol32, Dimensions: 3})
-	sobol64, _ := newGenerator(&Options{Type: Sobol64})
+	philox, _ := testGen(&Options{Type: Philox4_32_10})
+	sobol3, _ := testGen(&Options{Type: Sobol32, Dimensions: 3})
+	sobol64, _ := testGen(&Options{Type: Sobol64})
 	b16 := fakeBuffer(16)
-	hostOnly := core.NewBuffer(0, 64, fakeMemory{device: false}, nil)
 	inf, nan := math.Inf(1), math.NaN()
 	for _, c := range []struct {
 		g    *Generator
@@ -141,13 +153,12 @@ func TestCheck(t *testing.T) {
 		{philox, opUniform, b16, 0, params{}, ""},
 		{philox, opUniform64, b16, 2, params{}, ""},
 		{philox, opUniform, b16, 5, params{}, "rng: Uniform: n=5 float32 values need 20 bytes, out holds 16"},
-		{philox, opUniform64, b16, 3, params{}, "rng: UniformFloat64: n=3 float64 values need 24 bytes, out holds 16"},
+		{philox, opUniform64, b16, 3, params{}, "rng: Uniform: n=3 float64 values need 24 bytes, out holds 16"},
 		{philox, opNormal64, b16, math.MaxInt, params{}, "out holds 16"}, // n·8 overflows
 		{philox, opUniform, nil, 1, params{}, "rng: Uniform: nil out Buffer"},
-		{philox, opUint32, b16, -1, params{}, "rng: Uint32: negative count n=-1"},
-		{philox, opUint32, hostOnly, 1, params{}, "rng: Uint32: out is rng.fakeMemory memory, which the GPU cannot write"},
-		{philox, opUint64, b16, 2, params{}, "rng: Uint64: Philox4_32_10 gives 32-bit values: use Uint32"},
-		{sobol64, opUint32, b16, 2, params{}, "rng: Uint32: Sobol64 gives 64-bit values: use Uint64"},
+		{philox, opUint32, b16, -1, params{}, "rng: Bits: negative count n=-1"},
+		{philox, opUint64, b16, 2, params{}, "rng: Bits: Philox4_32_10 gives 32-bit values: use Bits[uint32]"},
+		{sobol64, opUint32, b16, 2, params{}, "rng: Bits: Sobol64 gives 64-bit values: use Bits[uint64]"},
 		{sobol64, opUint64, b16, 2, params{}, ""},
 		{sobol3, opUniform, b16, 3, params{}, ""},
 		{sobol3, opUniform, b16, 4, params{}, "rng: Uniform: n=4 is not a multiple of the generator's 3 dimensions"},
@@ -155,7 +166,7 @@ func TestCheck(t *testing.T) {
 		{philox, opNormal, b16, 3, params{mean: 1, stddev: 0}, ""},
 		{philox, opNormal, b16, 3, params{mean: nan, stddev: 1}, "rng: Normal: mean NaN is not finite"},
 		{philox, opLogNormal, b16, 3, params{mean: -inf, stddev: 1}, "rng: LogNormal: mean -Inf is not finite"},
-		{philox, opNormal64, b16, 1, params{stddev: -1}, "rng: NormalFloat64: stddev -1 is not finite and >= 0"},
+		{philox, opNormal64, b16, 1, params{stddev: -1}, "rng: Normal: stddev -1 is not finite and >= 0"},
 		{philox, opLogNormal64, b16, 1, params{stddev: nan}, "stddev NaN"},
 		{philox, opNormal, b16, 1, params{stddev: inf}, "stddev +Inf"},
 		{philox, opPoisson, b16, 4, params{lambda: 0.001}, ""},
@@ -167,6 +178,10 @@ func TestCheck(t *testing.T) {
 		{philox, opPoisson, b16, 4, params{lambda: MaxLambda + 1}, "lambda 400001 is not"},
 	} {
 		err := c.g.check(c.o, c.out, c.n, c.p)
+		var ae *lib.ArgError
+		if err != nil && !errors.As(err, &ae) {
+			t.Errorf("%v %s: %v is not a *lib.ArgError", c.g.typ, ops[c.o].name, err)
+		}
 		if c.want == "" {
 			if err != nil {
 				t.Errorf("%v %s(n=%d, %+v): %v", c.g.typ, ops[c.o].name, c.n, c.p, err)
@@ -210,11 +225,25 @@ func TestSplit(t *testing.T) {
 	}
 }
 
-// TestDevPtr: the device address survives the conversion.
-func TestDevPtr(t *testing.T) {
-	for _, p := range []driver.Deviceptr{0, 0x7f0000001004, 1<<47 + 8} {
-		if got := uintptr(unsafe.Pointer(devPtr[float64](p))); got != uintptr(p) {
-			t.Fatalf("devPtr(%#x) = %#x", p, got)
-		}
+// TestHeldChecks: what needs the Buffer held is checked before the
+// generator is: memory the GPU cannot access, a misaligned address, a
+// closed Buffer.
+func TestHeldChecks(t *testing.T) {
+	g, _ := testGen(&Options{Type: Philox4_32_10})
+	hostOnly := core.NewBuffer(0x1000, 64, fakeMemory{device: false}, nil)
+	wantErr(t, Bits[uint32](g, hostOnly, 1), "rng: Bits: out is rng.fakeMemory memory, which the GPU cannot access")
+	odd := core.NewBuffer(0x1004, 64, fakeMemory{device: true}, nil)
+	wantErr(t, Normal[float64](g, odd, 2, 0, 1), "rng: Normal: out's address 0x1004 is not aligned to its 8-byte float64 elements")
+	closed := fakeBuffer(16)
+	closed.Close()
+	if err := Uniform[float32](g, closed, 4); !errors.Is(err, core.ErrClosed) {
+		t.Errorf("a closed out: %v, want core.ErrClosed", err)
+	}
+	// Valid arguments reach the generator, which has no stream: closed.
+	if err := Uniform[float32](g, fakeBuffer(16), 4); !errors.Is(err, core.ErrClosed) {
+		t.Errorf("no stream: %v, want core.ErrClosed", err)
+	}
+	if err := Poisson(g, fakeBuffer(16), 0, 1); !errors.Is(err, core.ErrClosed) {
+		t.Errorf("0 values, no stream: %v, want core.ErrClosed", err)
 	}
 }

@@ -3,10 +3,10 @@ package solver
 import (
 	"fmt"
 	"math"
-	"unsafe"
 
 	"github.com/cudago/cudago/bindings/cublas"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // Float is the element type of the dense solvers: cuSOLVER's S and D
@@ -83,74 +83,40 @@ func (j EigJob) String() string {
 	return fmt.Sprintf("EigJob(%d)", int(j))
 }
 
-func sizeOf[T Float]() int {
-	var z T
-	return int(unsafe.Sizeof(z))
-}
+// The checks here are pure Go and run before anything is held or queued;
+// what needs a Buffer held (its address, its memory) the operation's
+// libhandle.Operands checks.
 
 // checkHandle checks an operation's handle and order n.
 func checkHandle(fn string, h *Handle, n int) error {
 	if h == nil {
-		return fmt.Errorf("solver: %s: nil *Handle", fn)
-	}
-	if h.st == nil {
-		return fmt.Errorf("solver: %s: a Handle not made by NewHandle: %w", fn, core.ErrClosed)
+		return argErr(fn, "h", "nil *Handle")
 	}
 	if n < 1 || n > math.MaxInt32 {
-		return fmt.Errorf("solver: %s: n = %d is outside [1, %d]", fn, n, math.MaxInt32)
+		return argErr(fn, "n", "n = %d is outside [1, %d]", n, math.MaxInt32)
 	}
 	return nil
 }
 
-// checkNRHS checks a number of right-hand sides, which cuSOLVER takes in
-// 32 bits.
-func checkNRHS(fn string, nrhs int) error {
-	if nrhs < 1 || nrhs > math.MaxInt32 {
-		return fmt.Errorf("solver: %s: nrhs = %d is outside [1, %d]", fn, nrhs, math.MaxInt32)
+// checkRHS checks the right-hand sides b of a solve with the n×n matrix a.
+func checkRHS[T Float](fn string, a *core.Buffer, n int, b *core.Buffer, nrhs int) error {
+	if nrhs < 1 || nrhs > math.MaxInt32 { // cuSOLVER takes it in 32 bits
+		return argErr(fn, "nrhs", "nrhs = %d is outside [1, %d]", nrhs, math.MaxInt32)
 	}
-	return nil
+	if err := checkBuf[T](fn, "B", b, n, nrhs); err != nil {
+		return err
+	}
+	es := libhandle.SizeOf[T]()
+	return libhandle.CheckOverlap("solver", fn, "A", a, n*n*es, "B", b, n*nrhs*es)
 }
 
-// checkBuf checks that b holds rows×cols elements of T, usable from the
-// handle's device, and is open.
-func checkBuf[T Float](fn string, h *Handle, name string, b *core.Buffer, rows, cols int) error {
-	if b == nil {
-		return fmt.Errorf("solver: %s: nil *core.Buffer for %s", fn, name)
-	}
-	es := sizeOf[T]()
+// checkBuf checks that b holds rows×cols elements of T.
+func checkBuf[T Float](fn, arg string, b *core.Buffer, rows, cols int) error {
+	return libhandle.CheckDense[T]("solver", fn, arg, b, rows, cols)
+}
+
+func isFloat32[T Float]() bool {
 	var z T
-	if rows > math.MaxInt/es/cols {
-		return fmt.Errorf("solver: %s: %s of %d×%d elements is too large", fn, name, rows, cols)
-	}
-	if need := rows * cols * es; b.Size() < need {
-		return fmt.Errorf("solver: %s: %s holds %d bytes, want %d×%d elements of %T = %d bytes", fn, name, b.Size(), rows, cols, z, need)
-	}
-	ptr, err := b.Acquire()
-	if err != nil {
-		return fmt.Errorf("solver: %s: %s: %w", fn, name, err)
-	}
-	b.Release()
-	if uint64(ptr)%uint64(es) != 0 {
-		return fmt.Errorf("solver: %s: %s at %#x is not aligned to %d bytes for %T", fn, name, uint64(ptr), es, z)
-	}
-	if mr := b.MemoryResource(); mr != nil {
-		if !mr.DeviceAccessible() {
-			return fmt.Errorf("solver: %s: %s is %T memory, which the GPU cannot use", fn, name, mr)
-		}
-		if s := h.st.Stream(); s != nil && mr.Device() != nil && mr.Device() != s.Device() { // nil: a resource of no one device
-			return fmt.Errorf("solver: %s: %s is on %v, the handle's stream on %v", fn, name, mr.Device(), s.Device())
-		}
-	}
-	return nil
-}
-
-// checkOverlap refuses two operands whose first n1 and n2 elements
-// overlap: cuSOLVER reads one while it writes the other.
-func checkOverlap[T Float](fn, name1 string, b1 *core.Buffer, n1 int, name2 string, b2 *core.Buffer, n2 int) error {
-	es := uint64(sizeOf[T]())
-	p, q := uint64(b1.Ptr()), uint64(b2.Ptr())
-	if p < q+uint64(n2)*es && q < p+uint64(n1)*es {
-		return fmt.Errorf("solver: %s: %s and %s overlap", fn, name1, name2)
-	}
-	return nil
+	_, ok := any(z).(float32)
+	return ok
 }

@@ -1,10 +1,9 @@
 package solver
 
 import (
-	"errors"
+	"unsafe"
 
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // Cholesky is the factorization A = L·Lᵀ (Lower) or A = Uᵀ·U (Upper) of a
@@ -29,56 +28,25 @@ type Cholesky[T Float] struct {
 // same matrix as a column-major one; only the name of a triangle changes
 // (see Uplo).
 func FactorCholesky[T Float](h *Handle, a *core.Buffer, n int, uplo Uplo) (*Cholesky[T], error) {
-	if err := checkCholesky[T]("FactorCholesky", h, a, n, uplo); err != nil {
+	const fn = "FactorCholesky"
+	if err := checkCholesky[T](fn, h, a, n, uplo); err != nil {
 		return nil, err
 	}
-	st := h.st
-	ctx, err := st.begin()
+	err := run[T](h, fn, []operand{{"A", a}}, func(c *call, p []unsafe.Pointer) error {
+		ap, n32, fill := p[0], int32(n), uplo.fill()
+		return factor[T](c, "potrf", func(lwork *int32) error {
+			if isFloat32[T]() {
+				return cusolverDnSpotrfBufferSize(c.ctx, c.lib, fill, n32, (*float32)(ap), n32, lwork)
+			}
+			return cusolverDnDpotrfBufferSize(c.ctx, c.lib, fill, n32, (*float64)(ap), n32, lwork)
+		}, func(ws unsafe.Pointer, lwork int32) error {
+			if isFloat32[T]() {
+				return cusolverDnSpotrf(c.ctx, c.lib, fill, n32, (*float32)(ap), n32, (*float32)(ws), lwork, (*int32)(c.info))
+			}
+			return cusolverDnDpotrf(c.ctx, c.lib, fill, n32, (*float64)(ap), n32, (*float64)(ws), lwork, (*int32)(c.info))
+		}, func(i int) error { return &NotPositiveDefiniteError{Minor: i} })
+	})
 	if err != nil {
-		return nil, err
-	}
-	defer st.End()
-	var p libhandle.Pins
-	defer p.Release()
-	ap, err := p.Add(a)
-	if err != nil {
-		return nil, err
-	}
-	ip, err := p.Add(st.info)
-	if err != nil {
-		return nil, err
-	}
-	n32, fill := int32(n), uplo.fill()
-	var lwork int32
-	if isFloat32[T]() {
-		err = cusolverDnSpotrfBufferSize(ctx, st.Lib(), fill, n32, (*float32)(ap), n32, &lwork)
-	} else {
-		err = cusolverDnDpotrfBufferSize(ctx, st.Lib(), fill, n32, (*float64)(ap), n32, &lwork)
-	}
-	if err != nil {
-		return nil, err
-	}
-	ws, err := st.workspace(int64(lwork) * int64(sizeOf[T]()))
-	if err != nil {
-		return nil, err
-	}
-	wp, err := p.Add(ws)
-	if err != nil {
-		return nil, err
-	}
-	if isFloat32[T]() {
-		err = cusolverDnSpotrf(ctx, st.Lib(), fill, n32, (*float32)(ap), n32, (*float32)(wp), lwork, (*int32)(ip))
-	} else {
-		err = cusolverDnDpotrf(ctx, st.Lib(), fill, n32, (*float64)(ap), n32, (*float64)(wp), lwork, (*int32)(ip))
-	}
-	if err != nil {
-		return nil, err
-	}
-	info, err := st.readInfo()
-	if err != nil {
-		return nil, err
-	}
-	if err := infoError("potrf", info, func(i int) error { return &NotPositiveDefiniteError{Minor: i} }); err != nil {
 		return nil, err
 	}
 	return &Cholesky[T]{h: h, a: a, n: n, uplo: uplo}, nil
@@ -89,9 +57,9 @@ func checkCholesky[T Float](fn string, h *Handle, a *core.Buffer, n int, uplo Up
 		return err
 	}
 	if uplo != Lower && uplo != Upper {
-		return errors.New("solver: " + fn + ": unknown " + uplo.String())
+		return argErr(fn, "uplo", "unknown %v", uplo)
 	}
-	return checkBuf[T](fn, h, "A", a, n, n)
+	return checkBuf[T](fn, "A", a, n, n)
 }
 
 // N returns the order of the factored matrix.
@@ -102,39 +70,22 @@ func (f *Cholesky[T]) N() int { return f.n }
 // n×nrhs matrix; with one right-hand side, a vector), and gets the
 // solutions. It returns once the work is queued. b must not overlap A.
 func (f *Cholesky[T]) Solve(b *core.Buffer, nrhs int) error {
+	const fn = "Cholesky.Solve"
 	if f == nil {
-		return errors.New("solver: Cholesky.Solve: nil *Cholesky")
+		return argErr(fn, "f", "nil *Cholesky")
 	}
-	if err := checkRHS[T]("Cholesky.Solve", f.h, f.a, f.n, b, nrhs); err != nil {
+	if err := checkRHS[T](fn, f.a, f.n, b, nrhs); err != nil {
 		return err
 	}
-	st := f.h.st
-	ctx, err := st.begin()
-	if err != nil {
-		return err
-	}
-	defer st.End()
-	var p libhandle.Pins
-	defer p.Release()
-	ap, err := p.Add(f.a)
-	if err != nil {
-		return err
-	}
-	bp, err := p.Add(b)
-	if err != nil {
-		return err
-	}
-	ip, err := p.Add(st.info)
-	if err != nil {
-		return err
-	}
-	n, k, fill := int32(f.n), int32(nrhs), f.uplo.fill()
-	// devInfo reports only a wrong parameter, which the checks exclude:
-	// Solve does not wait to read it.
-	if isFloat32[T]() {
-		return cusolverDnSpotrs(ctx, st.Lib(), fill, n, k, (*float32)(ap), n, (*float32)(bp), n, (*int32)(ip))
-	}
-	return cusolverDnDpotrs(ctx, st.Lib(), fill, n, k, (*float64)(ap), n, (*float64)(bp), n, (*int32)(ip))
+	return run[T](f.h, fn, []operand{{"A", f.a}, {"B", b}}, func(c *call, p []unsafe.Pointer) error {
+		ap, bp, n, k, fill := p[0], p[1], int32(f.n), int32(nrhs), f.uplo.fill()
+		// devInfo reports only a wrong parameter, which the checks
+		// exclude: Solve does not wait to read it.
+		if isFloat32[T]() {
+			return cusolverDnSpotrs(c.ctx, c.lib, fill, n, k, (*float32)(ap), n, (*float32)(bp), n, (*int32)(c.info))
+		}
+		return cusolverDnDpotrs(c.ctx, c.lib, fill, n, k, (*float64)(ap), n, (*float64)(bp), n, (*int32)(c.info))
+	})
 }
 
 // SolveCholesky solves A·X = B for a symmetric positive definite n×n
@@ -145,7 +96,7 @@ func SolveCholesky[T Float](h *Handle, a *core.Buffer, n int, uplo Uplo, b *core
 	if err := checkCholesky[T]("SolveCholesky", h, a, n, uplo); err != nil {
 		return err
 	}
-	if err := checkRHS[T]("SolveCholesky", h, a, n, b, nrhs); err != nil {
+	if err := checkRHS[T]("SolveCholesky", a, n, b, nrhs); err != nil {
 		return err
 	}
 	f, err := FactorCholesky[T](h, a, n, uplo)

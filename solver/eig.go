@@ -1,7 +1,7 @@
 package solver
 
 import (
-	"errors"
+	"unsafe"
 
 	"github.com/cudago/cudago/bindings/cusolver"
 	"github.com/cudago/cudago/core"
@@ -22,74 +22,40 @@ import (
 // same matrix as a column-major one; only the name of a triangle changes
 // (see Uplo).
 func SymEig[T Float](h *Handle, a *core.Buffer, n int, uplo Uplo, w *core.Buffer, job EigJob) error {
+	const fn = "SymEig"
 	if err := checkSymEig[T](h, a, n, uplo, w, job); err != nil {
 		return err
 	}
-	st := h.st
-	ctx, err := st.begin()
-	if err != nil {
-		return err
-	}
-	defer st.End()
-	var p libhandle.Pins
-	defer p.Release()
-	ap, err := p.Add(a)
-	if err != nil {
-		return err
-	}
-	wp, err := p.Add(w)
-	if err != nil {
-		return err
-	}
-	ip, err := p.Add(st.info)
-	if err != nil {
-		return err
-	}
-	n32, fill, mode := int32(n), uplo.fill(), cusolver.EigModeNovector
-	if job == ValuesAndVectors {
-		mode = cusolver.EigModeVector
-	}
-	var lwork int32
-	if isFloat32[T]() {
-		err = cusolverDnSsyevdBufferSize(ctx, st.Lib(), mode, fill, n32, (*float32)(ap), n32, (*float32)(wp), &lwork)
-	} else {
-		err = cusolverDnDsyevdBufferSize(ctx, st.Lib(), mode, fill, n32, (*float64)(ap), n32, (*float64)(wp), &lwork)
-	}
-	if err != nil {
-		return err
-	}
-	ws, err := st.workspace(int64(lwork) * int64(sizeOf[T]()))
-	if err != nil {
-		return err
-	}
-	wsp, err := p.Add(ws)
-	if err != nil {
-		return err
-	}
-	if isFloat32[T]() {
-		err = cusolverDnSsyevd(ctx, st.Lib(), mode, fill, n32, (*float32)(ap), n32, (*float32)(wp), (*float32)(wsp), lwork, (*int32)(ip))
-	} else {
-		err = cusolverDnDsyevd(ctx, st.Lib(), mode, fill, n32, (*float64)(ap), n32, (*float64)(wp), (*float64)(wsp), lwork, (*int32)(ip))
-	}
-	if err != nil {
-		return err
-	}
-	info, err := st.readInfo()
-	if err != nil {
-		return err
-	}
-	return infoError("syevd", info, func(i int) error { return &NoConvergenceError{Count: i} })
+	return run[T](h, fn, []operand{{"A", a}, {"w", w}}, func(c *call, p []unsafe.Pointer) error {
+		ap, wp, n32, fill, mode := p[0], p[1], int32(n), uplo.fill(), cusolver.EigModeNovector
+		if job == ValuesAndVectors {
+			mode = cusolver.EigModeVector
+		}
+		return factor[T](c, "syevd", func(lwork *int32) error {
+			if isFloat32[T]() {
+				return cusolverDnSsyevdBufferSize(c.ctx, c.lib, mode, fill, n32, (*float32)(ap), n32, (*float32)(wp), lwork)
+			}
+			return cusolverDnDsyevdBufferSize(c.ctx, c.lib, mode, fill, n32, (*float64)(ap), n32, (*float64)(wp), lwork)
+		}, func(ws unsafe.Pointer, lwork int32) error {
+			if isFloat32[T]() {
+				return cusolverDnSsyevd(c.ctx, c.lib, mode, fill, n32, (*float32)(ap), n32, (*float32)(wp), (*float32)(ws), lwork, (*int32)(c.info))
+			}
+			return cusolverDnDsyevd(c.ctx, c.lib, mode, fill, n32, (*float64)(ap), n32, (*float64)(wp), (*float64)(ws), lwork, (*int32)(c.info))
+		}, func(i int) error { return &NoConvergenceError{Count: i} })
+	})
 }
 
 func checkSymEig[T Float](h *Handle, a *core.Buffer, n int, uplo Uplo, w *core.Buffer, job EigJob) error {
-	if err := checkCholesky[T]("SymEig", h, a, n, uplo); err != nil {
+	const fn = "SymEig"
+	if err := checkCholesky[T](fn, h, a, n, uplo); err != nil {
 		return err
 	}
 	if job != Values && job != ValuesAndVectors {
-		return errors.New("solver: SymEig: unknown " + job.String())
+		return argErr(fn, "job", "unknown %v", job)
 	}
-	if err := checkBuf[T]("SymEig", h, "w", w, n, 1); err != nil {
+	if err := checkBuf[T](fn, "w", w, n, 1); err != nil {
 		return err
 	}
-	return checkOverlap[T]("SymEig", "A", a, n*n, "w", w, n)
+	es := libhandle.SizeOf[T]()
+	return libhandle.CheckOverlap("solver", fn, "A", a, n*n*es, "w", w, n*es)
 }

@@ -1,15 +1,17 @@
 package solver
 
 import (
-	"errors"
-	"math"
-	"runtime"
+	"unsafe"
 
 	"github.com/cudago/cudago/bindings/cusolver"
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/libhandle"
 )
+
+// Options configure New. There are none yet: nil is the default, and the
+// type is there so that options can come without changing New.
+type Options struct{}
 
 // Handle is cuSOLVER's dense API bound to one stream: every operation
 // given it is queued on that stream, in the stream's context. The
@@ -19,110 +21,123 @@ import (
 // Handle is safe for concurrent use: its operations take turns (cuSOLVER
 // handles must not be used by two threads at once, and the operations
 // share the workspace). Close frees it; a forgotten Handle is freed when
-// it is collected.
+// it is collected. A zero Handle acts as a closed one.
 type Handle struct {
-	st      *handleState
-	cleanup runtime.Cleanup
-}
-
-// handleState is what a Handle owns, apart from the Handle itself so that
-// a cleanup can free it. Operations run between its begin and End.
-type handleState struct {
-	libhandle.State[cusolver.DnHandle]
-	info *core.Buffer // devInfo: one int32; nil until the first operation
+	st   *libhandle.State[cusolver.DnHandle]
+	info *core.Buffer // devInfo, one int32: nil until the first operation; in st's turn
 }
 
 // cusolverLib is cuSOLVER's handle calls, for libhandle.
-var cusolverLib = libhandle.Lib[cusolver.DnHandle]{Create: cusolverDnCreate, SetStream: cusolverDnSetStream, Destroy: cusolverDnDestroy}
-
-// NewHandle returns a Handle for operations on stream.
-func NewHandle(stream *core.Stream) (*Handle, error) {
-	if stream == nil {
-		return nil, errors.New("solver: NewHandle: nil *core.Stream")
-	}
-	st := &handleState{}
-	if err := st.Init(stream, cusolverLib); err != nil {
-		return nil, err
-	}
-	h := &Handle{st: st}
-	h.cleanup = runtime.AddCleanup(h, func(st *handleState) { _ = st.close() }, st)
-	return h, nil
+var cusolverLib = libhandle.Lib[cusolver.DnHandle]{
+	Package: "solver", Create: cusolverDnCreate, SetStream: cusolverDnSetStream, Destroy: cusolverDnDestroy,
 }
+
+// New returns a Handle for operations on stream; opts may be nil.
+func New(stream *core.Stream, opts *Options) (*Handle, error) {
+	return libhandle.Open(cusolverLib, "New", stream, func(st *libhandle.State[cusolver.DnHandle]) *Handle { return &Handle{st: st} })
+}
+
+// NewHandle returns New(stream, nil).
+//
+// Deprecated: use New, which every library package has; NewHandle goes in
+// the next release.
+func NewHandle(stream *core.Stream) (*Handle, error) { return New(stream, nil) }
 
 // Stream returns the stream the handle's operations are queued on.
-func (h *Handle) Stream() *core.Stream {
-	if h == nil || h.st == nil {
-		return nil
-	}
-	return h.st.Stream()
-}
+func (h *Handle) Stream() *core.Stream { return h.state().Stream() }
 
 // WorkspaceSize returns the size in bytes of the handle's workspace (0
 // before an operation needed one).
-func (h *Handle) WorkspaceSize() int {
-	if h == nil || h.st == nil {
-		return 0
-	}
-	return h.st.WorkspaceSize()
-}
+func (h *Handle) WorkspaceSize() int { return h.state().WorkspaceSize() }
 
-// Close destroys the cuSOLVER handle and frees the workspace, ordered
-// after the work queued on the stream. Later operations return
+// Close destroys the cuSOLVER handle and frees the workspace and devInfo,
+// ordered after the work queued on the stream. Later operations return
 // core.ErrClosed; closing twice is not an error. Factorizations made with
 // the handle cannot solve after it is closed.
-func (h *Handle) Close() error {
-	if h == nil || h.st == nil {
+func (h *Handle) Close() error { return h.state().Close() }
+
+// state is h's State; nil for a nil or zero Handle, which acts closed.
+func (h *Handle) state() *libhandle.State[cusolver.DnHandle] {
+	if h == nil {
 		return nil
 	}
-	h.cleanup.Stop()
-	return h.st.close()
+	return h.st
 }
 
-// begin starts an operation (libhandle.State.Begin) and allocates devInfo
-// on first use. It returns the context to act in; every successful begin
-// needs an End. Operations call it, not Begin, so that devInfo is there.
-func (st *handleState) begin() (driver.Context, error) {
-	ctx, err := st.Begin()
-	if err != nil {
-		return 0, err
-	}
-	if st.info == nil {
-		if st.info, err = st.Stream().Device().Allocate(4, st.Stream()); err != nil {
-			st.End()
-			return 0, err
+// call is one operation in progress: its Buffers held, and once begun,
+// its context and cuSOLVER handle in the handle's turn, with devInfo.
+type call struct {
+	h    *Handle
+	ops  libhandle.Operands
+	ctx  driver.Context
+	lib  cusolver.DnHandle
+	info unsafe.Pointer
+}
+
+// operand is one matrix or vector of an operation: its argument's name
+// and its Buffer, which holds elements of the operation's T.
+type operand struct {
+	arg string
+	b   *core.Buffer
+}
+
+// run runs an operation of h: it holds bufs (their errors come before a
+// closed handle's), then work queues the operation in the handle's turn,
+// with the addresses of bufs.
+func run[T Float](h *Handle, fn string, bufs []operand, work func(c *call, p []unsafe.Pointer) error) error {
+	st := h.state()
+	c := &call{h: h, ops: libhandle.Operands{Package: "solver", Func: fn, Device: st.Device()}}
+	defer c.ops.Release()
+	p := make([]unsafe.Pointer, len(bufs))
+	for i, x := range bufs {
+		var err error
+		if p[i], err = libhandle.AddOf[T](&c.ops, x.arg, x.b); err != nil {
+			return err
 		}
 	}
-	return ctx, nil
-}
-
-// readInfo waits for the work queued so far on the stream and returns
-// devInfo; call it between begin and End.
-func (st *handleState) readInfo() (int32, error) {
-	var v [1]int32
-	// st.info was allocated on the handle's stream, where its copies run:
-	// this copy follows the operation that wrote it.
-	err := core.CopyFromDevice(v[:], st.info)
-	return v[0], err
-}
-
-// minWorkspace is the smallest workspace allocated.
-const minWorkspace = libhandle.MinWorkspace
-
-// workspace returns the handle's workspace, grown to at least n bytes;
-// call it between begin and End.
-func (st *handleState) workspace(n int64) (*core.Buffer, error) {
-	if n < 0 || n > math.MaxInt/2 {
-		return nil, errors.New("solver: cuSOLVER asked for a workspace this platform cannot allocate")
+	ctx, _, err := st.Begin()
+	if err != nil {
+		return err
 	}
-	return st.Workspace(int(n))
+	defer st.End()
+	if h.info == nil {
+		if h.info, err = st.Device().Allocate(4, st.Stream()); err != nil {
+			return err
+		}
+		st.Keep(h.info)
+	}
+	if c.info, err = c.ops.Add("devInfo", h.info, 4, "int32"); err != nil {
+		return err
+	}
+	c.ctx, c.lib = ctx, st.Handle()
+	return work(c, p)
 }
 
-// close destroys the cuSOLVER handle and frees the workspace and then
-// devInfo (libhandle.State.Close).
-func (st *handleState) close() error {
-	return st.Close(func() []*core.Buffer {
-		info := st.info
-		st.info = nil
-		return []*core.Buffer{info}
-	})
+// factor runs a cuSOLVER routine that reports its result in devInfo (fn:
+// "getrf"): size asks for its workspace in elements of T, run queues it
+// with the workspace, then factor waits for devInfo and turns a positive
+// value into positive's error.
+func factor[T Float](c *call, fn string, size func(lwork *int32) error, run func(ws unsafe.Pointer, lwork int32) error, positive func(int) error) error {
+	var lwork int32
+	if err := size(&lwork); err != nil {
+		return err
+	}
+	ws, err := c.h.st.AddWorkspace(&c.ops, int(lwork)*libhandle.SizeOf[T]())
+	if err != nil {
+		return err
+	}
+	if err := run(ws, lwork); err != nil {
+		return err
+	}
+	// h.info was allocated on the handle's stream, where its copies run:
+	// this copy follows the routine that wrote it.
+	var info [1]int32
+	if err := core.CopyFromDevice(info[:], c.h.info); err != nil {
+		return err
+	}
+	return infoError(fn, info[0], positive)
+}
+
+func argErr(fn, arg, format string, args ...any) error {
+	return libhandle.ArgErr("solver", fn, arg, format, args...)
 }

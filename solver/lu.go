@@ -5,9 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/cudago/cudago/bindings/cublas"
-	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // LU is the factorization P·A = L·U of an n×n matrix, with partial
@@ -33,20 +31,21 @@ type LU[T Float] struct {
 // factors are then those of Aᵀ; a row-major singular A still gives
 // ErrSingular.
 func FactorLU[T Float](h *Handle, a *core.Buffer, n int, layout Layout) (*LU[T], error) {
-	if err := checkLU[T]("FactorLU", h, a, n, layout); err != nil {
+	const fn = "FactorLU"
+	if err := checkLU[T](fn, h, a, n, layout); err != nil {
 		return nil, err
 	}
-	ctx, err := h.st.begin()
+	var ipiv *core.Buffer
+	err := run[T](h, fn, []operand{{"A", a}}, func(c *call, p []unsafe.Pointer) (err error) {
+		if ipiv, err = h.st.Device().Allocate(n*4, h.st.Stream()); err != nil {
+			return err
+		}
+		if err = getrf[T](c, p[0], n, ipiv); err != nil {
+			_ = ipiv.Close()
+		}
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	defer h.st.End()
-	ipiv, err := h.st.Stream().Device().Allocate(n*4, h.st.Stream())
-	if err != nil {
-		return nil, err
-	}
-	if err := getrf[T](ctx, h.st, a, n, ipiv); err != nil {
-		_ = ipiv.Close()
 		return nil, err
 	}
 	return &LU[T]{h: h, a: a, n: n, layout: layout, ipiv: ipiv}, nil
@@ -57,58 +56,29 @@ func checkLU[T Float](fn string, h *Handle, a *core.Buffer, n int, layout Layout
 		return err
 	}
 	if layout != ColMajor && layout != RowMajor {
-		return errors.New("solver: " + fn + ": unknown " + layout.String())
+		return argErr(fn, "layout", "unknown %v", layout)
 	}
-	return checkBuf[T](fn, h, "A", a, n, n)
+	return checkBuf[T](fn, "A", a, n, n)
 }
 
-// getrf queries the workspace, factors and reads devInfo.
-func getrf[T Float](ctx driver.Context, st *handleState, a *core.Buffer, n int, ipiv *core.Buffer) error {
-	var p libhandle.Pins
-	defer p.Release()
-	ap, err := p.Add(a)
-	if err != nil {
-		return err
-	}
-	pp, err := p.Add(ipiv)
-	if err != nil {
-		return err
-	}
-	ip, err := p.Add(st.info)
+// getrf factors a in place, with its pivots in ipiv.
+func getrf[T Float](c *call, ap unsafe.Pointer, n int, ipiv *core.Buffer) error {
+	pp, err := c.ops.Add("ipiv", ipiv, 4, "int32")
 	if err != nil {
 		return err
 	}
 	n32 := int32(n)
-	var lwork int32
-	if isFloat32[T]() {
-		err = cusolverDnSgetrfBufferSize(ctx, st.Lib(), n32, n32, (*float32)(ap), n32, &lwork)
-	} else {
-		err = cusolverDnDgetrfBufferSize(ctx, st.Lib(), n32, n32, (*float64)(ap), n32, &lwork)
-	}
-	if err != nil {
-		return err
-	}
-	ws, err := st.workspace(int64(lwork) * int64(sizeOf[T]()))
-	if err != nil {
-		return err
-	}
-	wp, err := p.Add(ws)
-	if err != nil {
-		return err
-	}
-	if isFloat32[T]() {
-		err = cusolverDnSgetrf(ctx, st.Lib(), n32, n32, (*float32)(ap), n32, (*float32)(wp), (*int32)(pp), (*int32)(ip))
-	} else {
-		err = cusolverDnDgetrf(ctx, st.Lib(), n32, n32, (*float64)(ap), n32, (*float64)(wp), (*int32)(pp), (*int32)(ip))
-	}
-	if err != nil {
-		return err
-	}
-	info, err := st.readInfo()
-	if err != nil {
-		return err
-	}
-	return infoError("getrf", info, func(i int) error { return &SingularError{Step: i} })
+	return factor[T](c, "getrf", func(lwork *int32) error {
+		if isFloat32[T]() {
+			return cusolverDnSgetrfBufferSize(c.ctx, c.lib, n32, n32, (*float32)(ap), n32, lwork)
+		}
+		return cusolverDnDgetrfBufferSize(c.ctx, c.lib, n32, n32, (*float64)(ap), n32, lwork)
+	}, func(ws unsafe.Pointer, _ int32) error {
+		if isFloat32[T]() {
+			return cusolverDnSgetrf(c.ctx, c.lib, n32, n32, (*float32)(ap), n32, (*float32)(ws), (*int32)(pp), (*int32)(c.info))
+		}
+		return cusolverDnDgetrf(c.ctx, c.lib, n32, n32, (*float64)(ap), n32, (*float64)(ws), (*int32)(pp), (*int32)(c.info))
+	}, func(i int) error { return &SingularError{Step: i} })
 }
 
 // N returns the order of the factored matrix.
@@ -120,52 +90,30 @@ func (f *LU[T]) N() int { return f.n }
 // layout of A, and gets the solutions. It returns once the work is
 // queued. b must not overlap A.
 func (f *LU[T]) Solve(b *core.Buffer, nrhs int) error {
-	if err := f.checkSolve(b, nrhs); err != nil {
+	const fn = "LU.Solve"
+	if f == nil {
+		return argErr(fn, "f", "nil *LU")
+	}
+	if err := checkRHS[T](fn, f.a, f.n, b, nrhs); err != nil {
 		return err
 	}
-	st := f.h.st
-	ctx, err := st.begin()
-	if err != nil {
-		return err
-	}
-	defer st.End()
-	var p libhandle.Pins
-	defer p.Release()
-	ptrs := [4]unsafe.Pointer{}
-	for i, buf := range []*core.Buffer{f.a, f.ipiv, b, st.info} {
-		if ptrs[i], err = p.Add(buf); err != nil {
+	return run[T](f.h, fn, []operand{{"A", f.a}, {"B", b}}, func(c *call, p []unsafe.Pointer) error {
+		pp, err := c.ops.Add("pivots", f.ipiv, 4, "int32")
+		if err != nil {
 			return err
 		}
-	}
-	op := cublas.OpN
-	if f.layout == RowMajor {
-		op = cublas.OpT // a holds Aᵀ's factors: (Aᵀ)ᵀ·X = B
-	}
-	n, k := int32(f.n), int32(nrhs)
-	// devInfo reports only a wrong parameter, which the checks exclude:
-	// Solve does not wait to read it.
-	if isFloat32[T]() {
-		return cusolverDnSgetrs(ctx, st.Lib(), op, n, k, (*float32)(ptrs[0]), n, (*int32)(ptrs[1]), (*float32)(ptrs[2]), n, (*int32)(ptrs[3]))
-	}
-	return cusolverDnDgetrs(ctx, st.Lib(), op, n, k, (*float64)(ptrs[0]), n, (*int32)(ptrs[1]), (*float64)(ptrs[2]), n, (*int32)(ptrs[3]))
-}
-
-func (f *LU[T]) checkSolve(b *core.Buffer, nrhs int) error {
-	if f == nil {
-		return errors.New("solver: LU.Solve: nil *LU")
-	}
-	return checkRHS[T]("LU.Solve", f.h, f.a, f.n, b, nrhs)
-}
-
-// checkRHS checks the right-hand sides b of a solve with the n×n matrix a.
-func checkRHS[T Float](fn string, h *Handle, a *core.Buffer, n int, b *core.Buffer, nrhs int) error {
-	if err := checkNRHS(fn, nrhs); err != nil {
-		return err
-	}
-	if err := checkBuf[T](fn, h, "B", b, n, nrhs); err != nil {
-		return err
-	}
-	return checkOverlap[T](fn, "A", a, n*n, "B", b, n*nrhs)
+		op := cublas.OpN
+		if f.layout == RowMajor {
+			op = cublas.OpT // a holds Aᵀ's factors: (Aᵀ)ᵀ·X = B
+		}
+		n, k := int32(f.n), int32(nrhs)
+		// devInfo reports only a wrong parameter, which the checks
+		// exclude: Solve does not wait to read it.
+		if isFloat32[T]() {
+			return cusolverDnSgetrs(c.ctx, c.lib, op, n, k, (*float32)(p[0]), n, (*int32)(pp), (*float32)(p[1]), n, (*int32)(c.info))
+		}
+		return cusolverDnDgetrs(c.ctx, c.lib, op, n, k, (*float64)(p[0]), n, (*int32)(pp), (*float64)(p[1]), n, (*int32)(c.info))
+	})
 }
 
 // Pivots returns the row interchanges, waiting for the factorization:
@@ -173,7 +121,7 @@ func checkRHS[T Float](fn string, h *Handle, a *core.Buffer, n int, b *core.Buff
 // Pivots()[i-1]. For a RowMajor LU they are those of Aᵀ.
 func (f *LU[T]) Pivots() ([]int32, error) {
 	if f == nil {
-		return nil, errors.New("solver: LU.Pivots: nil *LU")
+		return nil, argErr("LU.Pivots", "f", "nil *LU")
 	}
 	out := make([]int32, f.n)
 	if err := core.CopyFromDevice(out, f.ipiv); err != nil {
@@ -199,7 +147,7 @@ func SolveLU[T Float](h *Handle, a *core.Buffer, n int, layout Layout, b *core.B
 	if err := checkLU[T]("SolveLU", h, a, n, layout); err != nil {
 		return err
 	}
-	if err := checkRHS[T]("SolveLU", h, a, n, b, nrhs); err != nil {
+	if err := checkRHS[T]("SolveLU", a, n, b, nrhs); err != nil {
 		return err
 	}
 	f, err := FactorLU[T](h, a, n, layout)
@@ -208,10 +156,4 @@ func SolveLU[T Float](h *Handle, a *core.Buffer, n int, layout Layout, b *core.B
 	}
 	err = f.Solve(b, nrhs)
 	return errors.Join(err, f.Close())
-}
-
-func isFloat32[T Float]() bool {
-	var z T
-	_, ok := any(z).(float32)
-	return ok
 }

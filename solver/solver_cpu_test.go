@@ -8,30 +8,12 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/bindings/cublas"
+	"github.com/cudago/cudago/bindings/cusolver"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
+	"github.com/cudago/cudago/internal/libtest"
+	"github.com/cudago/cudago/lib"
 )
-
-// fakeBuffers returns views of a Buffer without device memory (address 0),
-// at distinct 256-byte-aligned offsets, for the size, alignment and
-// overlap checks.
-func fakeBuffers(sizes ...int) []*core.Buffer {
-	total := 256
-	for _, s := range sizes {
-		total += (s + 255) &^ 255
-	}
-	root := core.NewBuffer(0, total, nil, nil)
-	var out []*core.Buffer
-	off := 256
-	for _, s := range sizes {
-		v, err := root.View(off, s)
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, v)
-		off += (s + 255) &^ 255
-	}
-	return out
-}
 
 func wantErr(t *testing.T, name string, err error, want string) {
 	t.Helper()
@@ -41,8 +23,8 @@ func wantErr(t *testing.T, name string, err error, want string) {
 }
 
 func TestCheckLU(t *testing.T) {
-	h := &Handle{st: &handleState{}}
-	b := fakeBuffers(9*8, 8*8, 3*8, 2*8)
+	h := &Handle{} // acts closed: the checks run, then core.ErrClosed
+	b := libtest.Fakes(9*8, 8*8, 3*8, 2*8)
 	a, short, rhs, shortRHS := b[0], b[1], b[2], b[3]
 	if err := checkLU[float64]("FactorLU", h, a, 3, ColMajor); err != nil {
 		t.Errorf("valid: %v", err)
@@ -52,7 +34,7 @@ func TestCheckLU(t *testing.T) {
 	}
 	root := core.NewBuffer(0, 4096, nil, nil)
 	odd, _ := root.View(4, 72)
-	closed := fakeBuffers(72)[0]
+	closed := libtest.Fakes(72)[0]
 	closed.Close()
 	for _, c := range []struct {
 		name string
@@ -66,7 +48,7 @@ func TestCheckLU(t *testing.T) {
 		{"bad layout", checkLU[float64]("FactorLU", h, a, 3, Layout(2)), "solver: FactorLU: unknown Layout(2)"},
 		{"nil A", checkLU[float64]("FactorLU", h, nil, 3, ColMajor), "solver: FactorLU: nil *core.Buffer for A"},
 		{"short A", checkLU[float64]("FactorLU", h, short, 3, ColMajor), "solver: FactorLU: A holds 64 bytes, want 3×3 elements of float64 = 72 bytes"},
-		{"misaligned A", checkLU[float64]("FactorLU", h, odd, 3, ColMajor), "solver: FactorLU: A at 0x4 is not aligned to 8 bytes for float64"},
+		{"misaligned A", func() error { _, err := FactorLU[float64](h, odd, 3, ColMajor); return err }(), "solver: FactorLU: A's address 0x4 is not aligned to its 8-byte float64 elements"},
 		{"public FactorLU", func() error { _, err := FactorLU[float64](h, short, 3, ColMajor); return err }(), "A holds 64 bytes"},
 		{"public SolveLU A", SolveLU[float64](h, a, 3, RowMajor, rhs, 2), "solver: SolveLU: B holds 24 bytes, want 3×2 elements"},
 		{"SolveLU nrhs", SolveLU[float64](h, a, 3, ColMajor, rhs, 0), "solver: SolveLU: nrhs = 0 is outside [1, 2147483647]"},
@@ -77,24 +59,24 @@ func TestCheckLU(t *testing.T) {
 	} {
 		wantErr(t, c.name, c.err, c.want)
 	}
-	if err := checkLU[float64]("FactorLU", h, closed, 3, ColMajor); !errors.Is(err, core.ErrClosed) {
+	if _, err := FactorLU[float64](h, closed, 3, ColMajor); !errors.Is(err, core.ErrClosed) || !strings.Contains(err.Error(), "solver: FactorLU: A: ") {
 		t.Errorf("closed A: %v, want core.ErrClosed", err)
 	}
 	// B may follow A in one buffer.
 	ab, _ := root.View(256, 12*8)
 	aa, _ := root.View(256, 9*8)
 	bb, _ := root.View(256+9*8, 3*8)
-	if err := checkRHS[float64]("x", h, aa, 3, bb, 1); err != nil {
+	if err := checkRHS[float64]("x", aa, 3, bb, 1); err != nil {
 		t.Errorf("B right after A: %v", err)
 	}
-	if err := checkRHS[float64]("x", h, aa, 3, ab, 1); err == nil {
+	if err := checkRHS[float64]("x", aa, 3, ab, 1); err == nil {
 		t.Error("B over A: no error")
 	}
 }
 
 func TestLUSolveChecks(t *testing.T) {
-	h := &Handle{st: &handleState{}}
-	b := fakeBuffers(16*4, 4*4, 3*4)
+	h := &Handle{} // acts closed: the checks run, then core.ErrClosed
+	b := libtest.Fakes(16*4, 4*4, 3*4)
 	f := &LU[float32]{h: h, a: b[0], n: 4}
 	wantErr(t, "nrhs", f.Solve(b[1], -1), "solver: LU.Solve: nrhs = -1 is outside")
 	wantErr(t, "short B", f.Solve(b[2], 1), "solver: LU.Solve: B holds 12 bytes, want 4×1 elements of float32 = 16 bytes")
@@ -109,7 +91,7 @@ func TestLUSolveChecks(t *testing.T) {
 		t.Errorf("Close of a nil *LU: %v", err)
 	}
 	// A closed LU: its pivots are closed.
-	piv := fakeBuffers(16)[0]
+	piv := libtest.Fakes(16)[0]
 	piv.Close()
 	g := &LU[float32]{h: h, a: b[0], n: 4, ipiv: piv}
 	if err := g.Close(); err != nil {
@@ -121,8 +103,8 @@ func TestLUSolveChecks(t *testing.T) {
 }
 
 func TestCheckCholesky(t *testing.T) {
-	h := &Handle{st: &handleState{}}
-	b := fakeBuffers(4*8, 2*8, 8)
+	h := &Handle{} // acts closed: the checks run, then core.ErrClosed
+	b := libtest.Fakes(4*8, 2*8, 8)
 	if err := checkCholesky[float64]("FactorCholesky", h, b[0], 2, Upper); err != nil {
 		t.Errorf("valid: %v", err)
 	}
@@ -143,8 +125,8 @@ func TestCheckCholesky(t *testing.T) {
 }
 
 func TestCheckSymEig(t *testing.T) {
-	h := &Handle{st: &handleState{}}
-	b := fakeBuffers(9*4, 3*4, 2*4)
+	h := &Handle{} // acts closed: the checks run, then core.ErrClosed
+	b := libtest.Fakes(9*4, 3*4, 2*4)
 	a, w, shortW := b[0], b[1], b[2]
 	if err := checkSymEig[float32](h, a, 3, Lower, w, ValuesAndVectors); err != nil {
 		t.Errorf("valid: %v", err)
@@ -156,7 +138,7 @@ func TestCheckSymEig(t *testing.T) {
 	wantErr(t, "w in A", SymEig[float32](h, a, 3, Lower, a, Values), "solver: SymEig: A and w overlap")
 	wantErr(t, "short A", SymEig[float64](h, a, 3, Lower, w, Values), "solver: SymEig: A holds 36 bytes, want 3×3 elements of float64")
 	wantErr(t, "nil A", SymEig[float64](h, nil, 3, Lower, w, Values), "solver: SymEig: nil *core.Buffer for A")
-	wc := fakeBuffers(12)[0]
+	wc := libtest.Fakes(12)[0]
 	wc.Close()
 	if err := SymEig[float32](h, a, 3, Lower, wc, Values); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("closed w: %v, want core.ErrClosed", err)
@@ -167,14 +149,22 @@ func TestCheckSymEig(t *testing.T) {
 // Handle that never ran an operation owns nothing on the GPU, so this
 // needs none.
 func TestClosedHandle(t *testing.T) {
-	h := &Handle{st: &handleState{}}
+	for _, h := range []*Handle{nil, {}} { // nil and zero: closed, never a panic
+		if h.Close() != nil || h.Stream() != nil || h.WorkspaceSize() != 0 {
+			t.Errorf("%#v", h)
+		}
+	}
+	if _, err := FactorCholesky[float32](&Handle{}, libtest.Fakes(64)[0], 4, Lower); !errors.Is(err, core.ErrClosed) {
+		t.Errorf("FactorCholesky on a zero Handle: %v, want core.ErrClosed", err)
+	}
+	h := &Handle{st: new(libhandle.State[cusolver.DnHandle])}
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	b := fakeBuffers(4*8, 2*8)
+	b := libtest.Fakes(4*8, 2*8)
 	if _, err := FactorLU[float64](h, b[0], 2, ColMajor); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("FactorLU: %v, want core.ErrClosed", err)
 	}
@@ -188,8 +178,13 @@ func TestClosedHandle(t *testing.T) {
 	if err := f.Solve(b[1], 1); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("Cholesky.Solve: %v, want core.ErrClosed", err)
 	}
-	if _, err := NewHandle(nil); err == nil || err.Error() != "solver: NewHandle: nil *core.Stream" {
-		t.Errorf("NewHandle(nil): %v", err)
+	_, err := New(nil, nil)
+	var ae *lib.ArgError
+	if !errors.As(err, &ae) || ae.Arg != "stream" || !strings.HasPrefix(err.Error(), "solver: New: nil *core.Stream") {
+		t.Errorf("New(nil): %v", err)
+	}
+	if !errors.As(SolveLU[float64](h, b[0], 2, ColMajor, b[0], 1), &ae) || ae.Func != "SolveLU" || ae.Arg != "B" {
+		t.Errorf("an overlap is not an ArgError for B: %v", ae)
 	}
 }
 
@@ -230,7 +225,7 @@ func TestEnums(t *testing.T) {
 			t.Errorf("%q, want %q", c.got, c.want)
 		}
 	}
-	if !isFloat32[float32]() || isFloat32[float64]() || sizeOf[float32]() != 4 || sizeOf[float64]() != 8 {
+	if !isFloat32[float32]() || isFloat32[float64]() || libhandle.SizeOf[float32]() != 4 || libhandle.SizeOf[float64]() != 8 {
 		t.Error("isFloat32 or sizeOf")
 	}
 }

@@ -5,75 +5,31 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 	"testing"
 
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/libhandle"
+	"github.com/cudago/cudago/internal/libtest"
 )
 
-// gpuStream skips the test without a GPU (fails it with
-// CUDAGO_REQUIRE_GPU=1) and returns a new stream on device 0.
-func gpuStream(t testing.TB) *core.Stream {
+// checkSolved checks LAPACK's residual ratio (see residualRatio) of each
+// of the nrhs solutions that b holds, of A·X = B for the row-major am and
+// the right-hand sides bv.
+func checkSolved[T Float](t *testing.T, what string, b *core.Buffer, am []T, n, nrhs int, bv []T, eps float64) {
 	t.Helper()
-	testenv.RequireGPU(t)
-	dev, err := core.GetDevice(0)
-	if err != nil {
-		t.Fatalf("GetDevice(0): %v", err)
-	}
-	s, err := dev.NewStream(core.StreamOptions{})
-	if err != nil {
-		t.Fatalf("NewStream: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-func newHandle(t testing.TB, s *core.Stream) *Handle {
-	t.Helper()
-	h, err := NewHandle(s)
-	if err != nil {
-		t.Fatalf("NewHandle: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := h.Close(); err != nil {
-			t.Errorf("Handle.Close: %v", err)
+	x := libtest.Download[T](t, b, n*nrhs)
+	for c := range nrhs {
+		if q := residualRatio(am, n, x[c*n:(c+1)*n], bv[c*n:(c+1)*n], eps); !(q < 30) {
+			t.Errorf("%s: right-hand side %d: residual ratio %.3g, want < 30", what, c, q)
 		}
-	})
-	return h
-}
-
-// devSlice copies v to a new buffer on s, closed when the test ends.
-func devSlice[T Float](t testing.TB, s *core.Stream, v []T) *core.Buffer {
-	t.Helper()
-	b, err := s.Device().Allocate(len(v)*sizeOf[T](), s)
-	if err != nil {
-		t.Fatalf("Allocate: %v", err)
 	}
-	if err := core.CopyToDevice(b, v); err != nil {
-		t.Fatalf("CopyToDevice: %v", err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
-}
-
-func hostSlice[T Float](t testing.TB, b *core.Buffer, n int) []T {
-	t.Helper()
-	out := make([]T, n)
-	if err := core.CopyFromDevice(out, b); err != nil {
-		t.Fatalf("CopyFromDevice: %v", err)
-	}
-	return out
 }
 
 // sizes are the orders of the solver tests.
 var sizes = []int{1, 7, 33, 100, 257}
 
 func TestGPULU(t *testing.T) {
-	s := gpuStream(t)
-	h := newHandle(t, s)
-	t.Run("float32", func(t *testing.T) { testLU[float32](t, s, h) })
-	t.Run("float64", func(t *testing.T) { testLU[float64](t, s, h) })
+	eachFloat(t, testLU[float32], testLU[float64])
 }
 
 // testLU solves random systems with both layouts, through FactorLU and
@@ -92,7 +48,7 @@ func testLU[T Float](t *testing.T, s *core.Stream, h *Handle) {
 					stored = transpose(am, n)
 				}
 				bv := randMatrix[T](r, max(n, nrhs))[:n*nrhs] // nrhs vectors, one after another
-				a, b := devSlice(t, s, stored), devSlice(t, s, bv)
+				a, b := libtest.Upload(t, s, stored), libtest.Upload(t, s, bv)
 				f, err := FactorLU[T](h, a, n, layout)
 				if err != nil {
 					t.Fatalf("%s: FactorLU: %v", what, err)
@@ -103,12 +59,7 @@ func testLU[T Float](t *testing.T, s *core.Stream, h *Handle) {
 				if err := f.Solve(b, nrhs); err != nil {
 					t.Fatalf("%s: Solve: %v", what, err)
 				}
-				x := hostSlice[T](t, b, n*nrhs)
-				for c := range nrhs {
-					if q := residualRatio(am, n, x[c*n:(c+1)*n], bv[c*n:(c+1)*n], eps); !(q < 30) {
-						t.Errorf("%s: right-hand side %d: residual ratio %.3g, want < 30", what, c, q)
-					}
-				}
+				checkSolved(t, what, b, am, n, nrhs, bv, eps)
 				piv, err := f.Pivots()
 				if err != nil {
 					t.Fatalf("%s: Pivots: %v", what, err)
@@ -123,20 +74,11 @@ func testLU[T Float](t *testing.T, s *core.Stream, h *Handle) {
 					t.Errorf("%s: LU.Close: %v", what, err)
 				}
 				// The one-call form, on fresh copies.
-				a2, b2 := devSlice(t, s, stored), devSlice(t, s, bv)
+				a2, b2 := libtest.Upload(t, s, stored), libtest.Upload(t, s, bv)
 				if err := SolveLU[T](h, a2, n, layout, b2, nrhs); err != nil {
 					t.Fatalf("%s: SolveLU: %v", what, err)
 				}
-				x2 := hostSlice[T](t, b2, n*nrhs)
-				for c := range nrhs {
-					if q := residualRatio(am, n, x2[c*n:(c+1)*n], bv[c*n:(c+1)*n], eps); !(q < 30) {
-						t.Errorf("%s: SolveLU: right-hand side %d: residual ratio %.3g", what, c, q)
-					}
-				}
-				a.Close()
-				b.Close()
-				a2.Close()
-				b2.Close()
+				checkSolved(t, what+": SolveLU", b2, am, n, nrhs, bv, eps)
 			}
 		}
 	}
@@ -146,10 +88,7 @@ func testLU[T Float](t *testing.T, s *core.Stream, h *Handle) {
 // step whose pivot is exactly zero (the arithmetic below is exact in
 // binary floating point).
 func TestGPUSingular(t *testing.T) {
-	s := gpuStream(t)
-	h := newHandle(t, s)
-	t.Run("float32", func(t *testing.T) { testSingular[float32](t, s, h) })
-	t.Run("float64", func(t *testing.T) { testSingular[float64](t, s, h) })
+	eachFloat(t, testSingular[float32], testSingular[float64])
 }
 
 func testSingular[T Float](t *testing.T, s *core.Stream, h *Handle) {
@@ -168,7 +107,7 @@ func testSingular[T Float](t *testing.T, s *core.Stream, h *Handle) {
 		{"repeated column", []T{4, 1, 2, 1, 3, 1, 4, 1, 2}, 3, 3},
 	} {
 		for _, layout := range []Layout{ColMajor, RowMajor} {
-			a := devSlice(t, s, c.a)
+			a := libtest.Upload(t, s, c.a)
 			f, err := FactorLU[T](h, a, c.n, layout)
 			var se *SingularError
 			if !errors.As(err, &se) || !errors.Is(err, ErrSingular) {
@@ -180,27 +119,24 @@ func testSingular[T Float](t *testing.T, s *core.Stream, h *Handle) {
 			if se.Step != c.step {
 				t.Errorf("%s %v: step %d, want %d", c.name, layout, se.Step, c.step)
 			}
-			a2, b := devSlice(t, s, c.a), devSlice(t, s, make([]T, c.n))
+			a2, b := libtest.Upload(t, s, c.a), libtest.Upload(t, s, make([]T, c.n))
 			if err := SolveLU[T](h, a2, c.n, layout, b, 1); !errors.Is(err, ErrSingular) {
 				t.Errorf("%s %v: SolveLU = %v, want ErrSingular", c.name, layout, err)
 			}
 		}
 	}
 	// A nonsingular matrix right after: the handle's devInfo is reset.
-	a, b := devSlice(t, s, []T{2, 0, 0, 4}), devSlice(t, s, []T{2, 4})
+	a, b := libtest.Upload(t, s, []T{2, 0, 0, 4}), libtest.Upload(t, s, []T{2, 4})
 	if err := SolveLU[T](h, a, 2, ColMajor, b, 1); err != nil {
 		t.Fatalf("SolveLU after the singular ones: %v", err)
 	}
-	if x := hostSlice[T](t, b, 2); x[0] != 1 || x[1] != 1 {
+	if x := libtest.Download[T](t, b, 2); x[0] != 1 || x[1] != 1 {
 		t.Errorf("x = %v, want [1 1]", x)
 	}
 }
 
 func TestGPUCholesky(t *testing.T) {
-	s := gpuStream(t)
-	h := newHandle(t, s)
-	t.Run("float32", func(t *testing.T) { testCholesky[float32](t, s, h) })
-	t.Run("float64", func(t *testing.T) { testCholesky[float64](t, s, h) })
+	eachFloat(t, testCholesky[float32], testCholesky[float64])
 }
 
 // garbage fills the triangle of a that uplo does not name: an operation
@@ -226,7 +162,7 @@ func testCholesky[T Float](t *testing.T, s *core.Stream, h *Handle) {
 					}
 				}
 				bv := randMatrix[T](r, max(n, nrhs))[:n*nrhs]
-				a, b := devSlice(t, s, stored), devSlice(t, s, bv)
+				a, b := libtest.Upload(t, s, stored), libtest.Upload(t, s, bv)
 				f, err := FactorCholesky[T](h, a, n, uplo)
 				if err != nil {
 					t.Fatalf("%s: FactorCholesky: %v", what, err)
@@ -234,28 +170,14 @@ func testCholesky[T Float](t *testing.T, s *core.Stream, h *Handle) {
 				if err := f.Solve(b, nrhs); err != nil {
 					t.Fatalf("%s: Solve: %v", what, err)
 				}
-				x := hostSlice[T](t, b, n*nrhs)
-				for c := range nrhs {
-					if q := residualRatio(am, n, x[c*n:(c+1)*n], bv[c*n:(c+1)*n], eps); !(q < 30) {
-						t.Errorf("%s: right-hand side %d: residual ratio %.3g, want < 30", what, c, q)
-					}
-				}
+				checkSolved(t, what, b, am, n, nrhs, bv, eps)
 				// The one-call form; a row-major array of a symmetric
 				// matrix is the same array.
-				a2, b2 := devSlice(t, s, am), devSlice(t, s, bv)
+				a2, b2 := libtest.Upload(t, s, am), libtest.Upload(t, s, bv)
 				if err := SolveCholesky[T](h, a2, n, uplo, b2, nrhs); err != nil {
 					t.Fatalf("%s: SolveCholesky: %v", what, err)
 				}
-				x2 := hostSlice[T](t, b2, n*nrhs)
-				for c := range nrhs {
-					if q := residualRatio(am, n, x2[c*n:(c+1)*n], bv[c*n:(c+1)*n], eps); !(q < 30) {
-						t.Errorf("%s: SolveCholesky: right-hand side %d: residual ratio %.3g", what, c, q)
-					}
-				}
-				a.Close()
-				b.Close()
-				a2.Close()
-				b2.Close()
+				checkSolved(t, what+": SolveCholesky", b2, am, n, nrhs, bv, eps)
 			}
 		}
 	}
@@ -264,10 +186,7 @@ func testCholesky[T Float](t *testing.T, s *core.Stream, h *Handle) {
 // TestGPUNotPositiveDefinite: a negative diagonal entry makes the leading
 // minor of its order, and every larger one, not positive definite.
 func TestGPUNotPositiveDefinite(t *testing.T) {
-	s := gpuStream(t)
-	h := newHandle(t, s)
-	t.Run("float32", func(t *testing.T) { testNotPD[float32](t, s, h) })
-	t.Run("float64", func(t *testing.T) { testNotPD[float64](t, s, h) })
+	eachFloat(t, testNotPD[float32], testNotPD[float64])
 }
 
 func testNotPD[T Float](t *testing.T, s *core.Stream, h *Handle) {
@@ -287,7 +206,7 @@ func testNotPD[T Float](t *testing.T, s *core.Stream, h *Handle) {
 		minor int
 	}{{"diag", d, 4, 3}, {"33", big, 33, 21}, {"zero", []T{0}, 1, 1}} {
 		for _, uplo := range []Uplo{Lower, Upper} {
-			a := devSlice(t, s, c.a)
+			a := libtest.Upload(t, s, c.a)
 			_, err := FactorCholesky[T](h, a, c.n, uplo)
 			var pe *NotPositiveDefiniteError
 			if !errors.As(err, &pe) || !errors.Is(err, ErrNotPositiveDefinite) {
@@ -297,7 +216,7 @@ func testNotPD[T Float](t *testing.T, s *core.Stream, h *Handle) {
 			if pe.Minor != c.minor {
 				t.Errorf("%s %v: minor %d, want %d", c.name, uplo, pe.Minor, c.minor)
 			}
-			a2, b := devSlice(t, s, c.a), devSlice(t, s, make([]T, c.n))
+			a2, b := libtest.Upload(t, s, c.a), libtest.Upload(t, s, make([]T, c.n))
 			if err := SolveCholesky[T](h, a2, c.n, uplo, b, 1); !errors.Is(err, ErrNotPositiveDefinite) {
 				t.Errorf("%s %v: SolveCholesky = %v, want ErrNotPositiveDefinite", c.name, uplo, err)
 			}
@@ -306,10 +225,7 @@ func testNotPD[T Float](t *testing.T, s *core.Stream, h *Handle) {
 }
 
 func TestGPUSymEig(t *testing.T) {
-	s := gpuStream(t)
-	h := newHandle(t, s)
-	t.Run("float32", func(t *testing.T) { testSymEig[float32](t, s, h) })
-	t.Run("float64", func(t *testing.T) { testSymEig[float64](t, s, h) })
+	eachFloat(t, testSymEig[float32], testSymEig[float64])
 }
 
 // testSymEig compares syevd's eigenvalues with the CPU Jacobi method's
@@ -345,11 +261,11 @@ func testSymEig[T Float](t *testing.T, s *core.Stream, h *Handle) {
 						}
 					}
 				}
-				a, w := devSlice(t, s, stored), devSlice(t, s, make([]T, n))
+				a, w := libtest.Upload(t, s, stored), libtest.Upload(t, s, make([]T, n))
 				if err := SymEig[T](h, a, n, uplo, w, job); err != nil {
 					t.Fatalf("%s: SymEig: %v", what, err)
 				}
-				wv := hostSlice[T](t, w, n)
+				wv := libtest.Download[T](t, w, n)
 				for i := range n {
 					if d := math.Abs(float64(wv[i]) - ref[i]); !(d <= tol) {
 						t.Errorf("%s: eigenvalue %d = %v, want %v (difference %.3g, tolerance %.3g)", what, i, wv[i], ref[i], d, tol)
@@ -357,7 +273,7 @@ func testSymEig[T Float](t *testing.T, s *core.Stream, h *Handle) {
 					}
 				}
 				if job == ValuesAndVectors {
-					checkVectors(t, what, am, n, hostSlice[T](t, a, n*n), wv, tol, 4*float64(n)*eps)
+					checkVectors(t, what, am, n, libtest.Download[T](t, a, n*n), wv, tol, 4*float64(n)*eps)
 				}
 				a.Close()
 				w.Close()
@@ -404,7 +320,7 @@ func checkVectors[T Float](t *testing.T, what string, am []T, n int, v, w []T, t
 // form, 2 - 2·cos(kπ/(n+1)); the matrix is passed row-major, which for a
 // symmetric matrix is the same array.
 func TestGPUSymEigKnown(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	const n = 64
 	a := make([]float64, n*n)
@@ -414,11 +330,11 @@ func TestGPUSymEigKnown(t *testing.T) {
 			a[i*n+i-1], a[(i-1)*n+i] = -1, -1
 		}
 	}
-	ab, w := devSlice(t, s, a), devSlice(t, s, make([]float64, n))
+	ab, w := libtest.Upload(t, s, a), libtest.Upload(t, s, make([]float64, n))
 	if err := SymEig[float64](h, ab, n, Upper, w, Values); err != nil {
 		t.Fatal(err)
 	}
-	got := hostSlice[float64](t, w, n)
+	got := libtest.Download[float64](t, w, n)
 	for k := 1; k <= n; k++ {
 		want := 2 - 2*math.Cos(float64(k)*math.Pi/(n+1))
 		// 4·n·eps·‖A‖_F as in testSymEig, ‖A‖_F < 3·√n.
@@ -430,7 +346,7 @@ func TestGPUSymEigKnown(t *testing.T) {
 
 // TestGPUWorkspaceKept: the workspace is allocated once per size and kept.
 func TestGPUWorkspaceKept(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	if h.WorkspaceSize() != 0 {
 		t.Fatalf("a new handle has a workspace of %d bytes", h.WorkspaceSize())
@@ -438,7 +354,7 @@ func TestGPUWorkspaceKept(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	am := randSPD[float64](r, 100)
 	run := func() {
-		a, b := devSlice(t, s, am), devSlice(t, s, make([]float64, 100))
+		a, b := libtest.Upload(t, s, am), libtest.Upload(t, s, make([]float64, 100))
 		if err := SolveCholesky[float64](h, a, 100, Lower, b, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -447,7 +363,7 @@ func TestGPUWorkspaceKept(t *testing.T) {
 	}
 	run()
 	first := h.WorkspaceSize()
-	if first < minWorkspace {
+	if first < libhandle.MinWorkspace {
 		t.Fatalf("workspace of %d bytes after potrf", first)
 	}
 	for range 5 {
@@ -461,82 +377,49 @@ func TestGPUWorkspaceKept(t *testing.T) {
 // TestGPUConcurrent: goroutines share one Handle, others use handles of
 // their own streams; every solve is right.
 func TestGPUConcurrent(t *testing.T) {
-	s := gpuStream(t)
-	h := newHandle(t, s)
+	s := libtest.Stream(t, core.StreamOptions{})
 	const workers, n = 8, 65
-	var wg sync.WaitGroup
-	errs := make(chan error, 2*workers)
-	for w := range 2 * workers {
+	libtest.Concurrently(t, workers, s, newHandle(t, s), func(s *core.Stream) (*Handle, error) { return New(s, nil) }, func(w int, sw *core.Stream, hw *Handle) error {
 		r := rand.New(rand.NewPCG(11, uint64(w)))
 		am, bv := randMatrix[float64](r, n), randMatrix[float64](r, n)[:n]
-		wg.Go(func() {
-			hw, sw := h, s
-			if w >= workers {
-				var err error
-				if sw, err = s.Device().NewStream(core.StreamOptions{}); err != nil {
-					errs <- err
-					return
-				}
-				defer sw.Close()
-				if hw, err = NewHandle(sw); err != nil {
-					errs <- err
-					return
-				}
-				defer hw.Close()
+		a, err := sw.Device().Allocate(n*n*8, sw)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		b, err := sw.Device().Allocate(n*8, sw)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		for range 5 {
+			if err := core.CopyToDevice(a, am); err != nil {
+				return err
 			}
-			a, err := sw.Device().Allocate(n*n*8, sw)
-			if err != nil {
-				errs <- err
-				return
+			if err := core.CopyToDevice(b, bv); err != nil {
+				return err
 			}
-			defer a.Close()
-			b, err := sw.Device().Allocate(n*8, sw)
-			if err != nil {
-				errs <- err
-				return
+			if err := SolveLU[float64](hw, a, n, RowMajor, b, 1); err != nil {
+				return err
 			}
-			defer b.Close()
-			for range 5 {
-				if err := core.CopyToDevice(a, am); err != nil {
-					errs <- err
-					return
-				}
-				if err := core.CopyToDevice(b, bv); err != nil {
-					errs <- err
-					return
-				}
-				if err := SolveLU[float64](hw, a, n, RowMajor, b, 1); err != nil {
-					errs <- err
-					return
-				}
-				x := make([]float64, n)
-				if err := core.CopyFromDevice(x, b); err != nil {
-					errs <- err
-					return
-				}
-				if q := residualRatio(am, n, x, bv, 0x1p-52); !(q < 30) {
-					errs <- fmt.Errorf("worker %d: residual ratio %.3g", w, q)
-					return
-				}
+			x := make([]float64, n)
+			if err := core.CopyFromDevice(x, b); err != nil {
+				return err
 			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+			if q := residualRatio(am, n, x, bv, 0x1p-52); !(q < 30) {
+				return fmt.Errorf("worker %d: residual ratio %.3g", w, q)
+			}
+		}
+		return nil
+	})
 }
 
 // TestGPUClosed: closed LUs, handles and buffers give core.ErrClosed; a
 // handle outlives its stream's Close.
 func TestGPUClosed(t *testing.T) {
-	s := gpuStream(t)
-	h, err := NewHandle(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := devSlice(t, s, []float32{2, 0, 0, 4}), devSlice(t, s, []float32{2, 4})
+	s := libtest.Stream(t, core.StreamOptions{})
+	h := newHandle(t, s)
+	a, b := libtest.Upload(t, s, []float32{2, 0, 0, 4}), libtest.Upload(t, s, []float32{2, 4})
 	f, err := FactorLU[float32](h, a, 2, ColMajor)
 	if err != nil {
 		t.Fatal(err)
@@ -550,7 +433,7 @@ func TestGPUClosed(t *testing.T) {
 	if err := f.Solve(b, 1); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("Solve of a closed LU: %v, want core.ErrClosed", err)
 	}
-	c := devSlice(t, s, []float32{4, 0, 0, 9})
+	c := libtest.Upload(t, s, []float32{4, 0, 0, 9})
 	ch, err := FactorCholesky[float32](h, c, 2, Lower)
 	if err != nil {
 		t.Fatal(err)
@@ -570,12 +453,12 @@ func TestGPUClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h2, err := NewHandle(s2)
+	h2, err := New(s2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a2 := devSlice(t, s, []float64{4, 1, 1, 3})
-	w := devSlice(t, s, []float64{0, 0})
+	a2 := libtest.Upload(t, s, []float64{4, 1, 1, 3})
+	w := libtest.Upload(t, s, []float64{0, 0})
 	if err := SymEig[float64](h2, a2, 2, Lower, w, Values); err != nil {
 		t.Fatal(err)
 	}
@@ -589,7 +472,7 @@ func TestGPUClosed(t *testing.T) {
 		t.Errorf("Close of a handle whose stream is closed: %v", err)
 	}
 	// (7 ± √5)/2.
-	got := hostSlice[float64](t, w, 2)
+	got := libtest.Download[float64](t, w, 2)
 	if want0, want1 := (7-math.Sqrt(5))/2, (7+math.Sqrt(5))/2; math.Abs(got[0]-want0) > 1e-14 || math.Abs(got[1]-want1) > 1e-14 {
 		t.Errorf("eigenvalues %v, want [%v %v]", got, want0, want1)
 	}
@@ -599,26 +482,11 @@ func TestGPUClosed(t *testing.T) {
 // TFLOP/s for LU's 2/3·n³ operations (a sync per factorization, for
 // devInfo, included).
 func BenchmarkFactorLU(b *testing.B) {
-	if testenv.GPUError() != nil {
-		b.Skip("no GPU")
-	}
-	dev, err := core.GetDevice(0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := dev.NewStream(core.StreamOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	h, err := NewHandle(s)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close()
+	s := libtest.Stream(b, core.StreamOptions{})
+	h := newHandle(b, s)
 	const n = 4096
 	am := randMatrix[float64](rand.New(rand.NewPCG(1, 1)), n)
-	src, a := devSlice(b, s, am), devSlice(b, s, am)
+	src, a := libtest.Upload(b, s, am), libtest.Upload(b, s, am)
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
@@ -634,4 +502,18 @@ func BenchmarkFactorLU(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(2.0/3*n*n*n*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
+}
+
+// eachFloat runs a test's float32 and float64 subtests, f instantiated
+// for each, with one stream and Handle.
+func eachFloat(t *testing.T, f32, f64 func(*testing.T, *core.Stream, *Handle)) {
+	s := libtest.Stream(t, core.StreamOptions{})
+	h := newHandle(t, s)
+	t.Run("float32", func(t *testing.T) { f32(t, s, h) })
+	t.Run("float64", func(t *testing.T) { f64(t, s, h) })
+}
+
+// newHandle returns a Handle on s, closed when t ends.
+func newHandle(t testing.TB, s *core.Stream) *Handle {
+	return libtest.Open(t, func() (*Handle, error) { return New(s, nil) })
 }

@@ -1,14 +1,14 @@
 package sparse
 
 import (
-	"errors"
-	"math"
-	"runtime"
-
 	"github.com/cudago/cudago/bindings/cusparse"
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/libhandle"
 )
+
+// Options configure New. There are none yet: nil is the default, and the
+// type is there so that options can come without changing New.
+type Options struct{}
 
 // Handle is cuSPARSE bound to one stream: every operation given it is
 // queued on that stream, in the stream's context. The cuSPARSE handle is
@@ -16,71 +16,48 @@ import (
 // grows to the largest size an operation has asked for. A Handle is safe
 // for concurrent use: its operations take turns (they share the
 // workspace, and their work is ordered on one stream anyway). Close frees
-// it; a forgotten Handle is freed when it is collected.
+// it; a forgotten Handle is freed when it is collected. A zero Handle
+// acts as a closed one.
 type Handle struct {
-	st      *handleState
-	cleanup runtime.Cleanup
-}
-
-// handleState is what a Handle owns, apart from the Handle itself so that
-// a cleanup can free it. Operations run between its Begin and End.
-type handleState struct {
-	libhandle.State[cusparse.Handle]
+	st *libhandle.State[cusparse.Handle]
 }
 
 // cusparseLib is cuSPARSE's handle calls, for libhandle.
-var cusparseLib = libhandle.Lib[cusparse.Handle]{Create: cusparseCreate, SetStream: cusparseSetStream, Destroy: cusparseDestroy}
-
-// NewHandle returns a Handle for operations on stream.
-func NewHandle(stream *core.Stream) (*Handle, error) {
-	if stream == nil {
-		return nil, errors.New("sparse: NewHandle: nil *core.Stream")
-	}
-	st := &handleState{}
-	if err := st.Init(stream, cusparseLib); err != nil {
-		return nil, err
-	}
-	h := &Handle{st: st}
-	h.cleanup = runtime.AddCleanup(h, func(st *handleState) { _ = st.Close(nil) }, st)
-	return h, nil
+var cusparseLib = libhandle.Lib[cusparse.Handle]{
+	Package: "sparse", Create: cusparseCreate, SetStream: cusparseSetStream, Destroy: cusparseDestroy,
 }
+
+// New returns a Handle for operations on stream; opts may be nil.
+func New(stream *core.Stream, opts *Options) (*Handle, error) {
+	return libhandle.Open(cusparseLib, "New", stream, func(st *libhandle.State[cusparse.Handle]) *Handle { return &Handle{st: st} })
+}
+
+// NewHandle returns New(stream, nil).
+//
+// Deprecated: use New, which every library package has; NewHandle goes in
+// the next release.
+func NewHandle(stream *core.Stream) (*Handle, error) { return New(stream, nil) }
 
 // Stream returns the stream the handle's operations are queued on.
-func (h *Handle) Stream() *core.Stream {
-	if h == nil || h.st == nil {
-		return nil
-	}
-	return h.st.Stream()
-}
+func (h *Handle) Stream() *core.Stream { return h.state().Stream() }
 
 // WorkspaceSize returns the size in bytes of the handle's workspace (0
 // before an operation needed one).
-func (h *Handle) WorkspaceSize() int {
-	if h == nil || h.st == nil {
-		return 0
-	}
-	return h.st.WorkspaceSize()
-}
+func (h *Handle) WorkspaceSize() int { return h.state().WorkspaceSize() }
 
 // Close destroys the cuSPARSE handle and frees the workspace, ordered
 // after the work queued on the stream. Later operations return
 // core.ErrClosed; closing twice is not an error.
-func (h *Handle) Close() error {
-	if h == nil || h.st == nil {
+func (h *Handle) Close() error { return h.state().Close() }
+
+// state is h's State; nil for a nil or zero Handle, which acts closed.
+func (h *Handle) state() *libhandle.State[cusparse.Handle] {
+	if h == nil {
 		return nil
 	}
-	h.cleanup.Stop()
-	return h.st.Close(nil)
+	return h.st
 }
 
-// minWorkspace is the smallest workspace allocated.
-const minWorkspace = libhandle.MinWorkspace
-
-// workspace returns the handle's workspace, grown to at least n bytes;
-// call it between Begin and End.
-func (st *handleState) workspace(n uint64) (*core.Buffer, error) {
-	if n > math.MaxInt/2 {
-		return nil, errors.New("sparse: cuSPARSE asked for a workspace larger than this platform can allocate")
-	}
-	return st.Workspace(int(n))
+func argErr(fn, arg, format string, args ...any) error {
+	return libhandle.ArgErr("sparse", fn, arg, format, args...)
 }

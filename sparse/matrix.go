@@ -75,11 +75,11 @@ type Matrix[T Scalar] struct {
 // the CPU first; rows and cols must be at least 1. Empty rows, and a
 // matrix without nonzeros, are allowed.
 func NewCSR[T Scalar, I Index](stream *core.Stream, rows, cols int, rowOffsets, colInd []I, values []T) (*Matrix[T], error) {
-	if err := checkCSR(rows, cols, rowOffsets, colInd, len(values)); err != nil {
-		return nil, fmt.Errorf("sparse: NewCSR: %w", err)
+	if err := checkCSR("NewCSR", rows, cols, rowOffsets, colInd, len(values)); err != nil {
+		return nil, err
 	}
 	if stream == nil {
-		return nil, errors.New("sparse: NewCSR: nil *core.Stream")
+		return nil, argErr("NewCSR", "stream", "nil *core.Stream")
 	}
 	return newMatrix(stream, CSR, rows, cols, rowOffsets, colInd, values)
 }
@@ -91,20 +91,20 @@ func NewCSR[T Scalar, I Index](stream *core.Stream, rows, cols int, rowOffsets, 
 // and [0, cols); this is checked on the CPU first. rows and cols must be
 // at least 1; a matrix without nonzeros is allowed.
 func NewCOO[T Scalar, I Index](stream *core.Stream, rows, cols int, rowInd, colInd []I, values []T) (*Matrix[T], error) {
-	if err := checkCOO(rows, cols, rowInd, colInd, len(values)); err != nil {
-		return nil, fmt.Errorf("sparse: NewCOO: %w", err)
+	if err := checkCOO("NewCOO", rows, cols, rowInd, colInd, len(values)); err != nil {
+		return nil, err
 	}
 	if stream == nil {
-		return nil, errors.New("sparse: NewCOO: nil *core.Stream")
+		return nil, argErr("NewCOO", "stream", "nil *core.Stream")
 	}
 	return newMatrix(stream, COO, rows, cols, rowInd, colInd, values)
 }
 
 // checkDims checks a matrix's shape and number of nonzeros against the
 // index type.
-func checkDims[I Index](rows, cols, nnz int) error {
+func checkDims[I Index](fn string, rows, cols, nnz int) error {
 	if rows < 1 || cols < 1 {
-		return fmt.Errorf("a %d×%d matrix: rows and cols must be at least 1", rows, cols)
+		return argErr(fn, "rows", "a %d×%d matrix: rows and cols must be at least 1", rows, cols)
 	}
 	maxIdx := math.MaxInt64
 	var zero I
@@ -112,47 +112,47 @@ func checkDims[I Index](rows, cols, nnz int) error {
 		maxIdx = math.MaxInt32
 	}
 	for _, d := range []struct {
-		what string
-		n    int
-	}{{"rows", rows}, {"cols", cols}, {"nonzeros", nnz}} {
+		what, arg string
+		n         int
+	}{{"rows", "rows", rows}, {"cols", "cols", cols}, {"nonzeros", "values", nnz}} {
 		if d.n > maxIdx {
-			return fmt.Errorf("%d %s do not fit %T indices", d.n, d.what, zero)
+			return argErr(fn, d.arg, "%d %s do not fit %T indices", d.n, d.what, zero)
 		}
 	}
 	return nil
 }
 
 // checkCSR checks a CSR matrix with nvals values.
-func checkCSR[I Index](rows, cols int, rowOffsets, colInd []I, nvals int) error {
+func checkCSR[I Index](fn string, rows, cols int, rowOffsets, colInd []I, nvals int) error {
 	if len(colInd) != nvals {
-		return fmt.Errorf("colInd has %d entries and values %d: both have one per nonzero", len(colInd), nvals)
+		return argErr(fn, "colInd", "colInd has %d entries and values %d: both have one per nonzero", len(colInd), nvals)
 	}
 	nnz := nvals
-	if err := checkDims[I](rows, cols, nnz); err != nil {
+	if err := checkDims[I](fn, rows, cols, nnz); err != nil {
 		return err
 	}
 	if len(rowOffsets) != rows+1 {
-		return fmt.Errorf("rowOffsets has %d entries, want rows+1 = %d", len(rowOffsets), rows+1)
+		return argErr(fn, "rowOffsets", "rowOffsets has %d entries, want rows+1 = %d", len(rowOffsets), rows+1)
 	}
 	if rowOffsets[0] != 0 {
-		return fmt.Errorf("rowOffsets[0] = %d, want 0", rowOffsets[0])
+		return argErr(fn, "rowOffsets", "rowOffsets[0] = %d, want 0", rowOffsets[0])
 	}
 	for i := range rows {
 		if rowOffsets[i+1] < rowOffsets[i] {
-			return fmt.Errorf("rowOffsets decrease after row %d: rowOffsets[%d] = %d, rowOffsets[%d] = %d", i, i, rowOffsets[i], i+1, rowOffsets[i+1])
+			return argErr(fn, "rowOffsets", "rowOffsets decrease after row %d: rowOffsets[%d] = %d, rowOffsets[%d] = %d", i, i, rowOffsets[i], i+1, rowOffsets[i+1])
 		}
 	}
 	if int64(rowOffsets[rows]) != int64(nnz) {
-		return fmt.Errorf("rowOffsets[%d] = %d, but there are %d nonzeros (len(values))", rows, rowOffsets[rows], nnz)
+		return argErr(fn, "rowOffsets", "rowOffsets[%d] = %d, but there are %d nonzeros (len(values))", rows, rowOffsets[rows], nnz)
 	}
 	for i := range rows {
 		for j := rowOffsets[i]; j < rowOffsets[i+1]; j++ {
 			c := colInd[j]
 			if c < 0 || int64(c) >= int64(cols) {
-				return fmt.Errorf("colInd[%d] = %d (row %d) is outside [0, %d)", j, c, i, cols)
+				return argErr(fn, "colInd", "colInd[%d] = %d (row %d) is outside [0, %d)", j, c, i, cols)
 			}
 			if j > rowOffsets[i] && c <= colInd[j-1] {
-				return fmt.Errorf("colInd[%d] = %d (row %d) does not follow colInd[%d] = %d: the columns of a row must increase (sorted, no duplicates)", j, c, i, j-1, colInd[j-1])
+				return argErr(fn, "colInd", "colInd[%d] = %d (row %d) does not follow colInd[%d] = %d: the columns of a row must increase (sorted, no duplicates)", j, c, i, j-1, colInd[j-1])
 			}
 		}
 	}
@@ -160,23 +160,23 @@ func checkCSR[I Index](rows, cols int, rowOffsets, colInd []I, nvals int) error 
 }
 
 // checkCOO checks a COO matrix with nvals values.
-func checkCOO[I Index](rows, cols int, rowInd, colInd []I, nvals int) error {
+func checkCOO[I Index](fn string, rows, cols int, rowInd, colInd []I, nvals int) error {
 	if len(rowInd) != nvals || len(colInd) != nvals {
-		return fmt.Errorf("rowInd has %d entries, colInd %d and values %d: all have one per nonzero", len(rowInd), len(colInd), nvals)
+		return argErr(fn, "rowInd", "rowInd has %d entries, colInd %d and values %d: all have one per nonzero", len(rowInd), len(colInd), nvals)
 	}
-	if err := checkDims[I](rows, cols, nvals); err != nil {
+	if err := checkDims[I](fn, rows, cols, nvals); err != nil {
 		return err
 	}
 	for i := range nvals {
 		r, c := rowInd[i], colInd[i]
 		if r < 0 || int64(r) >= int64(rows) {
-			return fmt.Errorf("rowInd[%d] = %d is outside [0, %d)", i, r, rows)
+			return argErr(fn, "rowInd", "rowInd[%d] = %d is outside [0, %d)", i, r, rows)
 		}
 		if c < 0 || int64(c) >= int64(cols) {
-			return fmt.Errorf("colInd[%d] = %d is outside [0, %d)", i, c, cols)
+			return argErr(fn, "colInd", "colInd[%d] = %d is outside [0, %d)", i, c, cols)
 		}
 		if i > 0 && (r < rowInd[i-1] || r == rowInd[i-1] && c <= colInd[i-1]) {
-			return fmt.Errorf("entry %d (row %d, column %d) does not follow entry %d (row %d, column %d): entries must be sorted by row, then column, without duplicates", i, r, c, i-1, rowInd[i-1], colInd[i-1])
+			return argErr(fn, "rowInd", "entry %d (row %d, column %d) does not follow entry %d (row %d, column %d): entries must be sorted by row, then column, without duplicates", i, r, c, i-1, rowInd[i-1], colInd[i-1])
 		}
 	}
 	return nil
@@ -231,17 +231,17 @@ func (a *Matrix[T]) createDesc() error {
 		return err
 	}
 	defer a.stream.Release()
-	var p libhandle.Pins
-	defer p.Release()
-	rp, err := p.Add(a.rowBuf)
+	ops := libhandle.Operands{Package: "sparse", Func: "New" + a.format.String()}
+	defer ops.Release()
+	rp, err := ops.Add("rows", a.rowBuf, 1, "")
 	if err != nil {
 		return err
 	}
-	cp, err := p.Add(a.colBuf)
+	cp, err := ops.Add("cols", a.colBuf, 1, "")
 	if err != nil {
 		return err
 	}
-	vp, err := p.Add(a.valBuf)
+	vp, err := ops.Add("values", a.valBuf, 1, "")
 	if err != nil {
 		return err
 	}

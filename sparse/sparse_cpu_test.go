@@ -10,6 +10,9 @@ import (
 
 	"github.com/cudago/cudago/bindings/cusparse"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
+	"github.com/cudago/cudago/internal/libtest"
+	"github.com/cudago/cudago/lib"
 )
 
 // The checks of NewCSR and NewCOO are pure Go: every rule is tested here,
@@ -28,11 +31,11 @@ func TestCheckCSRValid(t *testing.T) {
 		{"full row", 2, 3, []int32{0, 3, 3}, []int32{0, 1, 2}},
 		{"last column", 2, 5, []int32{0, 1, 2}, []int32{4, 4}},
 	} {
-		if err := checkCSR(c.rows, c.cols, c.off, c.col, len(c.col)); err != nil {
+		if err := checkCSR("NewCSR", c.rows, c.cols, c.off, c.col, len(c.col)); err != nil {
 			t.Errorf("%s: %v", c.name, err)
 		}
 		// The same with 64-bit indices.
-		if err := checkCSR(c.rows, c.cols, widen(c.off), widen(c.col), len(c.col)); err != nil {
+		if err := checkCSR("NewCSR", c.rows, c.cols, widen(c.off), widen(c.col), len(c.col)); err != nil {
 			t.Errorf("%s (int64): %v", c.name, err)
 		}
 	}
@@ -71,29 +74,29 @@ func TestCheckCSRErrors(t *testing.T) {
 		{"unsorted", 1, 5, []int32{0, 3}, []int32{0, 3, 2}, 3, "colInd[2] = 2 (row 0) does not follow colInd[1] = 3"},
 		{"duplicate", 2, 5, []int32{0, 1, 3}, []int32{4, 2, 2}, 3, "colInd[2] = 2 (row 1) does not follow colInd[1] = 2"},
 	} {
-		err := checkCSR(c.rows, c.cols, c.off, c.col, c.nvals)
+		err := checkCSR("NewCSR", c.rows, c.cols, c.off, c.col, c.nvals)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
 		}
 	}
 	// Columns may repeat across rows: only within a row must they increase.
-	if err := checkCSR(2, 3, []int32{0, 2, 4}, []int32{1, 2, 0, 1}, 4); err != nil {
+	if err := checkCSR("NewCSR", 2, 3, []int32{0, 2, 4}, []int32{1, 2, 0, 1}, 4); err != nil {
 		t.Errorf("columns repeated across rows: %v", err)
 	}
 }
 
 func TestCheckDimsIndexRange(t *testing.T) {
 	big := math.MaxInt32 + 1
-	if err := checkCSR[int32](big, 1, nil, nil, 0); err == nil || !strings.Contains(err.Error(), "2147483648 rows do not fit int32 indices") {
+	if err := checkCSR[int32]("NewCSR", big, 1, nil, nil, 0); err == nil || !strings.Contains(err.Error(), "2147483648 rows do not fit int32 indices") {
 		t.Errorf("rows over int32: %v", err)
 	}
-	if err := checkCOO[int32](1, big, nil, nil, 0); err == nil || !strings.Contains(err.Error(), "2147483648 cols do not fit int32 indices") {
+	if err := checkCOO[int32]("NewCOO", 1, big, nil, nil, 0); err == nil || !strings.Contains(err.Error(), "2147483648 cols do not fit int32 indices") {
 		t.Errorf("cols over int32: %v", err)
 	}
-	if err := checkDims[int32](1, 1, big); err == nil || !strings.Contains(err.Error(), "2147483648 nonzeros do not fit int32 indices") {
+	if err := checkDims[int32]("NewCSR", 1, 1, big); err == nil || !strings.Contains(err.Error(), "2147483648 nonzeros do not fit int32 indices") {
 		t.Errorf("nonzeros over int32: %v", err)
 	}
-	if err := checkDims[int64](big, big, big); err != nil {
+	if err := checkDims[int64]("NewCSR", big, big, big); err != nil {
 		t.Errorf("int64 indices: %v", err)
 	}
 }
@@ -110,10 +113,10 @@ func TestCheckCOO(t *testing.T) {
 		{"column goes back on a new row", 3, 3, []int32{0, 1}, []int32{2, 0}},
 	}
 	for _, c := range ok {
-		if err := checkCOO(c.rows, c.cols, c.r, c.c, len(c.r)); err != nil {
+		if err := checkCOO("NewCOO", c.rows, c.cols, c.r, c.c, len(c.r)); err != nil {
 			t.Errorf("%s: %v", c.name, err)
 		}
-		if err := checkCOO(c.rows, c.cols, widen(c.r), widen(c.c), len(c.r)); err != nil {
+		if err := checkCOO("NewCOO", c.rows, c.cols, widen(c.r), widen(c.c), len(c.r)); err != nil {
 			t.Errorf("%s (int64): %v", c.name, err)
 		}
 	}
@@ -136,7 +139,7 @@ func TestCheckCOO(t *testing.T) {
 		{"columns unsorted", 3, 3, []int32{1, 1}, []int32{2, 1}, 2, "entry 1 (row 1, column 1) does not follow entry 0 (row 1, column 2)"},
 		{"duplicate", 3, 3, []int32{2, 2}, []int32{1, 1}, 2, "entry 1 (row 2, column 1) does not follow entry 0 (row 2, column 1)"},
 	} {
-		err := checkCOO(c.rows, c.cols, c.r, c.c, c.nvals)
+		err := checkCOO("NewCOO", c.rows, c.cols, c.r, c.c, c.nvals)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
 		}
@@ -162,36 +165,20 @@ func TestNewMatrixArgs(t *testing.T) {
 	if err == nil || err.Error() != "sparse: NewCOO: nil *core.Stream" {
 		t.Errorf("NewCOO with a nil stream: %v", err)
 	}
-	if _, err := NewHandle(nil); err == nil || err.Error() != "sparse: NewHandle: nil *core.Stream" {
-		t.Errorf("NewHandle(nil): %v", err)
+	_, err = New(nil, nil)
+	var ae *lib.ArgError
+	if !errors.As(err, &ae) || ae.Arg != "stream" || !strings.HasPrefix(err.Error(), "sparse: New: nil *core.Stream") {
+		t.Errorf("New(nil): %v", err)
 	}
-}
-
-// fakeBuffers returns views of a Buffer without device memory (address 0),
-// at distinct offsets, for the size, alignment and overlap checks.
-func fakeBuffers(sizes ...int) []*core.Buffer {
-	total := 0
-	for _, s := range sizes {
-		total += (s + 255) &^ 255
+	if !errors.As(checkCSR("NewCSR", 1, 1, []int32{1, 1}, nil, 0), &ae) || ae.Func != "NewCSR" || ae.Arg != "rowOffsets" {
+		t.Errorf("checkCSR's error is not an ArgError for rowOffsets: %v", ae)
 	}
-	root := core.NewBuffer(0, total+256, nil, nil)
-	var out []*core.Buffer
-	off := 256 // so that no view has address 0
-	for _, s := range sizes {
-		v, err := root.View(off, s)
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, v)
-		off += (s + 255) &^ 255
-	}
-	return out
 }
 
 func TestCheckSpMV(t *testing.T) {
-	h := &Handle{st: &handleState{}}
+	h := &Handle{} // acts closed: the checks run, then core.ErrClosed
 	a := &Matrix[float32]{rows: 5, cols: 3}
-	b := fakeBuffers(3*4, 5*4, 2*4, 4*4, 64)
+	b := libtest.Fakes(3*4, 5*4, 2*4, 4*4, 64)
 	x, y, short, short2, big := b[0], b[1], b[2], b[3], b[4]
 	if err := checkSpMV(h, NoTrans, a, x, y); err != nil {
 		t.Errorf("valid NoTrans: %v", err)
@@ -215,8 +202,7 @@ func TestCheckSpMV(t *testing.T) {
 	}{
 		{"nil handle", checkSpMV(nil, NoTrans, a, x, y), "sparse: SpMV: nil *Handle"},
 		{"nil matrix", checkSpMV[float32](h, NoTrans, nil, x, y), "sparse: SpMV: nil *Matrix"},
-		{"bad op", checkSpMV(h, Op(3), a, x, y), "sparse: SpMV: unknown Op(3)"},
-		{"negative op", checkSpMV(h, Op(-1), a, x, y), "sparse: SpMV: unknown Op(-1)"},
+		{"bad op", checkSpMV(h, Transpose(3), a, x, y), "sparse: SpMV: op = Transpose(3) is not NoTrans, Trans or ConjTrans"},
 		{"nil x", checkSpMV(h, NoTrans, a, nil, y), "sparse: SpMV: nil *core.Buffer for x"},
 		{"nil y", checkSpMV(h, NoTrans, a, x, nil), "sparse: SpMV: nil *core.Buffer for y"},
 		{"short x", checkSpMV(h, NoTrans, a, short, y), "sparse: SpMV: x holds 8 bytes, want 3×1 elements of float32 = 12 bytes"},
@@ -225,7 +211,7 @@ func TestCheckSpMV(t *testing.T) {
 		{"short y transposed", checkSpMV(h, ConjTrans, a, y, short), "sparse: SpMV: y holds 8 bytes, want 3×1 elements"},
 		{"overlap", checkSpMV(h, NoTrans, a, v0, v8), "sparse: SpMV: x and y overlap"},
 		{"same buffer", checkSpMV(h, NoTrans, a, big, big), "sparse: SpMV: x and y overlap"},
-		{"misaligned", checkSpMV(h, NoTrans, a, v2, y), "sparse: SpMV: x at 0x2 is not aligned to 4 bytes for float32"},
+		{"misaligned", SpMV(h, NoTrans, 1, a, v2, 0, y), "sparse: SpMV: x's address 0x2 is not aligned to its 4-byte float32 elements"},
 	} {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("%s: got %v, want %q", c.name, c.err, c.want)
@@ -237,15 +223,12 @@ func TestCheckSpMV(t *testing.T) {
 	}
 	// complex128 wants 16-byte alignment (cuDoubleComplex is aligned so).
 	az := &Matrix[complex128]{rows: 1, cols: 1}
-	if err := checkSpMV(h, NoTrans, az, v8, y); err == nil || !strings.Contains(err.Error(), "not aligned to 16 bytes") {
+	if err := SpMV(h, NoTrans, 1, az, v8, 0, y); err == nil || !strings.Contains(err.Error(), "not aligned to its 16-byte complex128 elements") {
 		t.Errorf("misaligned complex128: %v", err)
 	}
 	// A closed buffer: core.ErrClosed, also through SpMV itself.
-	xc := fakeBuffers(12)[0]
+	xc := libtest.Fakes(12)[0]
 	xc.Close()
-	if err := checkSpMV(h, NoTrans, a, xc, y); !errors.Is(err, core.ErrClosed) {
-		t.Errorf("closed x: %v, want core.ErrClosed", err)
-	}
 	if err := SpMV(h, NoTrans, 1, a, xc, 0, y); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("SpMV with a closed x: %v, want core.ErrClosed", err)
 	}
@@ -255,10 +238,10 @@ func TestCheckSpMV(t *testing.T) {
 }
 
 func TestCheckSpMM(t *testing.T) {
-	h := &Handle{st: &handleState{}}
+	h := &Handle{} // acts closed: the checks run, then core.ErrClosed
 	a := &Matrix[float64]{rows: 4, cols: 3}
 	// B is 3×2 (48 bytes), C 4×2 (64 bytes); transposed B is 4×2, C 3×2.
-	b := fakeBuffers(48, 64, 40, 56)
+	b := libtest.Fakes(48, 64, 40, 56)
 	B, C, shortB, shortC := b[0], b[1], b[2], b[3]
 	if err := checkSpMM(h, NoTrans, a, B, 2, C); err != nil {
 		t.Errorf("valid: %v", err)
@@ -276,7 +259,7 @@ func TestCheckSpMM(t *testing.T) {
 	}{
 		{"nil handle", checkSpMM(nil, NoTrans, a, B, 2, C), "sparse: SpMM: nil *Handle"},
 		{"nil matrix", checkSpMM[float64](h, NoTrans, nil, B, 2, C), "sparse: SpMM: nil *Matrix"},
-		{"bad op", checkSpMM(h, Op(9), a, B, 2, C), "sparse: SpMM: unknown Op(9)"},
+		{"bad op", checkSpMM(h, Transpose(9), a, B, 2, C), "sparse: SpMM: op = Transpose(9)"},
 		{"zero n", checkSpMM(h, NoTrans, a, B, 0, C), "sparse: SpMM: n = 0: B and C need at least one column"},
 		{"negative n", checkSpMM(h, NoTrans, a, B, -2, C), "sparse: SpMM: n = -2"},
 		{"nil B", checkSpMM(h, NoTrans, a, nil, 2, C), "sparse: SpMM: nil *core.Buffer for B"},
@@ -314,7 +297,7 @@ func TestLibOpAndDataType(t *testing.T) {
 		dataType[complex64]() != cusparse.C32F || dataType[complex128]() != cusparse.C64F {
 		t.Error("dataType maps a type to the wrong cudaDataType")
 	}
-	if NoTrans.String() != "NoTrans" || ConjTrans.String() != "ConjTrans" || Op(5).String() != "Op(5)" {
+	if NoTrans.String() != "NoTrans" || ConjTrans.String() != "ConjTrans" || Transpose(5).String() != "Transpose(5)" {
 		t.Error("Op.String")
 	}
 	if CSR.String() != "CSR" || COO.String() != "COO" || Format(7).String() != "Format(7)" {
@@ -326,7 +309,19 @@ func TestLibOpAndDataType(t *testing.T) {
 // and closing twice is not an error. A Handle that never ran an operation
 // owns nothing on the GPU, so this needs none.
 func TestClosedHandle(t *testing.T) {
-	st := &handleState{}
+	for _, h := range []*Handle{nil, {}} { // nil and zero: closed, never a panic
+		if h.Close() != nil || h.Stream() != nil || h.WorkspaceSize() != 0 {
+			t.Errorf("%#v", h)
+		}
+	}
+	if err := SpMV[float32](&Handle{}, NoTrans, 1, nil, nil, 0, nil); err == nil {
+		t.Error("SpMV on a zero Handle succeeded")
+	}
+	var m *Matrix[float32]
+	if m.Close() != nil {
+		t.Error("nil *Matrix Close")
+	}
+	st := new(libhandle.State[cusparse.Handle])
 	h := &Handle{st: st}
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
@@ -334,11 +329,11 @@ func TestClosedHandle(t *testing.T) {
 	if err := h.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if _, err := st.Begin(); !errors.Is(err, core.ErrClosed) {
+	if _, _, err := st.Begin(); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("begin after Close: %v, want core.ErrClosed", err)
 	}
 	a := &Matrix[float32]{rows: 1, cols: 1}
-	x := fakeBuffers(4, 4)
+	x := libtest.Fakes(4, 4)
 	if err := SpMV(h, NoTrans, 1, a, x[0], 0, x[1]); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("SpMV on a closed Handle: %v, want core.ErrClosed", err)
 	}
@@ -349,9 +344,9 @@ func TestClosedHandle(t *testing.T) {
 
 // TestClosedMatrix: a closed Matrix gives core.ErrClosed.
 func TestClosedMatrix(t *testing.T) {
-	h := &Handle{st: &handleState{}}
+	h := &Handle{} // acts closed: the checks run, then core.ErrClosed
 	a := &Matrix[float64]{rows: 2, cols: 2, closed: true}
-	b := fakeBuffers(32, 32)
+	b := libtest.Fakes(32, 32)
 	if err := SpMV(h, NoTrans, 1, a, b[0], 0, b[1]); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("SpMV: %v, want core.ErrClosed", err)
 	}
@@ -370,10 +365,10 @@ func TestRandomSparse(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	for _, sh := range shapes {
 		hm := randomSparse[complex64](r, sh.rows, sh.cols, sh.density)
-		if err := checkCSR(hm.rows, hm.cols, hm.off, hm.colInd, len(hm.vals)); err != nil {
+		if err := checkCSR("NewCSR", hm.rows, hm.cols, hm.off, hm.colInd, len(hm.vals)); err != nil {
 			t.Errorf("%d×%d CSR: %v", sh.rows, sh.cols, err)
 		}
-		if err := checkCOO(hm.rows, hm.cols, hm.rowInd, hm.colInd, len(hm.vals)); err != nil {
+		if err := checkCOO("NewCOO", hm.rows, hm.cols, hm.rowInd, hm.colInd, len(hm.vals)); err != nil {
 			t.Errorf("%d×%d COO: %v", sh.rows, sh.cols, err)
 		}
 		nz := 0
@@ -402,7 +397,7 @@ func TestReference(t *testing.T) {
 	// A = [[1+i, 0, 2], [0, 3i, 0]]
 	hm := hostMatrix[complex128]{rows: 2, cols: 3, dense: []complex128{1 + 1i, 0, 2, 0, 3i, 0}}
 	for _, c := range []struct {
-		op   Op
+		op   Transpose
 		x, y []complex128
 		want []complex128
 	}{

@@ -6,43 +6,12 @@ import (
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
-	"sync"
 	"testing"
 
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/libhandle"
+	"github.com/cudago/cudago/internal/libtest"
 )
-
-// gpuStream skips the test without a GPU (fails it with
-// CUDAGO_REQUIRE_GPU=1) and returns a new stream on device 0.
-func gpuStream(t testing.TB) *core.Stream {
-	t.Helper()
-	testenv.RequireGPU(t)
-	dev, err := core.GetDevice(0)
-	if err != nil {
-		t.Fatalf("GetDevice(0): %v", err)
-	}
-	s, err := dev.NewStream(core.StreamOptions{})
-	if err != nil {
-		t.Fatalf("NewStream: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-func newHandle(t testing.TB, s *core.Stream) *Handle {
-	t.Helper()
-	h, err := NewHandle(s)
-	if err != nil {
-		t.Fatalf("NewHandle: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := h.Close(); err != nil {
-			t.Errorf("Handle.Close: %v", err)
-		}
-	})
-	return h
-}
 
 // hostMatrix is a random sparse matrix, with its dense row-major form for
 // the reference and its CSR and COO arrays.
@@ -158,7 +127,7 @@ func makeMatrix[T Scalar, I Index](t *testing.T, s *core.Stream, f Format, hm ho
 }
 
 // opEntry is op(A)[i][j].
-func (hm hostMatrix[T]) opEntry(op Op, i, j int) complex128 {
+func (hm hostMatrix[T]) opEntry(op Transpose, i, j int) complex128 {
 	if op == NoTrans {
 		return c128(hm.dense[i*hm.cols+j])
 	}
@@ -180,8 +149,8 @@ func (hm hostMatrix[T]) opEntry(op Op, i, j int) complex128 {
 // complex products (each within √5·u), whatever summation order, atomics
 // or FMAs the GPU uses, and the reference's own rounding in float64. The
 // inputs are the same T values on both sides, so nothing else differs.
-func (hm hostMatrix[T]) reference(op Op, alpha T, b []T, n int, beta T, c []T) ([]complex128, []float64) {
-	m, k := opDims(op, hm.rows, hm.cols)
+func (hm hostMatrix[T]) reference(op Transpose, alpha T, b []T, n int, beta T, c []T) ([]complex128, []float64) {
+	m, k := op.Dims(hm.rows, hm.cols)
 	eps := epsOf[T]()
 	al, be := c128(alpha), c128(beta)
 	ref, tol := make([]complex128, m*n), make([]float64, m*n)
@@ -222,39 +191,6 @@ func compare[T Scalar](t *testing.T, what string, got []T, ref []complex128, tol
 	}
 }
 
-// devSlice copies v to a new buffer on s.
-func devSlice[T any](t *testing.T, s *core.Stream, v []T) *core.Buffer {
-	t.Helper()
-	var z T
-	b, err := s.Device().Allocate(max(len(v), 1)*sizeOf(z), s)
-	if err != nil {
-		t.Fatalf("Allocate: %v", err)
-	}
-	if err := core.CopyToDevice(b, v); err != nil {
-		t.Fatalf("CopyToDevice: %v", err)
-	}
-	return b
-}
-
-func sizeOf(v any) int {
-	switch v.(type) {
-	case float32, int32:
-		return 4
-	case complex128:
-		return 16
-	}
-	return 8
-}
-
-func hostSlice[T any](t *testing.T, b *core.Buffer, n int) []T {
-	t.Helper()
-	out := make([]T, n)
-	if err := core.CopyFromDevice(out, b); err != nil {
-		t.Fatalf("CopyFromDevice: %v", err)
-	}
-	return out
-}
-
 // shapes are the matrices of the SpMV and SpMM tests: odd sizes, 1×1, a
 // single row and a single column, and wide and tall ones; all but the
 // smallest have empty rows (see randomSparse).
@@ -266,14 +202,14 @@ var shapes = []struct {
 }
 
 func TestGPUSpMV(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	t.Run("float32", func(t *testing.T) { testSpMV[float32](t, s, h) })
 	t.Run("float64", func(t *testing.T) { testSpMV[float64](t, s, h) })
 	t.Run("complex64", func(t *testing.T) { testSpMV[complex64](t, s, h) })
 	t.Run("complex128", func(t *testing.T) { testSpMV[complex128](t, s, h) })
-	if ws := h.WorkspaceSize(); ws < minWorkspace {
-		t.Errorf("workspace of %d bytes after the SpMVs, want at least %d", ws, minWorkspace)
+	if ws := h.WorkspaceSize(); ws < libhandle.MinWorkspace {
+		t.Errorf("workspace of %d bytes after the SpMVs, want at least %d", ws, libhandle.MinWorkspace)
 	}
 }
 
@@ -290,16 +226,16 @@ func testSpMV[T Scalar](t *testing.T, s *core.Stream, h *Handle) {
 				} else {
 					a = makeMatrix[T, int32](t, s, f, hm)
 				}
-				for _, op := range []Op{NoTrans, Trans, ConjTrans} {
-					m, k := opDims(op, hm.rows, hm.cols)
+				for _, op := range []Transpose{NoTrans, Trans, ConjTrans} {
+					m, k := op.Dims(hm.rows, hm.cols)
 					x, y0 := randVec[T](r, k), randVec[T](r, m)
-					xb, yb := devSlice(t, s, x), devSlice(t, s, y0)
+					xb, yb := libtest.Upload(t, s, x), libtest.Upload(t, s, y0)
 					what := fmt.Sprintf("%d×%d %v int64=%v %v", hm.rows, hm.cols, f, wide, op)
 					if err := SpMV(h, op, alpha, a, xb, beta, yb); err != nil {
 						t.Fatalf("%s: SpMV: %v", what, err)
 					}
 					ref, tol := hm.reference(op, alpha, x, 1, beta, y0)
-					compare(t, what, hostSlice[T](t, yb, m), ref, tol)
+					compare(t, what, libtest.Download[T](t, yb, m), ref, tol)
 					xb.Close()
 					yb.Close()
 				}
@@ -312,7 +248,7 @@ func testSpMV[T Scalar](t *testing.T, s *core.Stream, h *Handle) {
 }
 
 func TestGPUSpMM(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	t.Run("float32", func(t *testing.T) { testSpMM[float32](t, s, h) })
 	t.Run("float64", func(t *testing.T) { testSpMM[float64](t, s, h) })
@@ -333,17 +269,17 @@ func testSpMM[T Scalar](t *testing.T, s *core.Stream, h *Handle) {
 			} else {
 				a = makeMatrix[T, int32](t, s, f, hm)
 			}
-			for _, op := range []Op{NoTrans, Trans, ConjTrans} {
+			for _, op := range []Transpose{NoTrans, Trans, ConjTrans} {
 				for _, n := range []int{1, 3, 17} {
-					m, k := opDims(op, hm.rows, hm.cols)
+					m, k := op.Dims(hm.rows, hm.cols)
 					b, c0 := randVec[T](r, k*n), randVec[T](r, m*n)
-					bb, cb := devSlice(t, s, b), devSlice(t, s, c0)
+					bb, cb := libtest.Upload(t, s, b), libtest.Upload(t, s, c0)
 					what := fmt.Sprintf("%d×%d %v int64=%v %v n=%d", hm.rows, hm.cols, f, wide, op, n)
 					if err := SpMM(h, op, alpha, a, bb, n, beta, cb); err != nil {
 						t.Fatalf("%s: SpMM: %v", what, err)
 					}
 					ref, tol := hm.reference(op, alpha, b, n, beta, c0)
-					compare(t, what, hostSlice[T](t, cb, m*n), ref, tol)
+					compare(t, what, libtest.Download[T](t, cb, m*n), ref, tol)
 					bb.Close()
 					cb.Close()
 				}
@@ -357,7 +293,7 @@ func testSpMM[T Scalar](t *testing.T, s *core.Stream, h *Handle) {
 
 // TestGPUNoNonzeros: a matrix without nonzeros gives y = beta·y.
 func TestGPUNoNonzeros(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	for _, f := range []Format{CSR, COO} {
 		var a *Matrix[float64]
@@ -370,12 +306,12 @@ func TestGPUNoNonzeros(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", f, err)
 		}
-		x, y := devSlice(t, s, []float64{1, 2, 3, 4}), devSlice(t, s, []float64{1, -2, 3, -4, 5})
+		x, y := libtest.Upload(t, s, []float64{1, 2, 3, 4}), libtest.Upload(t, s, []float64{1, -2, 3, -4, 5})
 		if err := SpMV(h, NoTrans, 2, a, x, 0.5, y); err != nil {
 			t.Fatalf("%v: SpMV: %v", f, err)
 		}
 		// beta·y is exact for beta = 0.5.
-		if got, want := hostSlice[float64](t, y, 5), []float64{0.5, -1, 1.5, -2, 2.5}; fmt.Sprint(got) != fmt.Sprint(want) {
+		if got, want := libtest.Download[float64](t, y, 5), []float64{0.5, -1, 1.5, -2, 2.5}; fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%v: y = %v, want %v", f, got, want)
 		}
 		x.Close()
@@ -387,7 +323,7 @@ func TestGPUNoNonzeros(t *testing.T) {
 // TestGPUWorkspaceKept: the workspace is allocated once and kept for the
 // same operation, and a second handle has its own.
 func TestGPUWorkspaceKept(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	if h.WorkspaceSize() != 0 {
 		t.Fatalf("a new handle has a workspace of %d bytes", h.WorkspaceSize())
@@ -397,14 +333,14 @@ func TestGPUWorkspaceKept(t *testing.T) {
 	a := makeMatrix[float32, int32](t, s, CSR, hm)
 	defer a.Close()
 	// Aᵀ is 33×257: B is 257×8 and C 33×8.
-	bm, cm := devSlice(t, s, randVec[float32](r, 257*8)), devSlice(t, s, make([]float32, 33*8))
+	bm, cm := libtest.Upload(t, s, randVec[float32](r, 257*8)), libtest.Upload(t, s, make([]float32, 33*8))
 	defer bm.Close()
 	defer cm.Close()
 	if err := SpMM(h, Trans, 1, a, bm, 8, 0, cm); err != nil {
 		t.Fatal(err)
 	}
 	first := h.WorkspaceSize()
-	if first < minWorkspace {
+	if first < libhandle.MinWorkspace {
 		t.Fatalf("workspace of %d bytes after SpMM", first)
 	}
 	for range 5 {
@@ -424,7 +360,7 @@ func TestGPUWorkspaceKept(t *testing.T) {
 // others use the Matrix through handles of their own streams; every
 // result is right.
 func TestGPUConcurrent(t *testing.T) {
-	s := gpuStream(t)
+	s := libtest.Stream(t, core.StreamOptions{})
 	h := newHandle(t, s)
 	r := rand.New(rand.NewPCG(7, 8))
 	hm := randomSparse[float64](r, 257, 33, 0.2)
@@ -433,91 +369,60 @@ func TestGPUConcurrent(t *testing.T) {
 	const workers = 8
 	x := randVec[float64](r, 33)
 	ref, tol := hm.reference(NoTrans, 1, x, 1, 0, make([]float64, 257))
-	var wg sync.WaitGroup
-	errs := make(chan error, 2*workers)
-	for w := range 2 * workers {
-		wg.Go(func() {
-			hw, sw := h, s
-			if w >= workers { // a stream and handle of its own
-				var err error
-				if sw, err = s.Device().NewStream(core.StreamOptions{}); err != nil {
-					errs <- err
-					return
-				}
-				defer sw.Close()
-				if hw, err = NewHandle(sw); err != nil {
-					errs <- err
-					return
-				}
-				defer hw.Close()
+	libtest.Concurrently(t, workers, s, h, func(s *core.Stream) (*Handle, error) { return New(s, nil) }, func(w int, sw *core.Stream, hw *Handle) error {
+		xb, err := sw.Device().Allocate(33*8, sw)
+		if err != nil {
+			return err
+		}
+		defer xb.Close()
+		yb, err := sw.Device().Allocate(257*8, sw)
+		if err != nil {
+			return err
+		}
+		defer yb.Close()
+		if err := core.CopyToDevice(xb, x); err != nil {
+			return err
+		}
+		for range 20 {
+			if err := SpMV(hw, NoTrans, 1, a, xb, 0, yb); err != nil {
+				return err
 			}
-			xb, err := sw.Device().Allocate(33*8, sw)
-			if err != nil {
-				errs <- err
-				return
+		}
+		got := make([]float64, 257)
+		if err := core.CopyFromDevice(got, yb); err != nil {
+			return err
+		}
+		for i := range got {
+			if d := math.Abs(got[i] - real(ref[i])); !(d <= tol[i]) {
+				return fmt.Errorf("worker %d: y[%d] = %v, want %v", w, i, got[i], real(ref[i]))
 			}
-			defer xb.Close()
-			yb, err := sw.Device().Allocate(257*8, sw)
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer yb.Close()
-			if err := core.CopyToDevice(xb, x); err != nil {
-				errs <- err
-				return
-			}
-			for range 20 {
-				if err := SpMV(hw, NoTrans, 1, a, xb, 0, yb); err != nil {
-					errs <- err
-					return
-				}
-			}
-			got := make([]float64, 257)
-			if err := core.CopyFromDevice(got, yb); err != nil {
-				errs <- err
-				return
-			}
-			for i := range got {
-				if d := math.Abs(got[i] - real(ref[i])); !(d <= tol[i]) {
-					errs <- fmt.Errorf("worker %d: y[%d] = %v, want %v", w, i, got[i], real(ref[i]))
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+		}
+		return nil
+	})
 }
 
 // TestGPUClosed: closed matrices, handles and buffers give core.ErrClosed;
 // a handle outlives its stream's Close.
 func TestGPUClosed(t *testing.T) {
-	s := gpuStream(t)
-	h, err := NewHandle(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := libtest.Stream(t, core.StreamOptions{})
+	h := newHandle(t, s)
 	a, err := NewCSR(s, 2, 2, []int32{0, 1, 2}, []int32{0, 1}, []float32{2, 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, y := devSlice(t, s, []float32{1, 1}), devSlice(t, s, []float32{0, 0})
+	x, y := libtest.Upload(t, s, []float32{1, 1}), libtest.Upload(t, s, []float32{0, 0})
 	defer y.Close()
 	if err := SpMV(h, NoTrans, 1, a, x, 0, y); err != nil {
 		t.Fatal(err)
 	}
-	if got := hostSlice[float32](t, y, 2); got[0] != 2 || got[1] != 3 {
+	if got := libtest.Download[float32](t, y, 2); got[0] != 2 || got[1] != 3 {
 		t.Errorf("y = %v, want [2 3]", got)
 	}
 	x.Close()
 	if err := SpMV(h, NoTrans, 1, a, x, 0, y); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("closed x: %v, want core.ErrClosed", err)
 	}
-	x = devSlice(t, s, []float32{1, 1})
+	x = libtest.Upload(t, s, []float32{1, 1})
 	defer x.Close()
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
@@ -533,7 +438,7 @@ func TestGPUClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h2, err := NewHandle(s2)
+	h2, err := New(s2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -548,7 +453,7 @@ func TestGPUClosed(t *testing.T) {
 	if err := s2.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	if got := hostSlice[float32](t, y, 2); got[0] != 4 || got[1] != 5 {
+	if got := libtest.Download[float32](t, y, 2); got[0] != 4 || got[1] != 5 {
 		t.Errorf("y = %v, want [4 5]", got)
 	}
 	if err := s2.Close(); err != nil {
@@ -566,26 +471,16 @@ func TestGPUClosed(t *testing.T) {
 	if err := SpMV(h, NoTrans, 1, a2, x, 0, y); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("closed handle: %v, want core.ErrClosed", err)
 	}
-	if _, err := NewHandle(s2); !errors.Is(err, core.ErrClosed) {
-		t.Errorf("NewHandle of a closed stream: %v, want core.ErrClosed", err)
+	if _, err := New(s2, nil); !errors.Is(err, core.ErrClosed) {
+		t.Errorf("New of a closed stream: %v, want core.ErrClosed", err)
 	}
 }
 
 // BenchmarkSpMV multiplies the 1-D Laplacian of 1<<22 rows (CSR, float32)
 // by a vector; it reports the bytes the kernel must move per second.
 func BenchmarkSpMV(b *testing.B) {
-	if testenv.GPUError() != nil {
-		b.Skip("no GPU")
-	}
-	dev, err := core.GetDevice(0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := dev.NewStream(core.StreamOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	s := libtest.Stream(b, core.StreamOptions{})
+	dev := s.Device()
 	const n = 1 << 22
 	off, col, val := laplacian1D(n)
 	a, err := NewCSR(s, n, n, off, col, val)
@@ -593,11 +488,7 @@ func BenchmarkSpMV(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer a.Close()
-	h, err := NewHandle(s)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close()
+	h := newHandle(b, s)
 	x, err := dev.Allocate(n*4, s)
 	if err != nil {
 		b.Fatal(err)
@@ -651,4 +542,9 @@ func laplacian1D(n int) (off, col []int32, val []float32) {
 		off = append(off, int32(len(col)))
 	}
 	return off, col, val
+}
+
+// newHandle returns a Handle on s, closed when t ends.
+func newHandle(t testing.TB, s *core.Stream) *Handle {
+	return libtest.Open(t, func() (*Handle, error) { return New(s, nil) })
 }

@@ -61,7 +61,7 @@ func run() error {
 		return err
 	}
 	defer s.Close()
-	plans, err := fft.NewCache(s)
+	plans, err := fft.New(s, nil) // the Cache of s's plans
 	if err != nil {
 		return err
 	}

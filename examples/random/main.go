@@ -47,7 +47,7 @@ func run() error {
 	}
 	defer g.Close()
 
-	if err := g.Normal(buf, n, mean, stddev); err != nil { // queued on s
+	if err := rng.Normal[float32](g, buf, n, mean, stddev); err != nil { // queued on s
 		return err
 	}
 	x := make([]float32, n)

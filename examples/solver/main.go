@@ -59,7 +59,7 @@ func run() error {
 		return err
 	}
 	defer s.Close()
-	h, err := solver.NewHandle(s)
+	h, err := solver.New(s, nil)
 	if err != nil {
 		return err
 	}

@@ -85,7 +85,7 @@ func run() error {
 		return err
 	}
 	defer a.Close()
-	h, err := sparse.NewHandle(s)
+	h, err := sparse.New(s, nil)
 	if err != nil {
 		return err
 	}
