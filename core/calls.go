@@ -111,7 +111,8 @@ package core
 // one or more 3-D copies and waits in the same C call. One
 // descriptor covers views of rank 1 to 3, and cuMemcpy3D, unlike
 // cuMemcpy2D, documents no pitch restriction on intra-device copies.
-//cudago:call cuMemcpy3DAsync conly
+// The copies of CUDA arrays (array.go) call it from Go.
+//cudago:call cuMemcpy3DAsync inctx noescape nocallback
 
 // Kernels.
 //cudago:call cuLaunchKernel conly
@@ -177,6 +178,22 @@ package core
 //cudago:call cuTensorMapEncodeTiled inctx noescape nocallback
 //cudago:call cuTensorMapEncodeIm2col inctx noescape nocallback
 //cudago:call cuTensorMapReplaceAddress inctx noescape nocallback
+
+// CUDA arrays, textures and surfaces (array.go, texture.go): made,
+// copied and destroyed in the array's device's primary context.
+// Their copies are cuMemcpy3DAsync (above) and cuStreamSynchronize:
+// Go memory on the host side is pinned (runtime.Pinner) from the one to
+// the other, since the descriptor points to it.
+//cudago:call cuArray3DCreate inctx noescape nocallback
+//cudago:call cuArray3DGetDescriptor inctx noescape nocallback out=pArrayDescriptor
+//cudago:call cuArrayDestroy inctx
+//cudago:call cuMipmappedArrayCreate inctx noescape nocallback
+//cudago:call cuMipmappedArrayGetLevel inctx noescape nocallback
+//cudago:call cuMipmappedArrayDestroy inctx
+//cudago:call cuTexObjectCreate inctx noescape nocallback out=pTexObject
+//cudago:call cuTexObjectDestroy inctx
+//cudago:call cuSurfObjectCreate inctx noescape nocallback out=pSurfObject
+//cudago:call cuSurfObjectDestroy inctx
 
 // What fastpath.c takes from the header instead of spelling it.
 //cudago:const CU_LAUNCH_ATTRIBUTE_COOPERATIVE

@@ -141,6 +141,20 @@
 // Pass the *TensorMap to Launch for a `const __grid_constant__ CUtensorMap`
 // parameter; it keeps its Buffer, and fails once that is closed.
 //
+// # Arrays, textures and surfaces
+//
+// NewArray makes a CUDA array (1-D, 2-D, 3-D, or layers of 1-D or 2-D;
+// 1, 2 or 4 channels of 8-, 16- or 32-bit integers, half or float32), and
+// NewMipmappedArray one with its mipmap levels; their shape is checked
+// against the device's limits before the driver is called. CopyToArray
+// and CopyFromArray copy the whole array from and to a Go slice of its
+// channel or element type, Array.CopyFromBuffer and CopyToBuffer from and
+// to a Buffer. NewTextureObject samples an array (filter, address modes,
+// normalized coordinates, read mode, border color, mipmap filtering) and
+// NewSurfaceObject reads and writes one from kernels: pass the
+// *TextureObject or *SurfaceObject to Launch for a cudaTextureObject_t or
+// cudaSurfaceObject_t. They keep their array, and fail once it is closed.
+//
 // # Compilation and the cache
 //
 // Program compiles CUDA C++ (NVRTC), NVVM IR (libNVVM) and PTX; Linker links

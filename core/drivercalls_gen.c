@@ -383,6 +383,12 @@ cg_ret cgx_cuMemsetD32Async(uintptr_t ctx, unsigned long long dstDevice, unsigne
 	return 0;
 }
 
+cg_ret cgx_cuMemcpy3DAsync(uintptr_t ctx, void *pCopy, uintptr_t hStream) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemcpy3DAsync, pCopy, hStream);
+	return 0;
+}
+
 cg_ret cgx_cuKernelGetFunction(uintptr_t ctx, uintptr_t *pFunc, uintptr_t kernel) {
 	CGX_ENTER(ctx);
 	CGX_CALL(cuKernelGetFunction, pFunc, kernel);
@@ -603,5 +609,65 @@ cg_ret cgx_cuTensorMapEncodeIm2col(uintptr_t ctx, void *tensorMap, unsigned int 
 cg_ret cgx_cuTensorMapReplaceAddress(uintptr_t ctx, void *tensorMap, void *globalAddress) {
 	CGX_ENTER(ctx);
 	CGX_CALL(cuTensorMapReplaceAddress, tensorMap, globalAddress);
+	return 0;
+}
+
+cg_ret cgx_cuArray3DCreate(uintptr_t ctx, uintptr_t *pHandle, void *pAllocateArray) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuArray3DCreate, pHandle, pAllocateArray);
+	return 0;
+}
+
+cg_ret cgx_cuArray3DGetDescriptor(uintptr_t ctx, void *pArrayDescriptor, uintptr_t hArray) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuArray3DGetDescriptor, pArrayDescriptor, hArray);
+	return 0;
+}
+
+cg_ret cgx_cuArrayDestroy(uintptr_t ctx, uintptr_t hArray) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuArrayDestroy, hArray);
+	return 0;
+}
+
+cg_ret cgx_cuMipmappedArrayCreate(uintptr_t ctx, uintptr_t *pHandle, void *pMipmappedArrayDesc, unsigned int numMipmapLevels) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMipmappedArrayCreate, pHandle, pMipmappedArrayDesc, numMipmapLevels);
+	return 0;
+}
+
+cg_ret cgx_cuMipmappedArrayGetLevel(uintptr_t ctx, uintptr_t *pLevelArray, uintptr_t hMipmappedArray, unsigned int level) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMipmappedArrayGetLevel, pLevelArray, hMipmappedArray, level);
+	return 0;
+}
+
+cg_ret cgx_cuMipmappedArrayDestroy(uintptr_t ctx, uintptr_t hMipmappedArray) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMipmappedArrayDestroy, hMipmappedArray);
+	return 0;
+}
+
+cg_ret cgx_cuTexObjectCreate(uintptr_t ctx, unsigned long long *pTexObject, void *pResDesc, void *pTexDesc, void *pResViewDesc) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuTexObjectCreate, pTexObject, pResDesc, pTexDesc, pResViewDesc);
+	return 0;
+}
+
+cg_ret cgx_cuTexObjectDestroy(uintptr_t ctx, unsigned long long texObject) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuTexObjectDestroy, texObject);
+	return 0;
+}
+
+cg_ret cgx_cuSurfObjectCreate(uintptr_t ctx, unsigned long long *pSurfObject, void *pResDesc) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuSurfObjectCreate, pSurfObject, pResDesc);
+	return 0;
+}
+
+cg_ret cgx_cuSurfObjectDestroy(uintptr_t ctx, unsigned long long surfObject) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuSurfObjectDestroy, surfObject);
 	return 0;
 }

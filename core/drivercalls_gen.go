@@ -43,6 +43,7 @@ package core
 #cgo noescape cgx_cuMemAddressReserve
 #cgo noescape cgx_cuMemCreate
 #cgo noescape cgx_cuMemSetAccess
+#cgo noescape cgx_cuMemcpy3DAsync
 #cgo noescape cgx_cuKernelGetFunction
 #cgo noescape cgx_cuKernelGetParamInfo
 #cgo noescape cgx_cuKernelGetAttribute
@@ -71,6 +72,12 @@ package core
 #cgo noescape cgx_cuTensorMapEncodeTiled
 #cgo noescape cgx_cuTensorMapEncodeIm2col
 #cgo noescape cgx_cuTensorMapReplaceAddress
+#cgo noescape cgx_cuArray3DCreate
+#cgo noescape cgx_cuArray3DGetDescriptor
+#cgo noescape cgx_cuMipmappedArrayCreate
+#cgo noescape cgx_cuMipmappedArrayGetLevel
+#cgo noescape cgx_cuTexObjectCreate
+#cgo noescape cgx_cuSurfObjectCreate
 #cgo nocallback cgx_cuCtxSetCurrent
 #cgo nocallback cgx_cuCtxGetStreamPriorityRange
 #cgo nocallback cgx_cuMemGetInfo
@@ -120,6 +127,7 @@ package core
 #cgo nocallback cgx_cuMemcpyDtoDAsync
 #cgo nocallback cgx_cuMemsetD8Async
 #cgo nocallback cgx_cuMemsetD32Async
+#cgo nocallback cgx_cuMemcpy3DAsync
 #cgo nocallback cgx_cuKernelGetFunction
 #cgo nocallback cgx_cuKernelGetParamInfo
 #cgo nocallback cgx_cuKernelGetAttribute
@@ -149,6 +157,12 @@ package core
 #cgo nocallback cgx_cuTensorMapEncodeTiled
 #cgo nocallback cgx_cuTensorMapEncodeIm2col
 #cgo nocallback cgx_cuTensorMapReplaceAddress
+#cgo nocallback cgx_cuArray3DCreate
+#cgo nocallback cgx_cuArray3DGetDescriptor
+#cgo nocallback cgx_cuMipmappedArrayCreate
+#cgo nocallback cgx_cuMipmappedArrayGetLevel
+#cgo nocallback cgx_cuTexObjectCreate
+#cgo nocallback cgx_cuSurfObjectCreate
 */
 import "C"
 
@@ -282,6 +296,16 @@ var driverCalls = [C.CGX_N]struct {
 	{"cuTensorMapEncodeTiled", 0},
 	{"cuTensorMapEncodeIm2col", 0},
 	{"cuTensorMapReplaceAddress", 0},
+	{"cuArray3DCreate", 0},
+	{"cuArray3DGetDescriptor", 0},
+	{"cuArrayDestroy", 0},
+	{"cuMipmappedArrayCreate", 0},
+	{"cuMipmappedArrayGetLevel", 0},
+	{"cuMipmappedArrayDestroy", 0},
+	{"cuTexObjectCreate", 0},
+	{"cuTexObjectDestroy", 0},
+	{"cuSurfObjectCreate", 0},
+	{"cuSurfObjectDestroy", 0},
 }
 
 // cuCtxSetCurrent calls cuCtxSetCurrent; see driver.CtxSetCurrent.
@@ -648,6 +672,11 @@ func cuMemsetD32Async(ctx driver.Context, dstDevice driver.Deviceptr, ui uint32,
 	return cerr(C.cgx_cuMemsetD32Async(C.uintptr_t(ctx), C.ulonglong(dstDevice), C.uint(ui), C.ulong(n), C.uintptr_t(hStream)))
 }
 
+// cuMemcpy3DAsync calls cuMemcpy3DAsync (cuMemcpy3DAsync_v2) in context ctx; see driver.Memcpy3DAsync.
+func cuMemcpy3DAsync(ctx driver.Context, pCopy *driver.Memcpy3DParams, hStream driver.Stream) error {
+	return cerr(C.cgx_cuMemcpy3DAsync(C.uintptr_t(ctx), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
+}
+
 // cuKernelGetFunction calls cuKernelGetFunction in context ctx; see driver.KernelGetFunction.
 func cuKernelGetFunction(ctx driver.Context, kernel driver.Kernel) (pFunc driver.Function, err error) {
 	err = cerr(C.cgx_cuKernelGetFunction(C.uintptr_t(ctx), (*C.uintptr_t)(unsafe.Pointer(&pFunc)), C.uintptr_t(kernel)))
@@ -864,6 +893,62 @@ func cuTensorMapEncodeIm2col(ctx driver.Context, tensorMap *driver.TensorMap, te
 // cuTensorMapReplaceAddress calls cuTensorMapReplaceAddress in context ctx; see driver.TensorMapReplaceAddress.
 func cuTensorMapReplaceAddress(ctx driver.Context, tensorMap *driver.TensorMap, globalAddress unsafe.Pointer) error {
 	return cerr(C.cgx_cuTensorMapReplaceAddress(C.uintptr_t(ctx), unsafe.Pointer(tensorMap), globalAddress))
+}
+
+// cuArray3DCreate calls cuArray3DCreate (cuArray3DCreate_v2) in context ctx; see driver.Array3DCreate.
+func cuArray3DCreate(ctx driver.Context, pAllocateArray *driver.Array3DDescriptor) (pHandle driver.Array, err error) {
+	err = cerr(C.cgx_cuArray3DCreate(C.uintptr_t(ctx), (*C.uintptr_t)(unsafe.Pointer(&pHandle)), unsafe.Pointer(pAllocateArray)))
+	return
+}
+
+// cuArray3DGetDescriptor calls cuArray3DGetDescriptor (cuArray3DGetDescriptor_v2) in context ctx; see driver.Array3DGetDescriptor.
+func cuArray3DGetDescriptor(ctx driver.Context, hArray driver.Array) (pArrayDescriptor driver.Array3DDescriptor, err error) {
+	err = cerr(C.cgx_cuArray3DGetDescriptor(C.uintptr_t(ctx), unsafe.Pointer(&pArrayDescriptor), C.uintptr_t(hArray)))
+	return
+}
+
+// cuArrayDestroy calls cuArrayDestroy in context ctx; see driver.ArrayDestroy.
+func cuArrayDestroy(ctx driver.Context, hArray driver.Array) error {
+	return cerr(C.cgx_cuArrayDestroy(C.uintptr_t(ctx), C.uintptr_t(hArray)))
+}
+
+// cuMipmappedArrayCreate calls cuMipmappedArrayCreate in context ctx; see driver.MipmappedArrayCreate.
+func cuMipmappedArrayCreate(ctx driver.Context, pMipmappedArrayDesc *driver.Array3DDescriptor, numMipmapLevels uint32) (pHandle driver.MipmappedArray, err error) {
+	err = cerr(C.cgx_cuMipmappedArrayCreate(C.uintptr_t(ctx), (*C.uintptr_t)(unsafe.Pointer(&pHandle)), unsafe.Pointer(pMipmappedArrayDesc), C.uint(numMipmapLevels)))
+	return
+}
+
+// cuMipmappedArrayGetLevel calls cuMipmappedArrayGetLevel in context ctx; see driver.MipmappedArrayGetLevel.
+func cuMipmappedArrayGetLevel(ctx driver.Context, hMipmappedArray driver.MipmappedArray, level uint32) (pLevelArray driver.Array, err error) {
+	err = cerr(C.cgx_cuMipmappedArrayGetLevel(C.uintptr_t(ctx), (*C.uintptr_t)(unsafe.Pointer(&pLevelArray)), C.uintptr_t(hMipmappedArray), C.uint(level)))
+	return
+}
+
+// cuMipmappedArrayDestroy calls cuMipmappedArrayDestroy in context ctx; see driver.MipmappedArrayDestroy.
+func cuMipmappedArrayDestroy(ctx driver.Context, hMipmappedArray driver.MipmappedArray) error {
+	return cerr(C.cgx_cuMipmappedArrayDestroy(C.uintptr_t(ctx), C.uintptr_t(hMipmappedArray)))
+}
+
+// cuTexObjectCreate calls cuTexObjectCreate in context ctx; see driver.TexObjectCreate.
+func cuTexObjectCreate(ctx driver.Context, pResDesc *driver.ResourceDesc, pTexDesc *driver.TextureDesc, pResViewDesc *driver.ResourceViewDesc) (pTexObject driver.TexObject, err error) {
+	err = cerr(C.cgx_cuTexObjectCreate(C.uintptr_t(ctx), (*C.ulonglong)(unsafe.Pointer(&pTexObject)), unsafe.Pointer(pResDesc), unsafe.Pointer(pTexDesc), unsafe.Pointer(pResViewDesc)))
+	return
+}
+
+// cuTexObjectDestroy calls cuTexObjectDestroy in context ctx; see driver.TexObjectDestroy.
+func cuTexObjectDestroy(ctx driver.Context, texObject driver.TexObject) error {
+	return cerr(C.cgx_cuTexObjectDestroy(C.uintptr_t(ctx), C.ulonglong(texObject)))
+}
+
+// cuSurfObjectCreate calls cuSurfObjectCreate in context ctx; see driver.SurfObjectCreate.
+func cuSurfObjectCreate(ctx driver.Context, pResDesc *driver.ResourceDesc) (pSurfObject driver.SurfObject, err error) {
+	err = cerr(C.cgx_cuSurfObjectCreate(C.uintptr_t(ctx), (*C.ulonglong)(unsafe.Pointer(&pSurfObject)), unsafe.Pointer(pResDesc)))
+	return
+}
+
+// cuSurfObjectDestroy calls cuSurfObjectDestroy in context ctx; see driver.SurfObjectDestroy.
+func cuSurfObjectDestroy(ctx driver.Context, surfObject driver.SurfObject) error {
+	return cerr(C.cgx_cuSurfObjectDestroy(C.uintptr_t(ctx), C.ulonglong(surfObject)))
 }
 
 // The C mirrors of the structs passed by value have their Go types' size.

@@ -318,6 +318,16 @@ enum {
 	CGX_cuTensorMapEncodeTiled,
 	CGX_cuTensorMapEncodeIm2col,
 	CGX_cuTensorMapReplaceAddress,
+	CGX_cuArray3DCreate,
+	CGX_cuArray3DGetDescriptor,
+	CGX_cuArrayDestroy,
+	CGX_cuMipmappedArrayCreate,
+	CGX_cuMipmappedArrayGetLevel,
+	CGX_cuMipmappedArrayDestroy,
+	CGX_cuTexObjectCreate,
+	CGX_cuTexObjectDestroy,
+	CGX_cuSurfObjectCreate,
+	CGX_cuSurfObjectDestroy,
 	CGX_N
 };
 extern void *cgx_fn[CGX_N];
@@ -439,6 +449,16 @@ typedef cgx_result (*cgx_cuGreenCtxStreamCreate_t)(void *phStream, uintptr_t gre
 typedef cgx_result (*cgx_cuTensorMapEncodeTiled_t)(void *tensorMap, unsigned int tensorDataType, unsigned int tensorRank, void *globalAddress, void *globalDim, void *globalStrides, void *boxDim, void *elementStrides, unsigned int interleave, unsigned int swizzle, unsigned int l2Promotion, unsigned int oobFill);
 typedef cgx_result (*cgx_cuTensorMapEncodeIm2col_t)(void *tensorMap, unsigned int tensorDataType, unsigned int tensorRank, void *globalAddress, void *globalDim, void *globalStrides, const void *pixelBoxLowerCorner, const void *pixelBoxUpperCorner, unsigned int channelsPerPixel, unsigned int pixelsPerColumn, void *elementStrides, unsigned int interleave, unsigned int swizzle, unsigned int l2Promotion, unsigned int oobFill);
 typedef cgx_result (*cgx_cuTensorMapReplaceAddress_t)(void *tensorMap, void *globalAddress);
+typedef cgx_result (*cgx_cuArray3DCreate_t)(void *pHandle, void *pAllocateArray);
+typedef cgx_result (*cgx_cuArray3DGetDescriptor_t)(void *pArrayDescriptor, uintptr_t hArray);
+typedef cgx_result (*cgx_cuArrayDestroy_t)(uintptr_t hArray);
+typedef cgx_result (*cgx_cuMipmappedArrayCreate_t)(void *pHandle, void *pMipmappedArrayDesc, unsigned int numMipmapLevels);
+typedef cgx_result (*cgx_cuMipmappedArrayGetLevel_t)(void *pLevelArray, uintptr_t hMipmappedArray, unsigned int level);
+typedef cgx_result (*cgx_cuMipmappedArrayDestroy_t)(uintptr_t hMipmappedArray);
+typedef cgx_result (*cgx_cuTexObjectCreate_t)(void *pTexObject, void *pResDesc, void *pTexDesc, void *pResViewDesc);
+typedef cgx_result (*cgx_cuTexObjectDestroy_t)(unsigned long long texObject);
+typedef cgx_result (*cgx_cuSurfObjectCreate_t)(void *pSurfObject, void *pResDesc);
+typedef cgx_result (*cgx_cuSurfObjectDestroy_t)(unsigned long long surfObject);
 /* The shims. */
 cg_ret cgx_cuCtxSetCurrent(uintptr_t ctx);
 cg_ret cgx_cuCtxDestroy(uintptr_t ctx);
@@ -506,6 +526,7 @@ cg_ret cgx_cuMemcpyDtoDAsync(uintptr_t ctx, unsigned long long dstDevice, unsign
 cg_ret cgx_cuMemcpyPeerAsync(uintptr_t ctx, unsigned long long dstDevice, uintptr_t dstContext, unsigned long long srcDevice, uintptr_t srcContext, unsigned long byteCount, uintptr_t hStream);
 cg_ret cgx_cuMemsetD8Async(uintptr_t ctx, unsigned long long dstDevice, unsigned char uc, unsigned long n, uintptr_t hStream);
 cg_ret cgx_cuMemsetD32Async(uintptr_t ctx, unsigned long long dstDevice, unsigned int ui, unsigned long n, uintptr_t hStream);
+cg_ret cgx_cuMemcpy3DAsync(uintptr_t ctx, void *pCopy, uintptr_t hStream);
 cg_ret cgx_cuKernelGetFunction(uintptr_t ctx, uintptr_t *pFunc, uintptr_t kernel);
 cg_ret cgx_cuKernelGetParamInfo(uintptr_t ctx, uintptr_t kernel, unsigned long paramIndex, unsigned long *paramOffset, unsigned long *paramSize);
 cg_ret cgx_cuKernelGetAttribute(uintptr_t ctx, int *pi, unsigned int attrib, uintptr_t kernel, int dev);
@@ -545,5 +566,15 @@ cg_ret cgx_cuGreenCtxStreamCreate(uintptr_t *phStream, uintptr_t greenCtx, unsig
 cg_ret cgx_cuTensorMapEncodeTiled(uintptr_t ctx, void *tensorMap, unsigned int tensorDataType, unsigned int tensorRank, void *globalAddress, unsigned long *globalDim, unsigned long *globalStrides, unsigned int *boxDim, unsigned int *elementStrides, unsigned int interleave, unsigned int swizzle, unsigned int l2Promotion, unsigned int oobFill);
 cg_ret cgx_cuTensorMapEncodeIm2col(uintptr_t ctx, void *tensorMap, unsigned int tensorDataType, unsigned int tensorRank, void *globalAddress, unsigned long *globalDim, unsigned long *globalStrides, const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner, unsigned int channelsPerPixel, unsigned int pixelsPerColumn, unsigned int *elementStrides, unsigned int interleave, unsigned int swizzle, unsigned int l2Promotion, unsigned int oobFill);
 cg_ret cgx_cuTensorMapReplaceAddress(uintptr_t ctx, void *tensorMap, void *globalAddress);
+cg_ret cgx_cuArray3DCreate(uintptr_t ctx, uintptr_t *pHandle, void *pAllocateArray);
+cg_ret cgx_cuArray3DGetDescriptor(uintptr_t ctx, void *pArrayDescriptor, uintptr_t hArray);
+cg_ret cgx_cuArrayDestroy(uintptr_t ctx, uintptr_t hArray);
+cg_ret cgx_cuMipmappedArrayCreate(uintptr_t ctx, uintptr_t *pHandle, void *pMipmappedArrayDesc, unsigned int numMipmapLevels);
+cg_ret cgx_cuMipmappedArrayGetLevel(uintptr_t ctx, uintptr_t *pLevelArray, uintptr_t hMipmappedArray, unsigned int level);
+cg_ret cgx_cuMipmappedArrayDestroy(uintptr_t ctx, uintptr_t hMipmappedArray);
+cg_ret cgx_cuTexObjectCreate(uintptr_t ctx, unsigned long long *pTexObject, void *pResDesc, void *pTexDesc, void *pResViewDesc);
+cg_ret cgx_cuTexObjectDestroy(uintptr_t ctx, unsigned long long texObject);
+cg_ret cgx_cuSurfObjectCreate(uintptr_t ctx, unsigned long long *pSurfObject, void *pResDesc);
+cg_ret cgx_cuSurfObjectDestroy(uintptr_t ctx, unsigned long long surfObject);
 
 #endif

@@ -89,9 +89,12 @@ type Bytes []byte
 // (0, …, 0), 8 bytes: pass its strides as further arguments),
 // ConditionalHandle (a graph's condition, 8 bytes:
 // cudaGraphConditionalHandle), *TensorMap (a 128-byte `const
-// __grid_constant__ CUtensorMap`), and Bytes for anything else. A Go int
-// is 8 bytes: pass int32(n) for a C int. A *Buffer, *StridedView or
-// *TensorMap of a closed Buffer fails with ErrClosed.
+// __grid_constant__ CUtensorMap`), *TextureObject and *SurfaceObject (a
+// cudaTextureObject_t or cudaSurfaceObject_t, 8 bytes), and Bytes for
+// anything else. A Go int is 8 bytes: pass int32(n) for a C int. A
+// *Buffer, *StridedView or *TensorMap of a closed Buffer, and a closed
+// texture or surface object or one of a closed array, fail with
+// ErrClosed.
 //
 // The arguments are packed into one buffer (on the stack, or pooled per
 // kernel when large) and launched with cuLaunchKernel in one cgo call that
@@ -321,6 +324,10 @@ func typeName(a any) string {
 		return "core.Bytes"
 	case *TensorMap:
 		return "*core.TensorMap"
+	case *TextureObject:
+		return "*core.TextureObject"
+	case *SurfaceObject:
+		return "*core.SurfaceObject"
 	case nil:
 		return "nil"
 	}
@@ -460,6 +467,22 @@ func packArgsAt(buf []byte, op, kernel string, params []ArgumentInfo, args []any
 					return fmt.Errorf("core: %s %s: argument %d %w", op, kernel, i, err)
 				}
 			}
+		case *TextureObject:
+			if n = 8; len(d) == n {
+				h, err := v.launchHandle()
+				if err != nil {
+					return fmt.Errorf("core: %s %s: argument %d %w", op, kernel, i, err)
+				}
+				le.PutUint64(d, h)
+			}
+		case *SurfaceObject:
+			if n = 8; len(d) == n {
+				h, err := v.launchHandle()
+				if err != nil {
+					return fmt.Errorf("core: %s %s: argument %d %w", op, kernel, i, err)
+				}
+				le.PutUint64(d, h)
+			}
 		case launchPointer:
 			if n = 8; len(d) == n {
 				ptr, err := v.launchPtr()
@@ -469,7 +492,7 @@ func packArgsAt(buf []byte, op, kernel string, params []ArgumentInfo, args []any
 				le.PutUint64(d, uint64(ptr))
 			}
 		default:
-			return fmt.Errorf("core: %s %s: argument %d has unsupported type %s (use fixed-size numbers, bool, *Buffer, *StridedView, *TensorMap, ConditionalHandle, driver.Deviceptr or core.Bytes)", op, kernel, i, typeName(a))
+			return fmt.Errorf("core: %s %s: argument %d has unsupported type %s (use fixed-size numbers, bool, *Buffer, *StridedView, *TensorMap, *TextureObject, *SurfaceObject, ConditionalHandle, driver.Deviceptr or core.Bytes)", op, kernel, i, typeName(a))
 		}
 		if n != p.Size {
 			return fmt.Errorf("core: %s %s: argument %d is %s (%d bytes) but parameter %d takes %d bytes", op, kernel, i, typeName(a), n, i, p.Size)

@@ -130,9 +130,13 @@ type ProgramOptions struct {
 	// PtxasOptions are passed to ptxas (--ptxas-options). NVRTC only.
 	PtxasOptions []string
 
-	// PCH enables automatic precompiled headers (--pch). NVRTC only, as
-	// are all PCH options, which need NVRTC 12.8 or newer (12.4 rejects
-	// them with NVRTC_ERROR_INVALID_OPTION).
+	// PCH enables automatic precompiled headers (--pch): NVRTC saves the
+	// parsed leading #includes and reuses them in later compilations
+	// (pch.go). Its files go to PCHDir, by default pch/nvrtc-M.N under
+	// the compile cache's root (CacheDir). NVRTC only, as are all PCH
+	// options, which need NVRTC 12.8 or newer: NewProgram refuses them
+	// on an older one, naming the version. Program.PCHStatus tells
+	// whether a compilation created a header.
 	PCH bool
 	// CreatePCH creates a precompiled header file of this name
 	// (--create-pch).

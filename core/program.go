@@ -65,6 +65,7 @@ type Program struct {
 
 	log     string
 	lowered map[string]string // after a compile with name expressions
+	pch     PCHStatus         // of the last compile (pch.go)
 	closed  bool
 }
 
@@ -115,7 +116,9 @@ func NewProgram[C ~string | ~[]byte](code C, codeType string, opts *ProgramOptio
 	var err error
 	switch ct {
 	case "c++":
-		p.args, err = p.opts.NVRTCOptions()
+		if p.args, err = p.opts.NVRTCOptions(); err == nil {
+			err = p.setupPCH()
+		}
 	case "nvvm":
 		p.args, err = p.opts.NVVMOptions()
 	case "ptx":
@@ -407,6 +410,7 @@ func (p *Program) runNVRTC(args []string, targets []string) ([]*ObjectCode, erro
 		}
 	}
 	cerr := nvrtc.CompileProgram(prog, int32(len(args)), args)
+	prog, cerr = p.pchCompiled(prog, args, cerr)
 	log, lerr := nvrtc.ProgramLog(prog)
 	if lerr == nil {
 		p.log = log
