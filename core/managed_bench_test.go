@@ -78,15 +78,15 @@ func BenchmarkManagedPrefetch(b *testing.B) {
 		})
 	}
 	// The kernel added 1 to every element once per iteration of every
-	// sub-benchmark: check a sample, so that the numbers are of a kernel
-	// that ran.
+	// sub-benchmark that ran: check a sample, so that the numbers are of a
+	// kernel that ran.
 	x, err := HostSlice[float32](buf)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for i := 0; i < len(x); i += len(x) / 64 {
-		if x[i] != x[0] || x[0] < 3 {
-			b.Fatalf("x[%d] = %v, x[0] = %v: the kernel did not add the same (at least 3) everywhere", i, x[i], x[0])
+		if x[i] != x[0] || x[0] < 1 {
+			b.Fatalf("x[%d] = %v, x[0] = %v: the kernel did not add the same (at least 1) everywhere", i, x[i], x[0])
 		}
 	}
 }
