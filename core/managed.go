@@ -180,12 +180,9 @@ func locationOf(typ driver.MemLocationType, id int32) (Location, error) {
 	return Location{}, nil // CU_MEM_LOCATION_TYPE_INVALID: none, or pages that disagree
 }
 
-// The device ids of the legacy range attributes (CU_DEVICE_CPU and
-// CU_DEVICE_INVALID).
-const (
-	deviceCPU     = -1
-	deviceInvalid = -2
-)
+// deviceCPU is the host in CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY's list of
+// device ids (CU_DEVICE_CPU); CU_DEVICE_INVALID (-2) fills the rest.
+const deviceCPU = -1
 
 // managedEntry returns why the driver lacks entry point name, a
 // *driver.MissingFunctionError on a driver older than the call, or nil.
