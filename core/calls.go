@@ -77,6 +77,18 @@ package core
 //cudago:call cuMemAllocManaged inctx noescape nocallback
 //cudago:call cuPointerGetAttribute inctx noescape nocallback
 
+// Managed memory (managed.go): advice, prefetches, discards and what the
+// driver knows of a range. cuMemAdvise and cuMemPrefetchAsync are _v2
+// (12.2, taking a CUmemLocation) in the header; the batched calls came
+// with 13.0, and an older driver lacks them (*driver.MissingFunctionError).
+// The driver reads the batches' arrays during the call.
+//cudago:call cuMemAdvise inctx noescape nocallback
+//cudago:call cuMemPrefetchAsync inctx noescape nocallback
+//cudago:call cuMemPrefetchBatchAsync inctx noescape nocallback
+//cudago:call cuMemDiscardBatchAsync inctx noescape nocallback
+//cudago:call cuMemDiscardAndPrefetchBatchAsync inctx noescape nocallback
+//cudago:call cuMemRangeGetAttribute inctx noescape nocallback
+
 // Pools of their own, shared between processes (IPCMemoryResource).
 // The pool is an output the header does not mark as one.
 //cudago:call cuMemPoolCreate inctx noescape nocallback out=pool

@@ -32,6 +32,13 @@ var initState struct {
 // The name, UUID, compute capability, memory size, PCI bus id and the
 // limits behind the convenience methods are read once, when the Device is
 // first obtained; Attribute queries the driver every time.
+//
+// With several devices, each Device's methods act in that device's
+// primary context whatever context is current on the calling thread
+// (another device's, one made current through bindings/driver): core makes
+// its context current within the cgo call of each driver call, and does
+// not put the previous one back, so code that calls the bindings itself
+// sets its own context first (SetCurrent, on a locked thread).
 type Device struct {
 	ordinal  int
 	handle   driver.Device

@@ -257,6 +257,42 @@ cg_ret cgx_cuPointerGetAttribute(uintptr_t ctx, void *data, unsigned int attribu
 	return 0;
 }
 
+cg_ret cgx_cuMemAdvise(uintptr_t ctx, unsigned long long devPtr, unsigned long count, unsigned int advice, cgx_CUmemLocation location) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemAdvise, devPtr, count, advice, location);
+	return 0;
+}
+
+cg_ret cgx_cuMemPrefetchAsync(uintptr_t ctx, unsigned long long devPtr, unsigned long count, cgx_CUmemLocation location, unsigned int flags, uintptr_t hStream) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemPrefetchAsync, devPtr, count, location, flags, hStream);
+	return 0;
+}
+
+cg_ret cgx_cuMemPrefetchBatchAsync(uintptr_t ctx, unsigned long long *dptrs, unsigned long *sizes, unsigned long count, void *prefetchLocs, unsigned long *prefetchLocIdxs, unsigned long numPrefetchLocs, unsigned long long flags, uintptr_t hStream) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemPrefetchBatchAsync, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+	return 0;
+}
+
+cg_ret cgx_cuMemDiscardBatchAsync(uintptr_t ctx, unsigned long long *dptrs, unsigned long *sizes, unsigned long count, unsigned long long flags, uintptr_t hStream) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemDiscardBatchAsync, dptrs, sizes, count, flags, hStream);
+	return 0;
+}
+
+cg_ret cgx_cuMemDiscardAndPrefetchBatchAsync(uintptr_t ctx, unsigned long long *dptrs, unsigned long *sizes, unsigned long count, void *prefetchLocs, unsigned long *prefetchLocIdxs, unsigned long numPrefetchLocs, unsigned long long flags, uintptr_t hStream) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemDiscardAndPrefetchBatchAsync, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+	return 0;
+}
+
+cg_ret cgx_cuMemRangeGetAttribute(uintptr_t ctx, void *data, unsigned long dataSize, unsigned int attribute, unsigned long long devPtr, unsigned long count) {
+	CGX_ENTER(ctx);
+	CGX_CALL(cuMemRangeGetAttribute, data, dataSize, attribute, devPtr, count);
+	return 0;
+}
+
 cg_ret cgx_cuMemPoolCreate(uintptr_t ctx, uintptr_t *pool, void *poolProps) {
 	CGX_ENTER(ctx);
 	CGX_CALL(cuMemPoolCreate, pool, poolProps);

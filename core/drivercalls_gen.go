@@ -31,6 +31,12 @@ package core
 #cgo noescape cgx_cuMemHostAlloc
 #cgo noescape cgx_cuMemAllocManaged
 #cgo noescape cgx_cuPointerGetAttribute
+#cgo noescape cgx_cuMemAdvise
+#cgo noescape cgx_cuMemPrefetchAsync
+#cgo noescape cgx_cuMemPrefetchBatchAsync
+#cgo noescape cgx_cuMemDiscardBatchAsync
+#cgo noescape cgx_cuMemDiscardAndPrefetchBatchAsync
+#cgo noescape cgx_cuMemRangeGetAttribute
 #cgo noescape cgx_cuMemPoolCreate
 #cgo noescape cgx_cuMemAllocFromPoolAsync
 #cgo noescape cgx_cuMemPoolExportToShareableHandle
@@ -112,6 +118,12 @@ package core
 #cgo nocallback cgx_cuMemHostAlloc
 #cgo nocallback cgx_cuMemAllocManaged
 #cgo nocallback cgx_cuPointerGetAttribute
+#cgo nocallback cgx_cuMemAdvise
+#cgo nocallback cgx_cuMemPrefetchAsync
+#cgo nocallback cgx_cuMemPrefetchBatchAsync
+#cgo nocallback cgx_cuMemDiscardBatchAsync
+#cgo nocallback cgx_cuMemDiscardAndPrefetchBatchAsync
+#cgo nocallback cgx_cuMemRangeGetAttribute
 #cgo nocallback cgx_cuMemPoolCreate
 #cgo nocallback cgx_cuMemAllocFromPoolAsync
 #cgo nocallback cgx_cuMemPoolExportToShareableHandle
@@ -231,6 +243,12 @@ var driverCalls = [C.CGX_N]struct {
 	{"cuMemFreeHost", 0},
 	{"cuMemAllocManaged", 0},
 	{"cuPointerGetAttribute", 0},
+	{"cuMemAdvise", 0},
+	{"cuMemPrefetchAsync", 0},
+	{"cuMemPrefetchBatchAsync", 0},
+	{"cuMemDiscardBatchAsync", 0},
+	{"cuMemDiscardAndPrefetchBatchAsync", 0},
+	{"cuMemRangeGetAttribute", 0},
 	{"cuMemPoolCreate", 0},
 	{"cuMemPoolDestroy", 0},
 	{"cuMemAllocFromPoolAsync", 0},
@@ -556,6 +574,36 @@ func cuMemAllocManaged(ctx driver.Context, bytesize uint64, flags uint32) (dptr 
 // cuPointerGetAttribute calls cuPointerGetAttribute in context ctx; see driver.PointerGetAttribute.
 func cuPointerGetAttribute(ctx driver.Context, data unsafe.Pointer, attribute driver.PointerAttribute, ptr driver.Deviceptr) error {
 	return cerr(C.cgx_cuPointerGetAttribute(C.uintptr_t(ctx), data, C.uint(attribute), C.ulonglong(ptr)))
+}
+
+// cuMemAdvise calls cuMemAdvise (cuMemAdvise_v2) in context ctx; see driver.MemAdvise.
+func cuMemAdvise(ctx driver.Context, devPtr driver.Deviceptr, count uint64, advice driver.MemAdvice, location driver.MemLocation) error {
+	return cerr(C.cgx_cuMemAdvise(C.uintptr_t(ctx), C.ulonglong(devPtr), C.ulong(count), C.uint(advice), *(*C.cgx_CUmemLocation)(unsafe.Pointer(&location))))
+}
+
+// cuMemPrefetchAsync calls cuMemPrefetchAsync (cuMemPrefetchAsync_v2) in context ctx; see driver.MemPrefetchAsync.
+func cuMemPrefetchAsync(ctx driver.Context, devPtr driver.Deviceptr, count uint64, location driver.MemLocation, flags uint32, hStream driver.Stream) error {
+	return cerr(C.cgx_cuMemPrefetchAsync(C.uintptr_t(ctx), C.ulonglong(devPtr), C.ulong(count), *(*C.cgx_CUmemLocation)(unsafe.Pointer(&location)), C.uint(flags), C.uintptr_t(hStream)))
+}
+
+// cuMemPrefetchBatchAsync calls cuMemPrefetchBatchAsync in context ctx; see driver.MemPrefetchBatchAsync.
+func cuMemPrefetchBatchAsync(ctx driver.Context, dptrs *driver.Deviceptr, sizes *uint64, count uint64, prefetchLocs *driver.MemLocation, prefetchLocIdxs *uint64, numPrefetchLocs uint64, flags uint64, hStream driver.Stream) error {
+	return cerr(C.cgx_cuMemPrefetchBatchAsync(C.uintptr_t(ctx), (*C.ulonglong)(unsafe.Pointer(dptrs)), (*C.ulong)(unsafe.Pointer(sizes)), C.ulong(count), unsafe.Pointer(prefetchLocs), (*C.ulong)(unsafe.Pointer(prefetchLocIdxs)), C.ulong(numPrefetchLocs), C.ulonglong(flags), C.uintptr_t(hStream)))
+}
+
+// cuMemDiscardBatchAsync calls cuMemDiscardBatchAsync in context ctx; see driver.MemDiscardBatchAsync.
+func cuMemDiscardBatchAsync(ctx driver.Context, dptrs *driver.Deviceptr, sizes *uint64, count uint64, flags uint64, hStream driver.Stream) error {
+	return cerr(C.cgx_cuMemDiscardBatchAsync(C.uintptr_t(ctx), (*C.ulonglong)(unsafe.Pointer(dptrs)), (*C.ulong)(unsafe.Pointer(sizes)), C.ulong(count), C.ulonglong(flags), C.uintptr_t(hStream)))
+}
+
+// cuMemDiscardAndPrefetchBatchAsync calls cuMemDiscardAndPrefetchBatchAsync in context ctx; see driver.MemDiscardAndPrefetchBatchAsync.
+func cuMemDiscardAndPrefetchBatchAsync(ctx driver.Context, dptrs *driver.Deviceptr, sizes *uint64, count uint64, prefetchLocs *driver.MemLocation, prefetchLocIdxs *uint64, numPrefetchLocs uint64, flags uint64, hStream driver.Stream) error {
+	return cerr(C.cgx_cuMemDiscardAndPrefetchBatchAsync(C.uintptr_t(ctx), (*C.ulonglong)(unsafe.Pointer(dptrs)), (*C.ulong)(unsafe.Pointer(sizes)), C.ulong(count), unsafe.Pointer(prefetchLocs), (*C.ulong)(unsafe.Pointer(prefetchLocIdxs)), C.ulong(numPrefetchLocs), C.ulonglong(flags), C.uintptr_t(hStream)))
+}
+
+// cuMemRangeGetAttribute calls cuMemRangeGetAttribute in context ctx; see driver.MemRangeGetAttribute.
+func cuMemRangeGetAttribute(ctx driver.Context, data unsafe.Pointer, dataSize uint64, attribute driver.MemRangeAttribute, devPtr driver.Deviceptr, count uint64) error {
+	return cerr(C.cgx_cuMemRangeGetAttribute(C.uintptr_t(ctx), data, C.ulong(dataSize), C.uint(attribute), C.ulonglong(devPtr), C.ulong(count)))
 }
 
 // cuMemPoolCreate calls cuMemPoolCreate in context ctx; see driver.MemPoolCreate.
@@ -954,4 +1002,5 @@ func cuSurfObjectDestroy(ctx driver.Context, surfObject driver.SurfObject) error
 // The C mirrors of the structs passed by value have their Go types' size.
 var (
 	_ = [1]struct{}{}[unsafe.Sizeof(C.cgx_CUipcEventHandle{})-unsafe.Sizeof(driver.IpcEventHandle{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.cgx_CUmemLocation{})-unsafe.Sizeof(driver.MemLocation{})]
 )

@@ -23,6 +23,7 @@ typedef unsigned long long cg_devptr; /* CUdeviceptr */
 /* Structs of the header, from primitive types (handles are uintptr_t),
    with its layout. */
 typedef struct cgx_CUipcEventHandle cgx_CUipcEventHandle;
+typedef struct cgx_CUmemLocation cgx_CUmemLocation;
 typedef struct cgx_CUlaunchConfig cgx_CUlaunchConfig;
 typedef struct cgx_CUaccessPolicyWindow cgx_CUaccessPolicyWindow;
 typedef struct cgx_CUlaunchMemSyncDomainMap cgx_CUlaunchMemSyncDomainMap;
@@ -35,6 +36,14 @@ struct cgx_CUipcEventHandle {
 };
 _Static_assert(sizeof(cgx_CUipcEventHandle) == 64 && _Alignof(cgx_CUipcEventHandle) == 1, "cgx_CUipcEventHandle: size or alignment differs from the header's");
 _Static_assert(offsetof(cgx_CUipcEventHandle, reserved) == 0, "cgx_CUipcEventHandle.reserved: offset differs from the header's");
+
+struct cgx_CUmemLocation {
+	unsigned int type;
+	int id;
+};
+_Static_assert(sizeof(cgx_CUmemLocation) == 8 && _Alignof(cgx_CUmemLocation) == 4, "cgx_CUmemLocation: size or alignment differs from the header's");
+_Static_assert(offsetof(cgx_CUmemLocation, type) == 0, "cgx_CUmemLocation.type: offset differs from the header's");
+_Static_assert(offsetof(cgx_CUmemLocation, id) == 4, "cgx_CUmemLocation.id: offset differs from the header's");
 
 struct cgx_CUlaunchConfig {
 	unsigned int gridDimX;
@@ -253,6 +262,12 @@ enum {
 	CGX_cuMemFreeHost,
 	CGX_cuMemAllocManaged,
 	CGX_cuPointerGetAttribute,
+	CGX_cuMemAdvise,
+	CGX_cuMemPrefetchAsync,
+	CGX_cuMemPrefetchBatchAsync,
+	CGX_cuMemDiscardBatchAsync,
+	CGX_cuMemDiscardAndPrefetchBatchAsync,
+	CGX_cuMemRangeGetAttribute,
 	CGX_cuMemPoolCreate,
 	CGX_cuMemPoolDestroy,
 	CGX_cuMemAllocFromPoolAsync,
@@ -384,6 +399,12 @@ typedef cgx_result (*cgx_cuMemHostAlloc_t)(void *pp, unsigned long bytesize, uns
 typedef cgx_result (*cgx_cuMemFreeHost_t)(void *p);
 typedef cgx_result (*cgx_cuMemAllocManaged_t)(void *dptr, unsigned long bytesize, unsigned int flags);
 typedef cgx_result (*cgx_cuPointerGetAttribute_t)(void *data, unsigned int attribute, unsigned long long ptr);
+typedef cgx_result (*cgx_cuMemAdvise_t)(unsigned long long devPtr, unsigned long count, unsigned int advice, cgx_CUmemLocation location);
+typedef cgx_result (*cgx_cuMemPrefetchAsync_t)(unsigned long long devPtr, unsigned long count, cgx_CUmemLocation location, unsigned int flags, uintptr_t hStream);
+typedef cgx_result (*cgx_cuMemPrefetchBatchAsync_t)(void *dptrs, void *sizes, unsigned long count, void *prefetchLocs, void *prefetchLocIdxs, unsigned long numPrefetchLocs, unsigned long long flags, uintptr_t hStream);
+typedef cgx_result (*cgx_cuMemDiscardBatchAsync_t)(void *dptrs, void *sizes, unsigned long count, unsigned long long flags, uintptr_t hStream);
+typedef cgx_result (*cgx_cuMemDiscardAndPrefetchBatchAsync_t)(void *dptrs, void *sizes, unsigned long count, void *prefetchLocs, void *prefetchLocIdxs, unsigned long numPrefetchLocs, unsigned long long flags, uintptr_t hStream);
+typedef cgx_result (*cgx_cuMemRangeGetAttribute_t)(void *data, unsigned long dataSize, unsigned int attribute, unsigned long long devPtr, unsigned long count);
 typedef cgx_result (*cgx_cuMemPoolCreate_t)(void *pool, void *poolProps);
 typedef cgx_result (*cgx_cuMemPoolDestroy_t)(uintptr_t pool);
 typedef cgx_result (*cgx_cuMemAllocFromPoolAsync_t)(void *dptr, unsigned long bytesize, uintptr_t pool, uintptr_t hStream);
@@ -505,6 +526,12 @@ cg_ret cgx_cuMemHostAlloc(uintptr_t ctx, void *pp, unsigned long bytesize, unsig
 cg_ret cgx_cuMemFreeHost(uintptr_t ctx, void *p);
 cg_ret cgx_cuMemAllocManaged(uintptr_t ctx, unsigned long long *dptr, unsigned long bytesize, unsigned int flags);
 cg_ret cgx_cuPointerGetAttribute(uintptr_t ctx, void *data, unsigned int attribute, unsigned long long ptr);
+cg_ret cgx_cuMemAdvise(uintptr_t ctx, unsigned long long devPtr, unsigned long count, unsigned int advice, cgx_CUmemLocation location);
+cg_ret cgx_cuMemPrefetchAsync(uintptr_t ctx, unsigned long long devPtr, unsigned long count, cgx_CUmemLocation location, unsigned int flags, uintptr_t hStream);
+cg_ret cgx_cuMemPrefetchBatchAsync(uintptr_t ctx, unsigned long long *dptrs, unsigned long *sizes, unsigned long count, void *prefetchLocs, unsigned long *prefetchLocIdxs, unsigned long numPrefetchLocs, unsigned long long flags, uintptr_t hStream);
+cg_ret cgx_cuMemDiscardBatchAsync(uintptr_t ctx, unsigned long long *dptrs, unsigned long *sizes, unsigned long count, unsigned long long flags, uintptr_t hStream);
+cg_ret cgx_cuMemDiscardAndPrefetchBatchAsync(uintptr_t ctx, unsigned long long *dptrs, unsigned long *sizes, unsigned long count, void *prefetchLocs, unsigned long *prefetchLocIdxs, unsigned long numPrefetchLocs, unsigned long long flags, uintptr_t hStream);
+cg_ret cgx_cuMemRangeGetAttribute(uintptr_t ctx, void *data, unsigned long dataSize, unsigned int attribute, unsigned long long devPtr, unsigned long count);
 cg_ret cgx_cuMemPoolCreate(uintptr_t ctx, uintptr_t *pool, void *poolProps);
 cg_ret cgx_cuMemPoolDestroy(uintptr_t ctx, uintptr_t pool);
 cg_ret cgx_cuMemAllocFromPoolAsync(uintptr_t ctx, unsigned long long *dptr, unsigned long bytesize, uintptr_t pool, uintptr_t hStream);

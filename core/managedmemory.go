@@ -6,7 +6,13 @@ import (
 
 // ManagedMemoryResource allocates unified memory (cuMemAllocManaged,
 // attached globally), which migrates between host and device on demand.
-// Touch it from the host only when no kernel that uses it is running.
+// Touch it from the host only when no kernel that uses it is running,
+// unless the device has DeviceAttributeConcurrentManagedAccess. Its
+// Buffers take advice and prefetches, as cuda.core's ManagedBuffer
+// (managed.go: SetReadMostly, SetPreferredLocation, SetAccessedBy,
+// PrefetchAsync, DiscardAsync, LastPrefetchLocation, PrefetchBatchAsync),
+// and on Linux may be larger than the device's memory: pages the device
+// has no room for are evicted to the host.
 type ManagedMemoryResource struct{ dev *Device }
 
 // NewManagedMemoryResource returns a managed-memory resource of dev.
