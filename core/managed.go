@@ -125,7 +125,6 @@ func (l Location) String() string {
 // Which kinds of Location an operation takes.
 const (
 	locAny    = 1<<LocationDevice | 1<<LocationHost | 1<<LocationHostNUMA | 1<<LocationHostNUMACurrent
-	locUnset  = 1 << LocationNone
 	locAccess = 1<<LocationDevice | 1<<LocationHost // SET_ACCESSED_BY takes no NUMA node
 )
 
@@ -263,10 +262,14 @@ func (b *Buffer) inPrimary(f func(h driver.Context) error) error {
 // copies. SetReadMostly(false) undoes it (UNSET_READ_MOSTLY) and also
 // stops the driver from read-duplicating on its own.
 func (b *Buffer) SetReadMostly(on bool) error {
+	// The driver ignores the location of this advice, but driver 580
+	// refuses an invalid one (CUDA_ERROR_INVALID_VALUE, seen on the
+	// H100): pass b's device.
+	loc := DeviceLocation(b.mr.Device())
 	if on {
-		return b.advise("Buffer.SetReadMostly", driver.MemAdviseSetReadMostly, Location{}, locUnset)
+		return b.advise("Buffer.SetReadMostly", driver.MemAdviseSetReadMostly, loc, locAny)
 	}
-	return b.advise("Buffer.SetReadMostly", driver.MemAdviseUnsetReadMostly, Location{}, locUnset)
+	return b.advise("Buffer.SetReadMostly", driver.MemAdviseUnsetReadMostly, loc, locAny)
 }
 
 // SetPreferredLocation advises the driver where b's pages should live
@@ -277,7 +280,8 @@ func (b *Buffer) SetReadMostly(on bool) error {
 // set, or the driver refuses.
 func (b *Buffer) SetPreferredLocation(loc Location) error {
 	if loc.kind == LocationNone {
-		return b.advise("Buffer.SetPreferredLocation", driver.MemAdviseUnsetPreferredLocation, loc, locUnset)
+		// As SetReadMostly: a valid location the driver then ignores.
+		return b.advise("Buffer.SetPreferredLocation", driver.MemAdviseUnsetPreferredLocation, DeviceLocation(b.mr.Device()), locAny)
 	}
 	return b.advise("Buffer.SetPreferredLocation", driver.MemAdviseSetPreferredLocation, loc, locAny)
 }

@@ -322,37 +322,56 @@ func TestGPUTextureBilinear(t *testing.T) {
 	h.run("tex_sample2d", n, tex, bx, by, bo, int32(n))
 	got := texRead[float32](h, bo, n)
 
-	// Values are in [0, 1): float32 interpolation is good to a few ulps
-	// of 1; the weights' quantization moves a sample by up to 1/512 of
-	// the texels' spread, around 1e-3.
-	const tol = 1.0 / (1 << 16)
+	// The texture unit keeps each weight in 9-bit fixed point with 8
+	// fractional bits, and its arithmetic is not float32-exact: seen on
+	// the H100, samples at weights k/256 differ from the exact value by up
+	// to 1e-4, and random points by up to 0.0033 from either 8-bit model.
+	// So each sample is held to what 8-bit weights allow: 1/256 of the
+	// spread of its four texels per axis, plus 2e-4. A texel-centre
+	// convention that is off by half a texel, or a wrong address mode,
+	// misses that by orders of magnitude.
+	const slack = 2e-4
 	maxErr := map[weightQuant]float64{}
 	for _, q := range []weightQuant{quantRound, quantTrunc, quantExact} {
 		for i := range nRandom {
 			maxErr[q] = max(maxErr[q], math.Abs(float64(got[i])-bilinearRef(texels, w, hh, float64(xs[i]), float64(ys[i]), q)))
 		}
 	}
-	t.Logf("largest difference from the reference over %d random points: weights rounded %.3g, truncated %.3g, exact %.3g (tolerance %.3g)",
-		nRandom, maxErr[quantRound], maxErr[quantTrunc], maxErr[quantExact], tol)
-	best := quantRound
-	if maxErr[quantTrunc] < maxErr[best] {
-		best = quantTrunc
-	}
-	if maxErr[best] > tol {
-		t.Errorf("no 8-bit weight quantization explains the samples: largest differences %.3g (rounded), %.3g (truncated)", maxErr[quantRound], maxErr[quantTrunc])
-	} else {
-		t.Logf("the texture unit's weights are %v", best)
-	}
-	if maxErr[quantExact] <= 4*tol {
-		t.Errorf("the samples match exact weights (largest difference %.3g): the 8-bit weights the reference models are not visible", maxErr[quantExact])
-	}
-	for i := nRandom; i < n; i++ {
-		want := bilinearRef(texels, w, hh, float64(xs[i]), float64(ys[i]), quantExact)
-		if d := math.Abs(float64(got[i]) - want); d > tol {
-			t.Errorf("sample at (%v, %v) with weights k/256: %v, want %v", xs[i], ys[i], got[i], want)
-			break
+	t.Logf("largest difference from the reference over %d random points: weights rounded %.3g, truncated %.3g, exact %.3g",
+		nRandom, maxErr[quantRound], maxErr[quantTrunc], maxErr[quantExact])
+	bad := 0
+	for i := range n {
+		x, y := float64(xs[i]), float64(ys[i])
+		want := bilinearRef(texels, w, hh, x, y, quantExact)
+		bound := slack + texelSpread(texels, w, hh, x, y)*2/256
+		if i >= nRandom {
+			bound = slack // weights k/256 are exact in 8 bits
+		}
+		if d := math.Abs(float64(got[i]) - want); d > bound {
+			if bad++; bad <= 5 {
+				t.Errorf("sample at (%v, %v): %v, want %v within %.3g", xs[i], ys[i], got[i], want, bound)
+			}
 		}
 	}
+	if bad > 5 {
+		t.Errorf("%d samples of %d out of bounds", bad, n)
+	}
+}
+
+// texelSpread is the largest minus the smallest of the four texels that
+// bilinear filtering at texel coordinates (x, y) blends (clamped).
+func texelSpread(tex []float32, w, h int, x, y float64) float64 {
+	x0, y0 := int(math.Floor(x-0.5)), int(math.Floor(y-0.5))
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, dy := range []int{0, 1} {
+		for _, dx := range []int{0, 1} {
+			i := min(max(x0+dx, 0), w-1)
+			j := min(max(y0+dy, 0), h-1)
+			v := float64(tex[j*w+i])
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	return hi - lo
 }
 
 // addressRef is the texel index point sampling reads in a dimension of
