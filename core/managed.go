@@ -262,6 +262,9 @@ func (b *Buffer) inPrimary(f func(h driver.Context) error) error {
 // copies. SetReadMostly(false) undoes it (UNSET_READ_MOSTLY) and also
 // stops the driver from read-duplicating on its own.
 func (b *Buffer) SetReadMostly(on bool) error {
+	if b == nil {
+		return errors.New("core: Buffer.SetReadMostly: nil *Buffer")
+	}
 	// The driver ignores the location of this advice, but driver 580
 	// refuses an invalid one (CUDA_ERROR_INVALID_VALUE, seen on the
 	// H100): pass b's device.
@@ -279,7 +282,7 @@ func (b *Buffer) SetReadMostly(on bool) error {
 // must have Device.Attribute(driver.DeviceAttributeConcurrentManagedAccess)
 // set, or the driver refuses.
 func (b *Buffer) SetPreferredLocation(loc Location) error {
-	if loc.kind == LocationNone {
+	if loc.kind == LocationNone && b != nil {
 		// As SetReadMostly: a valid location the driver then ignores.
 		return b.advise("Buffer.SetPreferredLocation", driver.MemAdviseUnsetPreferredLocation, DeviceLocation(b.mr.Device()), locAny)
 	}

@@ -40,12 +40,15 @@ func FactorLU[T Float](h *Handle, a *core.Buffer, n int, layout Layout) (*LU[T],
 		if ipiv, err = h.st.Device().Allocate(n*4, h.st.Stream()); err != nil {
 			return err
 		}
-		if err = getrf[T](c, p[0], n, ipiv); err != nil {
-			_ = ipiv.Close()
-		}
-		return err
+		return getrf[T](c, p[0], n, ipiv)
 	})
 	if err != nil {
+		// Closed here, not inside run: run holds ipiv as an operand until
+		// it returns, and Close waits for its holders (closing it inside
+		// hung on a singular matrix: seen on the H100).
+		if ipiv != nil {
+			_ = ipiv.Close()
+		}
 		return nil, err
 	}
 	return &LU[T]{h: h, a: a, n: n, layout: layout, ipiv: ipiv}, nil
