@@ -31,10 +31,9 @@ type Operands struct {
 	more  []*core.Buffer
 }
 
-// operand is one Buffer of a call being added: arg, or arg[idx] when idx
-// >= 0.
+// operand names one Buffer of a call in Add's errors: arg, or arg[idx]
+// when idx >= 0.
 type operand struct {
-	b   *core.Buffer
 	arg string
 	idx int
 }
@@ -55,7 +54,7 @@ func (o *Operands) Add(arg string, b *core.Buffer, align int, elem string) (unsa
 
 // AddAt is Add for arg[idx], one Buffer of a slice of them.
 func (o *Operands) AddAt(arg string, idx int, b *core.Buffer, align int, elem string) (unsafe.Pointer, error) {
-	x := operand{b, arg, idx}
+	x := operand{arg, idx}
 	p, err := b.Acquire()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %s: %w", o.Package, o.Func, x.name(), err)
