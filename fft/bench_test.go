@@ -6,13 +6,16 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/cudago/cudago/bindings/cufft"
+	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/ctwin"
+	"github.com/cudago/cudago/internal/libhandle"
 	"github.com/cudago/cudago/pathfinder"
 )
 
@@ -32,6 +35,11 @@ import (
 //	C       the C twin: a C loop calling cufftExecC2C (or R2C) on the same
 //	        cuFFT plan, Buffers and stream (internal/ctwin): whatever
 //	        cudago adds on the GPU would show as a difference here
+//	cupyplan the C twin on a second plan of the same transform, made as
+//	        CuPy 14 makes its plans (cufftMakePlan1d in one dimension,
+//	        cufftMakePlanMany with explicit embeds in two, where cudago
+//	        calls cufftMakePlanMany64 with cuFFT's basic layout): whether
+//	        the planning call changes the kernels
 //	alloc   (2^24 C2C only) a new output Buffer per transform, from the
 //	        stream's pool, closed after it: what cupy.fft.fft(x) does
 //
@@ -139,6 +147,23 @@ func benchFFT(b *testing.B, d Desc, alloc bool) {
 			return ctwin.FFTExec(ctx, p.st.Handle(), p.l.cufftType(), ip, op, cufft.Forward, m)
 		})
 	})
+	b.Run("cupyplan", func(b *testing.B) {
+		h := cupyPlan(b, dev, s, &p.l)
+		ip, err := in.Acquire()
+		must(b, err)
+		defer in.Release()
+		op, err := out.Acquire()
+		must(b, err)
+		defer out.Release()
+		timeGPU(b, dev, s, p, func(m int) error {
+			ctx, _, err := s.Acquire()
+			if err != nil {
+				return err
+			}
+			defer s.Release()
+			return ctwin.FFTExec(ctx, h, p.l.cufftType(), ip, op, cufft.Forward, m)
+		})
+	})
 	if !alloc {
 		return
 	}
@@ -218,4 +243,48 @@ func cufftIdentity() string {
 	}
 	return fmt.Sprintf("libcufft: %s (%s) = %s, cufftGetVersion %d (err %v), mapped: %s",
 		lib.Path, lib.Found, real, v, verr, strings.Join(maps, ", "))
+}
+
+// cupyPlan makes a cuFFT plan of l as CuPy 14 makes its plans
+// (cupy/cuda/cufft.pyx): automatic allocation off, cufftMakePlan1d for one
+// dimension, cufftMakePlanMany with inembed and onembed equal to the
+// shape for more (PlanNd), a work area of its own from the pool, bound to
+// s. It calls the bindings, on a thread locked to s's context; the plan
+// is destroyed when tb ends.
+func cupyPlan(tb testing.TB, dev *core.Device, s *core.Stream, l *layout) cufft.Handle {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	ctx, hs, err := s.Acquire()
+	must(tb, err)
+	defer s.Release()
+	must(tb, driver.CtxSetCurrent(ctx))
+	var h cufft.Handle
+	must(tb, cufft.Create(&h))
+	tb.Cleanup(func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := driver.CtxSetCurrent(ctx); err == nil {
+			cufft.Destroy(h)
+		}
+	})
+	must(tb, cufft.SetAutoAllocation(h, 0))
+	var ws uint64
+	if len(l.Shape) == 1 {
+		ws, err = cufft.MakePlan1d(h, int32(l.Shape[0]), l.cufftType(), int32(l.batch))
+	} else {
+		n := make([]int32, len(l.Shape))
+		for i, v := range l.Shape {
+			n[i] = int32(v)
+		}
+		a := l.planArgs()
+		ws, err = cufft.MakePlanMany(h, int32(len(n)), &n[0], &n[0], 1, int32(a.idist), &n[0], 1, int32(a.odist), l.cufftType(), int32(l.batch))
+	}
+	must(tb, err)
+	work, err := dev.Allocate(max(int(ws), 256), s)
+	must(tb, err)
+	tb.Cleanup(func() { work.Close() })
+	must(tb, cufft.SetWorkArea(h, libhandle.Ptr(work.Ptr())))
+	must(tb, cufft.SetStream(h, hs))
+	tb.Logf("%v, planned as CuPy plans: work area %d bytes", l, ws)
+	return h
 }

@@ -24,6 +24,19 @@ int cufftMakePlanMany64(int p, int rank, long long *n, long long *inembed, long 
 	return 0;
 }
 
+int cufftMakePlan1d(int p, int nx, int type, int batch, size_t *ws) {
+	(void)p; (void)nx; (void)type; (void)batch;
+	*ws = 1 << 20;
+	return 0;
+}
+int cufftMakePlanMany(int p, int rank, int *n, int *inembed, int istride, int idist,
+		int *onembed, int ostride, int odist, int type, int batch, size_t *ws) {
+	(void)p; (void)rank; (void)n; (void)inembed; (void)istride; (void)idist;
+	(void)onembed; (void)ostride; (void)odist; (void)type; (void)batch;
+	*ws = 1 << 20;
+	return 0;
+}
+
 static int exec(int p, void *in, void *out, int dir, int kind) {
 	long long v[5] = {p, (long long)(uintptr_t)in, (long long)(uintptr_t)out, dir, kind};
 	memcpy(last, v, sizeof last);
