@@ -43,14 +43,32 @@ func GemmRowMajor[T Scalar](h *Handle, tA, tB Transpose, m, n, k int, alpha T, a
 // gemmIn checks and queues a GEMM of matrices in layout l.
 func gemmIn[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, n, k int, alpha T, a *core.Buffer, lda int, b *core.Buffer, ldb int, beta T, c *core.Buffer, ldc int) error {
 	e := elemOf[T]()
-	if err := checkGemm(fn, l, e, h, tA, tB, m, n, k, a, lda, 0, b, ldb, 0, c, ldc, 0, 1); err != nil {
+	if !gemmFits(l, e.size, h, tA, tB, m, n, k, a, lda, b, ldb, c, ldc) {
+		if err := checkGemm(fn, l, e, h, tA, tB, m, n, k, a, lda, 0, b, ldb, 0, c, ldc, 0, 1); err != nil {
+			return err
+		}
+	}
+	// h.do's steps, written out: its closure cost a small GEMM's call
+	// more than the rest of do (BenchmarkGemmSmall64 in internal/fakelib).
+	ops := h.operands(fn)
+	defer ops.Release()
+	var cl call
+	var err error
+	for i, buf := range [3]*core.Buffer{a, b, c} {
+		if cl.p[i], err = ops.Add(gemmArgs[i], buf, e.size, e.name); err != nil {
+			return err
+		}
+	}
+	if cl.ctx, cl.s, err = h.lib().Begin(); err != nil {
 		return err
 	}
-	return h.do(fn, e, "abc", [3]*core.Buffer{a, b, c}, func(cl call) error {
-		g := gemmOp{tA: tA, tB: tB, m: m, n: n, k: k, lda: lda, ldb: ldb, ldc: ldc}
-		return gemm(cl, e, alpha, beta, g.at(cl.p, l))
-	})
+	defer h.st.End()
+	cl.lib = h.st.Handle()
+	g := gemmOp{tA: tA, tB: tB, m: m, n: n, k: k, lda: lda, ldb: ldb, ldc: ldc}
+	return gemm(cl, e, alpha, beta, g.at(cl.p, l))
 }
+
+var gemmArgs = [3]string{"a", "b", "c"}
 
 // gemmOp is a GEMM, or a strided batch of them, with the addresses of its
 // matrices.

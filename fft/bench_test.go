@@ -1,66 +1,208 @@
 package fft
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/cudago/cudago/bindings/cufft"
+	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/ctwin"
+	"github.com/cudago/cudago/internal/libhandle"
+	"github.com/cudago/cudago/pathfinder"
 )
 
-// BenchmarkFFTC2C2e24 is the target: one forward complex64 C2C
-// transform of 2^24 points, out of place, as cupy.fft.fft(x) runs it for a
-// complex64 x (overwrite_x=False: cuFFT writes a new array; CuPy's plan
-// comes from its plan cache, its output and work area from its memory
-// pool). bench/bench_cupy_math.py times the CuPy side the same way
-// (FFT_C2C_2^24_complex64: CUDA events around a loop of cupy.fft.fft(x)).
+// The three FFT targets, each timed as bench/bench_cupy_fft.py
+// times CuPy's (cupy.fft.fft, fft2 and rfft of arrays of uniform random
+// values in [0, 1)): a plan from a Cache, as CuPy's comes from its plan
+// cache, made and run once before the timer starts; then b.N transforms
+// queued back to back on one stream, timed on the GPU between two events
+// around the loop ("ms/transform"). testing.B's default benchtime makes
+// the measured run about a second of transforms, which is what the CuPy
+// script times per rep: sustained, not a burst. GB/s counts one read of
+// the input and one write of the output, the least a transform moves.
 //
-// The plan is made, and one transform run, before the timer starts; the
-// loop only queues transforms on one stream, and the time per transform is
-// the GPU time between two events around the loop, divided by b.N
-// ("ms/transform"). GB/s counts one read and one write of the data, the
-// least a transform moves.
-func BenchmarkFFTC2C2e24(b *testing.B) { benchC2C(b, 1<<24, false) }
+// Each has sub-benchmarks:
+//
+//	cudago  Plan.Forward into an output Buffer made once
+//	C       the C twin: a C loop calling cufftExecC2C (or R2C) on the same
+//	        cuFFT plan, Buffers and stream (internal/ctwin): whatever
+//	        cudago adds on the GPU would show as a difference here
+//	cupyplan the C twin on a second plan of the same transform, made as
+//	        CuPy 14 makes its plans (cufftMakePlan1d in one dimension,
+//	        cufftMakePlanMany with explicit embeds in two, where cudago
+//	        calls cufftMakePlanMany64 with cuFFT's basic layout): whether
+//	        the planning call changes the kernels
+//	alloc   (2^24 C2C only) a new output Buffer per transform, from the
+//	        stream's pool, closed after it: what cupy.fft.fft(x) does
+//
+// The parent benchmark logs, once, which libcufft the process loaded
+// (pathfinder's choice: CUDAGO_CUFFT_PATH overrides it), its version and
+// the plan's work area, so that a run can be set beside CuPy's.
 
-// BenchmarkFFTC2C2e24InPlace is the same transform in place
-// (cupy.fft.fft(x, overwrite_x=True)).
-func BenchmarkFFTC2C2e24InPlace(b *testing.B) { benchC2C(b, 1<<24, true) }
+// BenchmarkFFTC2C2e24 is one forward complex64 C2C transform of 2^24
+// points, out of place (cupy.fft.fft(x) of a complex64 x).
+func BenchmarkFFTC2C2e24(b *testing.B) { benchFFT(b, Desc{Shape: []int{1 << 24}}, true) }
 
-func benchC2C(b *testing.B, n int, inPlace bool) {
+// BenchmarkFFTC2C2D1024x16 is a batch of 16 forward complex64 2-D
+// transforms of 1024×1024, out of place (cupy.fft.fft2(x) of a complex64 x
+// of shape (16, 1024, 1024): one cuFFT plan of batch 16).
+func BenchmarkFFTC2C2D1024x16(b *testing.B) {
+	benchFFT(b, Desc{Shape: []int{1024, 1024}, Batch: 16}, false)
+}
+
+// BenchmarkFFTR2C2e24 is one forward R2C transform of 2^24 float32 values
+// into 2^23+1 complex64 ones, out of place (cupy.fft.rfft(x) of a float32
+// x).
+func BenchmarkFFTR2C2e24(b *testing.B) { benchFFT(b, Desc{Shape: []int{1 << 24}, Type: R2C}, false) }
+
+// BenchmarkFFTC2C2e24InPlace is the 2^24 C2C transform in place
+// (cupy.fft.fft(x, overwrite_x=True)), on zeros: other data would
+// overflow after a few transforms in place.
+func BenchmarkFFTC2C2e24InPlace(b *testing.B) {
 	dev, s := gpuStream(b)
 	c, err := New(s, nil)
 	must(b, err)
 	defer c.Close()
+	const n = 1 << 24
 	p, err := c.Plan(Desc{Shape: []int{n}})
 	must(b, err)
 	in, err := dev.Allocate(n*8, s)
 	must(b, err)
 	defer in.Close()
-	out := in
-	if !inPlace {
-		out, err = dev.Allocate(n*8, s)
-		must(b, err)
-		defer out.Close()
-	}
-	// The GPU's arithmetic takes the same time whatever the values (zero
-	// is no denormal); zeros stay finite through any number of in-place
-	// transforms, where other data would overflow after a few.
 	must(b, in.Memset32(0))
+	run := func(m int) error {
+		for range m {
+			if err := p.Forward(in, in); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	timeGPU(b, dev, s, p, run)
+}
+
+// benchData is the input of every benchmark: uniform values in [0, 1),
+// as cupy.random.random gives the CuPy side, made once.
+var benchData = sync.OnceValue(func() []float32 {
+	r := rand.New(rand.NewPCG(5, 6))
+	v := make([]float32, 1<<25)
+	for i := range v {
+		v[i] = r.Float32()
+	}
+	return v
+})
+
+var logLibrary sync.Once
+
+func benchFFT(b *testing.B, d Desc, alloc bool) {
+	dev, s := gpuStream(b)
+	c, err := New(s, nil)
+	must(b, err)
+	defer c.Close()
+	p, err := c.Plan(d)
+	must(b, err)
+	ib, ob := p.Bytes()
+	in, err := dev.Allocate(ib, s)
+	must(b, err)
+	defer in.Close()
+	out, err := dev.Allocate(ob, s)
+	must(b, err)
+	defer out.Close()
+	must(b, core.CopyToDevice(in, benchData()[:ib/4]))
+	logLibrary.Do(func() { b.Log(cufftIdentity()) })
+	b.Logf("%v: plan work area %d bytes; in at %#x, out at %#x (offsets in 2 MiB pages %#x, %#x)",
+		&p.l, p.WorkSize(), in.Ptr(), out.Ptr(), in.Ptr()%(2<<20), out.Ptr()%(2<<20))
+
+	b.Run("cudago", func(b *testing.B) {
+		timeGPU(b, dev, s, p, func(m int) error {
+			for range m {
+				if err := p.Forward(in, out); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	b.Run("C", func(b *testing.B) {
+		ip, err := in.Acquire()
+		must(b, err)
+		defer in.Release()
+		op, err := out.Acquire()
+		must(b, err)
+		defer out.Release()
+		timeGPU(b, dev, s, p, func(m int) error {
+			ctx, _, err := p.st.Begin()
+			if err != nil {
+				return err
+			}
+			defer p.st.End()
+			return ctwin.FFTExec(ctx, p.st.Handle(), p.l.cufftType(), ip, op, cufft.Forward, m)
+		})
+	})
+	b.Run("cupyplan", func(b *testing.B) {
+		h := cupyPlan(b, dev, s, &p.l)
+		ip, err := in.Acquire()
+		must(b, err)
+		defer in.Release()
+		op, err := out.Acquire()
+		must(b, err)
+		defer out.Release()
+		timeGPU(b, dev, s, p, func(m int) error {
+			ctx, _, err := s.Acquire()
+			if err != nil {
+				return err
+			}
+			defer s.Release()
+			return ctwin.FFTExec(ctx, h, p.l.cufftType(), ip, op, cufft.Forward, m)
+		})
+	})
+	if !alloc {
+		return
+	}
+	b.Run("alloc", func(b *testing.B) {
+		timeGPU(b, dev, s, p, func(m int) error {
+			for range m {
+				o, err := dev.Allocate(ob, s)
+				if err != nil {
+					return err
+				}
+				if err := p.Forward(in, o); err != nil {
+					o.Close()
+					return err
+				}
+				if err := o.Close(); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+}
+
+// timeGPU runs run(1) to warm up, then times run(b.N) on the GPU with
+// events on s around it, and reports the time per transform of p and the
+// bandwidth of its least traffic.
+func timeGPU(b *testing.B, dev *core.Device, s *core.Stream, p *Plan, run func(m int) error) {
 	start, err := dev.NewEvent(core.EventOptions{Timing: true})
 	must(b, err)
 	defer start.Close()
 	end, err := dev.NewEvent(core.EventOptions{Timing: true})
 	must(b, err)
 	defer end.Close()
-	must(b, p.Forward(in, out)) // warm up: kernels loaded, pool grown
+	must(b, run(1)) // kernels loaded, pool grown
 	must(b, s.Sync())
 
 	b.ResetTimer()
 	must(b, start.Record(s))
-	for range b.N {
-		if err := p.Forward(in, out); err != nil {
-			b.Fatal(err)
-		}
-	}
+	must(b, run(b.N))
 	must(b, end.Record(s))
 	must(b, end.Sync())
 	b.StopTimer()
@@ -68,7 +210,81 @@ func benchC2C(b *testing.B, n int, inPlace bool) {
 	gpu, err := core.Elapsed(start, end)
 	must(b, err)
 	per := gpu.Seconds() / float64(b.N)
+	in, out := p.Bytes()
 	b.ReportMetric(per*1e3, "ms/transform")
-	b.ReportMetric(2*float64(n*8)/per/1e9, "GB/s")
-	b.ReportMetric(5*float64(n)*math.Log2(float64(n))/per/1e12, "TFLOP/s")
+	b.ReportMetric(float64(in+out)/per/1e9, "GB/s")
+	if p.l.Type == C2C && p.l.batch == 1 && len(p.l.Shape) == 1 {
+		n := float64(p.l.n)
+		b.ReportMetric(5*n*math.Log2(n)/per/1e12, "TFLOP/s")
+	}
+}
+
+// cufftIdentity says which libcufft this process loaded: the file
+// pathfinder chose and where it found it, the file it resolves to, the
+// version cuFFT reports, and the mappings of /proc/self/maps that name
+// libcufft (which would show a second copy, loaded by something else).
+func cufftIdentity() string {
+	lib, err := pathfinder.Load(pathfinder.CuFFT)
+	if err != nil {
+		return fmt.Sprintf("libcufft: %v", err)
+	}
+	var v int32
+	verr := cufft.GetVersion(&v)
+	real, _ := filepath.EvalSymlinks(lib.Path)
+	var maps []string
+	if m, err := os.ReadFile("/proc/self/maps"); err == nil {
+		seen := map[string]bool{}
+		for _, line := range strings.Split(string(m), "\n") {
+			if f := strings.Fields(line); len(f) >= 6 && strings.Contains(f[5], "libcufft") && !seen[f[5]] {
+				seen[f[5]] = true
+				maps = append(maps, f[5])
+			}
+		}
+	}
+	return fmt.Sprintf("libcufft: %s (%s) = %s, cufftGetVersion %d (err %v), mapped: %s",
+		lib.Path, lib.Found, real, v, verr, strings.Join(maps, ", "))
+}
+
+// cupyPlan makes a cuFFT plan of l as CuPy 14 makes its plans
+// (cupy/cuda/cufft.pyx): automatic allocation off, cufftMakePlan1d for one
+// dimension, cufftMakePlanMany with inembed and onembed equal to the
+// shape for more (PlanNd), a work area of its own from the pool, bound to
+// s. It calls the bindings, on a thread locked to s's context; the plan
+// is destroyed when tb ends.
+func cupyPlan(tb testing.TB, dev *core.Device, s *core.Stream, l *layout) cufft.Handle {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	ctx, hs, err := s.Acquire()
+	must(tb, err)
+	defer s.Release()
+	must(tb, driver.CtxSetCurrent(ctx))
+	var h cufft.Handle
+	must(tb, cufft.Create(&h))
+	tb.Cleanup(func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := driver.CtxSetCurrent(ctx); err == nil {
+			cufft.Destroy(h)
+		}
+	})
+	must(tb, cufft.SetAutoAllocation(h, 0))
+	var ws uint64
+	if len(l.Shape) == 1 {
+		ws, err = cufft.MakePlan1d(h, int32(l.Shape[0]), l.cufftType(), int32(l.batch))
+	} else {
+		n := make([]int32, len(l.Shape))
+		for i, v := range l.Shape {
+			n[i] = int32(v)
+		}
+		a := l.planArgs()
+		ws, err = cufft.MakePlanMany(h, int32(len(n)), &n[0], &n[0], 1, int32(a.idist), &n[0], 1, int32(a.odist), l.cufftType(), int32(l.batch))
+	}
+	must(tb, err)
+	work, err := dev.Allocate(max(int(ws), 256), s)
+	must(tb, err)
+	tb.Cleanup(func() { work.Close() })
+	must(tb, cufft.SetWorkArea(h, libhandle.Ptr(work.Ptr())))
+	must(tb, cufft.SetStream(h, hs))
+	tb.Logf("%v, planned as CuPy plans: work area %d bytes", l, ws)
+	return h
 }

@@ -5,74 +5,79 @@ package ctwin
 
 /*
 #include <stdint.h>
-#include <time.h>
 
 typedef int (*ctx_set_t)(uintptr_t);
-typedef int (*stream_sync_t)(uintptr_t);
 typedef int (*sgemm_t)(uintptr_t, int, int, int, int, int, const float *, uintptr_t, int,
 	uintptr_t, int, const float *, uintptr_t, int);
 
-static long long now_ns(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-// sgemm_loop makes ctx current, then times calls of cublasSgemm_v2 on an
-// n×n×n problem in chunks, draining the stream (untimed) before each
-// chunk and at the end, as cudago's benchmarks time their side. It returns
-// the timed nanoseconds, or -status of the first failure.
-static long long sgemm_loop(uintptr_t ctxSet, uintptr_t streamSync, uintptr_t sgemm, uintptr_t ctx, uintptr_t stream,
-		uintptr_t handle, int n, uintptr_t a, uintptr_t b, uintptr_t c, long long iters, int chunk) {
+// sgemm_calls makes ctx current, then calls cublasSgemm_v2 count times on
+// an n×n×n problem (no transposes, alpha 1, beta 0), as a C program would
+// once its context is current. It returns 0, or -status of the first
+// failure.
+static int sgemm_calls(uintptr_t ctxSet, uintptr_t sgemm, uintptr_t ctx, uintptr_t handle, int n,
+		uintptr_t a, uintptr_t b, uintptr_t c, long long count) {
 	int r = ((ctx_set_t)ctxSet)(ctx);
 	if (r) return -r;
 	float alpha = 1, beta = 0;
-	long long el = 0;
-	for (long long done = 0; done < iters; done += chunk) {
-		if ((r = ((stream_sync_t)streamSync)(stream))) return -r;
-		long long m = iters - done < chunk ? iters - done : chunk;
-		long long t0 = now_ns();
-		for (long long i = 0; i < m; i++) {
-			if ((r = ((sgemm_t)sgemm)(handle, 0, 0, n, n, n, &alpha, a, n, b, n, &beta, c, n))) return -r;
-		}
-		el += now_ns() - t0;
+	for (long long i = 0; i < count; i++) {
+		if ((r = ((sgemm_t)sgemm)(handle, 0, 0, n, n, n, &alpha, a, n, b, n, &beta, c, n))) return -r;
 	}
-	if ((r = ((stream_sync_t)streamSync)(stream))) return -r;
-	return el;
+	return 0;
 }
 */
 import "C"
 
 import (
 	"fmt"
-	"time"
+	"sync"
+	"unsafe"
 
 	"github.com/cudago/cudago/bindings/cublas"
 	"github.com/cudago/cudago/bindings/driver"
 )
 
-// SgemmLoop times iters calls of cublasSgemm (no transposes, n×n×n,
-// alpha 1, beta 0) on handle, whose stream is stream in context ctx, from
-// one C loop, draining the stream every chunk calls untimed. It returns
-// the timed duration.
-func SgemmLoop(ctx driver.Context, stream driver.Stream, handle cublas.Handle, n int, a, b, c driver.Deviceptr, iters, chunk int) (time.Duration, error) {
-	var fns [3]C.uintptr_t
-	for i, name := range []string{"cuCtxSetCurrent", "cuStreamSynchronize"} {
-		p, err := driver.Proc(name)
-		if err != nil {
-			return 0, err
+// procs resolves entry points once: a benchmark calls its twin once per
+// chunk of calls, and the lookups are no part of what it times.
+type procs struct {
+	once sync.Once
+	fns  []C.uintptr_t
+	err  error
+}
+
+func (p *procs) get(resolve func(name string) (unsafe.Pointer, error), names ...string) ([]C.uintptr_t, error) {
+	p.once.Do(func() {
+		for _, name := range names {
+			fn, err := resolve(name)
+			if err != nil {
+				p.err = err
+				return
+			}
+			p.fns = append(p.fns, C.uintptr_t(uintptr(fn)))
 		}
-		fns[i] = C.uintptr_t(uintptr(p))
-	}
-	p, err := cublas.Proc("cublasSgemm")
+	})
+	return p.fns, p.err
+}
+
+var ctxSet, sgemm procs
+
+// Sgemm makes ctx current and calls cublasSgemm count times (no
+// transposes, n×n×n, alpha 1, beta 0) on handle, whose device addresses
+// a, b and c are the matrices, from one C loop: what a C program's loop
+// of calls costs. The caller times it, and drains the stream between
+// chunks of calls as it does for its own side.
+func Sgemm(ctx driver.Context, handle cublas.Handle, n int, a, b, c driver.Deviceptr, count int) error {
+	cs, err := ctxSet.get(driver.Proc, "cuCtxSetCurrent")
 	if err != nil {
-		return 0, err
+		return err
 	}
-	fns[2] = C.uintptr_t(uintptr(p))
-	r := C.sgemm_loop(fns[0], fns[1], fns[2], C.uintptr_t(ctx), C.uintptr_t(stream),
-		C.uintptr_t(handle), C.int(n), C.uintptr_t(a), C.uintptr_t(b), C.uintptr_t(c), C.longlong(iters), C.int(chunk))
+	fs, err := sgemm.get(cublas.Proc, "cublasSgemm")
+	if err != nil {
+		return err
+	}
+	r := C.sgemm_calls(cs[0], fs[0], C.uintptr_t(ctx), C.uintptr_t(handle), C.int(n),
+		C.uintptr_t(a), C.uintptr_t(b), C.uintptr_t(c), C.longlong(count))
 	if r < 0 {
-		return 0, fmt.Errorf("ctwin: the C loop failed with status %d", -r)
+		return fmt.Errorf("ctwin: the C loop failed with status %d", -r)
 	}
-	return time.Duration(r), nil
+	return nil
 }

@@ -133,8 +133,8 @@ func TestOperands(t *testing.T) {
 		t.Errorf("n = %d, %d more, want 8 and 3", o.n, len(o.more))
 	}
 	o.Release()
-	if o.n != 0 || o.fixed[0].b != nil || len(o.more) != 0 {
-		t.Errorf("after Release: n = %d, fixed[0] = %v, more = %v", o.n, o.fixed[0].b, o.more)
+	if o.n != 0 || o.fixed[0] != nil || len(o.more) != 0 {
+		t.Errorf("after Release: n = %d, fixed[0] = %v, more = %v", o.n, o.fixed[0], o.more)
 	}
 }
 

@@ -23,14 +23,17 @@ type Operands struct {
 	Package, Func string
 	Device        *core.Device
 
+	// The Buffers held, for Release; their names are needed only by the
+	// errors of Add, so they are not kept (a small library call's Go side
+	// copies and clears this struct).
 	n     int
-	fixed [5]operand
-	more  []operand
+	fixed [5]*core.Buffer
+	more  []*core.Buffer
 }
 
-// operand is one Buffer of a call: arg, or arg[idx] when idx >= 0.
+// operand names one Buffer of a call in Add's errors: arg, or arg[idx]
+// when idx >= 0.
 type operand struct {
-	b   *core.Buffer
 	arg string
 	idx int
 }
@@ -51,26 +54,26 @@ func (o *Operands) Add(arg string, b *core.Buffer, align int, elem string) (unsa
 
 // AddAt is Add for arg[idx], one Buffer of a slice of them.
 func (o *Operands) AddAt(arg string, idx int, b *core.Buffer, align int, elem string) (unsafe.Pointer, error) {
-	x := operand{b, arg, idx}
+	x := operand{arg, idx}
 	p, err := b.Acquire()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %s: %w", o.Package, o.Func, x.name(), err)
 	}
 	if o.n < len(o.fixed) {
-		o.fixed[o.n] = x
+		o.fixed[o.n] = b
 	} else {
-		o.more = append(o.more, x)
+		o.more = append(o.more, b)
 	}
 	o.n++
 	if mr := b.MemoryResource(); mr != nil {
 		if !mr.DeviceAccessible() {
 			return nil, o.argErr(&x, "%s is %T memory, which the GPU cannot access", x.name(), mr)
 		}
-		if d := mr.Device(); d != nil && o.Device != nil && d.Ordinal() != o.Device.Ordinal() {
+		if d := mr.Device(); d != o.Device && d != nil && o.Device != nil && d.Ordinal() != o.Device.Ordinal() {
 			return nil, o.argErr(&x, "%s is memory of %v, but the stream is on %v", x.name(), d, o.Device)
 		}
 	}
-	if align > 1 && p%driver.Deviceptr(align) != 0 {
+	if align > 1 && p&driver.Deviceptr(align-1) != 0 { // a mask: a division by a variable is slow
 		return nil, o.argErr(&x, "%s's address %#x is not aligned to its %d-byte %s elements", x.name(), uint64(p), align, elem)
 	}
 	return Ptr(p), nil
@@ -84,10 +87,10 @@ func (o *Operands) argErr(x *operand, format string, args ...any) error {
 func (o *Operands) Release() {
 	for i := range o.n {
 		if i < len(o.fixed) {
-			o.fixed[i].b.Release()
-			o.fixed[i] = operand{}
+			o.fixed[i].Release()
+			o.fixed[i] = nil
 		} else {
-			o.more[i-len(o.fixed)].b.Release()
+			o.more[i-len(o.fixed)].Release()
 		}
 	}
 	o.n, o.more = 0, o.more[:0]

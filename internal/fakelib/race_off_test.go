@@ -1,0 +1,5 @@
+//go:build !race
+
+package fakelib_test
+
+const raceEnabled = false
