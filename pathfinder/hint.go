@@ -116,6 +116,9 @@ func (s *searcher) hint(sp *spec) string {
 		}
 		return strings.Join(lines, "\n")
 	}
+	if sp.notLocal {
+		clone = "" // the setup script does not install it: the general advice
+	}
 	if clone != "" {
 		add("bash %s: it installs CUDA 12.4 into %s", filepath.Join(clone, "scripts", "setup-cuda.sh"), filepath.Join(clone, ".cuda"))
 		add("or make %s available another way:", sp.lib)
@@ -132,7 +135,7 @@ func (s *searcher) hint(sp *spec) string {
 	if n := installNames[sp.lib]; n.conda != "" {
 		add("  - conda: conda install %s, in the active environment (CONDA_PREFIX)", n.conda)
 	}
-	if clone == "" {
+	if clone == "" && !sp.notLocal {
 		add("  - a clone of cudago: bash <clone>/scripts/setup-cuda.sh once, then source <clone>/.cuda/env.sh")
 	}
 	add("  - the file itself: set %s to the library file or the directory holding it", sp.env)

@@ -74,6 +74,9 @@ type spec struct {
 	// platform, when set, says why the library cannot exist on this
 	// machine ("" when it may): cuDLA is only on Tegra.
 	platform func(*searcher) string
+	// notLocal: scripts/setup-cuda.sh does not install it, so the hint
+	// does not offer it.
+	notLocal bool
 	// opens, when set, returns the sonames of the libraries the loaded
 	// library (its handle) opens itself with dlopen, which are loaded
 	// from the same place as its dependencies: cuDNN's cuBLASLt.
@@ -124,7 +127,7 @@ var specs = []*spec{
 	// CUPTI lives apart in a toolkit (extras/CUPTI/lib64; lib64 holds a
 	// link to it since CUDA 12).
 	{lib: CUPTI, env: "CUDAGO_CUPTI_PATH", sonames: []string{"libcupti.so.13", "libcupti.so.12"},
-		wheel: wheelDirs("nvidia/cuda_cupti/lib"), rootDirs: []string{"extras/CUPTI/lib64", "extras/CUPTI/lib"}},
+		wheel: wheelDirs("nvidia/cuda_cupti/lib"), rootDirs: []string{"extras/CUPTI/lib64", "extras/CUPTI/lib"}, notLocal: true},
 	// cuDNN 9 is a shim, libcudnn.so.9, that opens its sub-libraries by
 	// soname on first use; the graph library comes first, the others need
 	// it (and ops before cnn and adv). Both its wheels, nvidia-cudnn-cu12
@@ -134,17 +137,17 @@ var specs = []*spec{
 		wheel: []string{"nvidia/cudnn/lib", "nvidia/cu13/lib"}, deps: []Lib{CuBLASLt}, opens: cudnnOpens,
 		subs: []string{"libcudnn_graph.so.9", "libcudnn_engines_precompiled.so.9", "libcudnn_engines_runtime_compiled.so.9",
 			"libcudnn_engines_tensor_ir.so.9", "libcudnn_heuristic.so.9", "libcudnn_ops.so.9", "libcudnn_cnn.so.9", "libcudnn_adv.so.9"},
-		optSubs: []string{"libcudnn_engines_tensor_ir.so.9"}},
+		optSubs: []string{"libcudnn_engines_tensor_ir.so.9"}, notLocal: true},
 	// cuTENSOR 2: its wheels (cutensor-cu12, cutensor-cu13) install into
 	// site-packages/cutensor/lib, its archive into lib/<CUDA major>, NVIDIA's
 	// Debian package into <multiarch>/libcutensor/<CUDA major>.
 	{lib: CuTENSOR, env: "CUDAGO_CUTENSOR_PATH", sonames: []string{"libcutensor.so.2"},
 		wheel: []string{"cutensor/lib"}, deps: []Lib{CuBLASLt},
-		rootDirs: []string{"lib/13", "lib/12"}, sysDirs: []string{"libcutensor/13", "libcutensor/12"}},
+		rootDirs: []string{"lib/13", "lib/12"}, sysDirs: []string{"libcutensor/13", "libcutensor/12"}, notLocal: true},
 	// cuDLA drives the deep learning accelerator of Tegra SoCs: it ships
 	// with CUDA for Tegra (JetPack) and CUDA 13's aarch64 wheels only.
 	{lib: CuDLA, env: "CUDAGO_CUDLA_PATH", sonames: []string{"libcudla.so.1"},
-		wheel: []string{"nvidia/cu13/lib"}, platform: (*searcher).notTegra},
+		wheel: []string{"nvidia/cu13/lib"}, platform: (*searcher).notTegra, notLocal: true},
 }
 
 // names returns the file names to look for, in order of preference.
