@@ -113,6 +113,10 @@ func TestCuDNNWheelLayout(t *testing.T) {
 	if c, ok := lib.CUDA(); !ok || c != (CUDAVersion{12, 8}) {
 		t.Errorf("CUDA() = %v, %v; want 12.8 (cudnnGetCudartVersion)", c, ok)
 	}
+	// The real spec's rule: the cuBLASLt of the CUDA major cuDNN was built for.
+	if got := cudnnOpens(lib.Handle()); !reflect.DeepEqual(got, []string{"libcublasLt.so.12"}) {
+		t.Errorf("cudnnOpens = %q, want libcublasLt.so.12", got)
+	}
 }
 
 // TestCuDNNIncomplete: a cuDNN missing a sub-library still loads, with a
