@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/pathfinder"
 )
 
@@ -262,8 +264,8 @@ func TestCacheRootWarning(t *testing.T) {
 // TestWarningsInChild runs the warnings that need the process's own
 // libraries in a child: nvJitLink missing (Linker falls back to cuLink,
 // said once), a cuDNN missing its sub-libraries (pathfinder's warning,
-// reported by noteLibrary) and a CUDA 13 CUPTI beside the local CUDA 12.4
-// libraries and driver (the guard rails, each once).
+// reported by noteLibrary) and a CUPTI of a CUDA 14 that no driver
+// supports yet beside NVRTC of 12 or 13 (the guard rails, each once).
 func TestWarningsInChild(t *testing.T) {
 	if os.Getenv("CUDAGO_WARN_CHILD") == "1" {
 		warningsChild(t)
@@ -285,31 +287,42 @@ func TestWarningsInChild(t *testing.T) {
 		}
 		return p
 	}
-	cupti := build("libcupti.so.13", "int cuptiGetVersion(unsigned *v) { *v = 130; return 0; }\n")
+	cupti := build("libcupti.so.14", "int cuptiGetVersion(unsigned *v) { *v = 140; return 0; }\n")
 	cudnn := build("libcudnn.so.9", "#include <stddef.h>\nsize_t cudnnGetVersion(void) { return 90100; }\n")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestWarningsInChild$", "-test.v")
 	cmd.Env = append(os.Environ(), "CUDAGO_WARN_CHILD=1", "CUDAGO_NVJITLINK_PATH="+filepath.Join(dir, "no-nvjitlink"),
 		"CUDAGO_CUPTI_PATH="+cupti, "CUDAGO_CUDNN_PATH="+cudnn)
 	out, err := cmd.CombinedOutput()
+	if _, why, skipped := strings.Cut(string(out), "child skip: "); skipped && err == nil {
+		t.Skip(strings.SplitN(why, "\n", 2)[0])
+	}
 	if err != nil || !strings.Contains(string(out), "child ok") {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
 }
 
+// childSkip skips a child test and tells its parent why.
+func childSkip(t *testing.T, format string, args ...any) {
+	t.Helper()
+	why := fmt.Sprintf(format, args...)
+	fmt.Println("child skip: " + why)
+	t.Skip(why)
+}
+
 func warningsChild(t *testing.T) {
 	rec := captureWarnings(t)
 
-	// The driver's library loads (the local install's, CUDA 12.4) even
-	// without a GPU; NVRTC 12.4 with it.
+	// The driver's library loads even without a GPU (the local install's
+	// says CUDA 12.4); NVRTC with it.
 	DeviceCount()
 	if _, err := pathfinder.Load(pathfinder.NVRTC); err != nil {
-		t.Skipf("no NVRTC: %v", err)
+		childSkip(t, "no NVRTC: %v", err)
 	}
 	noteLibrary(pathfinder.NVRTC)
 	if drv, err := pathfinder.Load(pathfinder.Driver); err != nil {
-		t.Skipf("no driver library: %v", err)
-	} else if v, _ := drv.Version(); v != "12.4" {
-		t.Skipf("the driver library supports CUDA %s, not the local install's 12.4", v)
+		childSkip(t, "no driver library: %v", err)
+	} else if _, err := drv.Version(); err != nil {
+		childSkip(t, "the driver library does not say its CUDA version: %v", err)
 	}
 
 	// nvJitLink cannot be loaded: two Linkers, one warning.
@@ -339,7 +352,7 @@ func warningsChild(t *testing.T) {
 		t.Errorf("library warnings %+v", ws)
 	}
 
-	// CUPTI 13 with CUDA 12.4 libraries and driver: the guard rails.
+	// CUPTI of CUDA 14 with NVRTC 12 or 13 and today's drivers: the guard rails.
 	noteLibrary(pathfinder.CUPTI)
 	noteLibrary(pathfinder.NVVM) // nothing new to say: no repeats
 	var checks []string
@@ -383,5 +396,94 @@ func TestBadSettings(t *testing.T) {
 	}
 	if bad := unknownPrefault(""); bad != nil {
 		t.Errorf("unknownPrefault(\"\") = %q", bad)
+	}
+}
+
+// TestNoCodeForDeviceGPU loads, on device 0, a fat binary whose only
+// cubin is for an older major (sm_75) with its PTX: the warning says the
+// driver compiles the PTX, and the kernel it compiles runs (its result is
+// read back). A cubin of that major alone either fails to load with
+// CUDA_ERROR_NO_BINARY_FOR_GPU or, where loading is lazy, warns that its
+// kernels cannot run there.
+func TestNoCodeForDeviceGPU(t *testing.T) {
+	dev := requireGPU(t)
+	if major, _ := dev.ComputeCapability(); major <= 7 {
+		t.Skipf("%v: the test needs a device newer than sm_75", dev)
+	}
+	rec := captureWarnings(t)
+	const src = `extern "C" __global__ void fill(float *x, float v) { x[threadIdx.x] = v + threadIdx.x; }`
+	cubin := mustCompile(t, mustProgram(t, src, "c++", &ProgramOptions{Arch: "sm_75", NoCache: true}), "cubin")
+	ptx := mustCompile(t, mustProgram(t, src, "c++", &ProgramOptions{Arch: "compute_75", NoCache: true}), "ptx")
+	b, err := NewFatbinBuilder(&FatbinOptions{Name: "old.fatbin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.AddCubin(cubin.Code(), "sm_75", "old75"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddPTX(ptx.Code(), "compute_75", "old75", ""); err != nil {
+		t.Fatal(err)
+	}
+	fb, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := fb.Kernel("fill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine []warning
+	for _, w := range rec.of(WarnNoCodeForDevice) {
+		if w.attrs["device"].Int64() == int64(dev.Ordinal()) {
+			mine = append(mine, w)
+		}
+	}
+	if len(mine) != 1 || !strings.Contains(mine[0].msg, "the driver compiles its PTX") || mine[0].attrs["arch"].String() != dev.Arch() {
+		t.Errorf("warnings for %v: %+v", dev, mine)
+	}
+	const n = 64
+	buf, err := Alloc[float32](dev, n, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Close()
+	s, err := dev.NewStream(StreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := Launch(s, LaunchConfig{Grid: Dim(1), Block: Dim(n)}, k, buf, float32(2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, n)
+	if err := CopyFromDevice(got, buf); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if v != 2+float32(i) {
+			t.Fatalf("x[%d] = %v, want %v: the PTX compiled by the driver did not run", i, v, 2+float32(i))
+		}
+	}
+
+	// The sm_75 cubin alone.
+	before := len(rec.of(WarnNoCodeForDevice))
+	only, err := FromCubin(cubin.Code(), WithCodeName("old.cubin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer only.Close()
+	if _, err := only.Handle(); err != nil {
+		if !errors.Is(err, driver.ErrorNoBinaryForGpu) {
+			t.Errorf("loading an sm_75 cubin on %v: %v, want CUDA_ERROR_NO_BINARY_FOR_GPU", dev, err)
+		}
+		return
+	}
+	ws := rec.of(WarnNoCodeForDevice)[before:]
+	if len(ws) == 0 || !strings.Contains(ws[0].msg, "CUDA_ERROR_NO_BINARY_FOR_GPU") {
+		t.Errorf("an sm_75 cubin loaded on %v without the warning: %+v", dev, ws)
 	}
 }
