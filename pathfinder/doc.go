@@ -1,4 +1,5 @@
-// Package pathfinder finds and loads NVIDIA's shared libraries at run time.
+// Package pathfinder finds and loads NVIDIA's shared libraries at run time,
+// and finds their headers, tools and device libraries ([Find]).
 //
 // cudago has no link-time dependency on CUDA: every CUDA library is opened
 // with dlopen(3) when it is first needed, and its functions are looked up
