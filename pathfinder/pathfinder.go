@@ -450,7 +450,8 @@ func (s Status) String() string {
 }
 
 // Report loads every library (see Libs) and returns, for each in order, the
-// loaded library with its version, or the error.
+// loaded library with its version and CUDA release, or the error. Check
+// then gives the guard rails' warnings about what was loaded.
 func Report() []Status {
 	out := make([]Status, 0, len(specs))
 	for _, l := range Libs() {
