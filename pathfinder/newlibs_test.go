@@ -3,6 +3,7 @@
 package pathfinder
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -384,5 +385,58 @@ func TestGuardRails(t *testing.T) {
 	}
 	if ws := check(drv124, []loadedLib{blas128}); len(ws) != 0 {
 		t.Errorf("one CUDA 12.8 math library on a 12.4 driver: %v", ws)
+	}
+}
+
+// TestRealInstalled loads the real cuDNN, CUPTI and cuTENSOR where the
+// machine has them (a GPU machine's PyTorch environment: run with
+// VIRTUAL_ENV set to it) and checks what was loaded with them; it skips
+// each that is not installed.
+func TestRealInstalled(t *testing.T) {
+	for _, l := range []Lib{CuDNN, CUPTI, CuTENSOR} {
+		t.Run(string(l), func(t *testing.T) {
+			lib, err := Load(l)
+			var nf *NotFoundError
+			if errors.As(err, &nf) && nf.Cause == nil {
+				t.Skipf("%s is not installed here", l)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, verr := lib.Version()
+			c, cok := lib.CUDA()
+			t.Logf("%s %s (%s): version %q (%v), CUDA %v (%v)\ncompanions %q\nwarnings %q", l, lib.Path, lib.Found, v, verr, c, cok, lib.Companions, lib.Warnings)
+			if verr != nil || !cok || (c.Major != 12 && c.Major != 13) {
+				t.Errorf("version %q (%v), CUDA %v (%v); want both, CUDA 12 or 13", v, verr, c, cok)
+			}
+			dir := filepath.Dir(realpath(lib.Path))
+			switch l {
+			case CuDNN:
+				if !strings.HasPrefix(v, "9.") {
+					t.Errorf("cuDNN version %q, want 9.x", v)
+				}
+				for _, sub := range specOf(CuDNN).subs {
+					if slices.Contains(specOf(CuDNN).optSubs, sub) && !exists(filepath.Join(dir, sub)) {
+						continue
+					}
+					if dlnoload(sub) == nil {
+						t.Errorf("%s is not loaded", sub)
+					}
+				}
+				if lt := fmt.Sprintf("libcublasLt.so.%d", c.Major); dlnoload(lt) == nil {
+					t.Errorf("%s, which cuDNN opens, is not loaded", lt)
+				}
+				if len(lib.Warnings) != 0 {
+					t.Errorf("warnings %q", lib.Warnings)
+				}
+			case CuTENSOR:
+				if !strings.HasPrefix(v, "2.") || dlnoload(fmt.Sprintf("libcublasLt.so.%d", c.Major)) == nil {
+					t.Errorf("cuTENSOR %q without its cuBLASLt %d loaded", v, c.Major)
+				}
+			}
+		})
+	}
+	for _, w := range Check() {
+		t.Logf("guard rail (%s): %s", w.Kind, w.Text)
 	}
 }

@@ -306,6 +306,7 @@ func TestDoctorText(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("doctor exited %d; stderr:\n%s", code, stderr)
 	}
+	t.Log(stdout) // the whole report, with -v
 	for _, want := range []string{"Libraries", "nvrtc", "Headers, tools and device libraries", "  nvcc ", "  libdevice ", "Compatibility\n",
 		"Driver", "GPUs", "libraries found", "GPUDirect Storage", "  mode:", "  udev:"} {
 		if !strings.Contains(stdout, want) {
