@@ -89,6 +89,9 @@ func CacheEnabled() bool {
 	return true
 }
 
+// badCacheMax are the values of CUDAGO_CACHE_MAX already warned about.
+var badCacheMax sync.Map
+
 // cacheMaxBytes reads CUDAGO_CACHE_MAX (bytes; K, M, G suffixes).
 func cacheMaxBytes() int64 {
 	s := strings.TrimSpace(os.Getenv("CUDAGO_CACHE_MAX"))
@@ -109,7 +112,12 @@ func cacheMaxBytes() int64 {
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	if err != nil || n <= 0 || n > math.MaxInt64/mul {
-		return DefaultCacheMaxBytes // unreadable or overflowing: the default
+		// Unreadable or overflowing: the default, said once per value.
+		if _, said := badCacheMax.LoadOrStore(os.Getenv("CUDAGO_CACHE_MAX"), true); !said {
+			warn(WarnBadSetting, "CUDAGO_CACHE_MAX is not a size in bytes (K, M, G suffixes): the default bound is used",
+				"variable", "CUDAGO_CACHE_MAX", "value", os.Getenv("CUDAGO_CACHE_MAX"), "default", DefaultCacheMaxBytes)
+		}
+		return DefaultCacheMaxBytes
 	}
 	return n * mul
 }

@@ -689,17 +689,20 @@ func TestCacheTrimOnlyItsOwnFiles(t *testing.T) {
 // entry folders 0700; a root that group or others may write, or that
 // another user owns, turns the cache off with one warning.
 func TestCacheRootPermissions(t *testing.T) {
-	var warnings []string
-	old := cacheWarn
-	cacheWarn = func(m string) { warnings = append(warnings, m) }
-	t.Cleanup(func() { cacheWarn = old })
+	rec := captureWarnings(t)
+	messages := func() (out []string) {
+		for _, w := range rec.of(WarnCacheDisabled) {
+			out = append(out, w.msg)
+		}
+		return out
+	}
 
 	fresh := filepath.Join(t.TempDir(), "a", "cache")
 	t.Setenv("CUDAGO_CACHE_DIR", fresh)
 	t.Setenv("CUDAGO_CACHE", "")
 	c := activeCache()
 	if c == nil {
-		t.Fatalf("no cache in a fresh root (warnings %q)", warnings)
+		t.Fatalf("no cache in a fresh root (warnings %q)", messages())
 	}
 	if err := c.put(testEntry(testKey("perm"), 10)); err != nil {
 		t.Fatal(err)
@@ -720,7 +723,7 @@ func TestCacheRootPermissions(t *testing.T) {
 			t.Error("a world-writable cache root was used")
 		}
 	}
-	if len(warnings) != 1 || !strings.Contains(warnings[0], "writable by group or others") || !strings.Contains(warnings[0], open) {
+	if warnings := messages(); len(warnings) != 1 || !strings.Contains(warnings[0], "writable by group or others") || !strings.Contains(warnings[0], open) {
 		t.Errorf("warnings %q; want one naming %s as writable by group or others", warnings, open)
 	}
 
@@ -736,7 +739,7 @@ func TestCacheRootPermissions(t *testing.T) {
 	if activeCache() != nil {
 		t.Error("a cache root owned by another user was used")
 	}
-	if len(warnings) != 2 || !strings.Contains(warnings[1], "belongs to user 4242") {
+	if warnings := messages(); len(warnings) != 2 || !strings.Contains(warnings[1], "belongs to user 4242") {
 		t.Errorf("warnings %q; want a second naming user 4242", warnings)
 	}
 }

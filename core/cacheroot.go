@@ -12,10 +12,8 @@ import (
 // user could otherwise plant an entry. checkCacheRoot creates the root
 // 0700 when it is missing, and refuses (with one warning per folder per
 // process, compiling without the cache) a root that is not a directory
-// owned by the user, or that group or others may write.
-
-// cacheWarn prints the warning; tests replace it.
-var cacheWarn = func(msg string) { fmt.Fprintln(os.Stderr, msg) }
+// owned by the user, or that group or others may write (the warning is
+// WarnCacheDisabled).
 
 // cacheRoots remembers each root's verdict (nil: usable).
 var cacheRoots sync.Map // string -> error
@@ -27,7 +25,7 @@ func checkCacheRoot(dir string) error {
 	}
 	err := inspectCacheRoot(dir)
 	if _, loaded := cacheRoots.LoadOrStore(dir, err); !loaded && err != nil {
-		cacheWarn(fmt.Sprintf("cudago: compile cache disabled: %v", err))
+		warn(WarnCacheDisabled, "compile cache disabled: "+err.Error(), "dir", dir, "err", err)
 	}
 	return err
 }

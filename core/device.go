@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/cudago/cudago/bindings/driver"
+	"github.com/cudago/cudago/pathfinder"
 )
 
 // initDriver resolves the C layer's entry points and runs cuInit, once.
@@ -15,6 +16,7 @@ func initDriver() error {
 	initState.once.Do(func() {
 		loadProcs()
 		initState.err = cuInit(0)
+		noteLibrary(pathfinder.Driver)
 	})
 	return initState.err
 }

@@ -165,9 +165,26 @@
 // ProgramOptions.NoCache bypass it; sources that include files from disk are
 // never cached, since the cache cannot see those files change. The cache's
 // folders are created 0700; a root that another user owns, or that group or
-// others may write, is refused with a warning and compiling goes on without
-// it, since another user could plant code there. A compiler or
+// others may write, is refused with a warning (WarnCacheDisabled) and
+// compiling goes on without it, since another user could plant code there. A compiler or
 // linker failure returns a *CompileError or *LinkError holding the log.
+//
+// # Warnings
+//
+// What is not an error but worth knowing goes to one log/slog logger, at
+// slog.LevelWarn with a "kind" attribute: the compile cache refused
+// (WarnCacheDisabled), Linker falling back to the driver's cuLink
+// (WarnLinkerFallback), code without a cubin for a device of the process
+// (WarnNoCodeForDevice: the driver compiles its PTX, or cannot run it),
+// pathfinder's warnings about a library core uses (WarnLibrary) and its
+// guard rails (WarnCompatibility: a library newer than the driver, CUDA 12
+// and 13 libraries mixed), a setting it does not understand
+// (WarnBadSetting: CUDAGO_CACHE_MAX, CUDAGO_PREFAULT), and errors no call
+// can return, such as a finalizer's (WarnUnreportedError; Context.Sync
+// returns them too). The
+// logger is silent by default; SetLogger sets one (a slog.Handler can
+// count, filter or fail on them), and CUDAGO_LOG=warn (or info, debug,
+// error) prints them to stderr.
 //
 // # Errors
 //

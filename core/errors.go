@@ -126,7 +126,9 @@ func (r *recorded) take() error {
 // what says what failed.
 func (c *Context) record(what string, err error) {
 	if err != nil && !errors.Is(err, ErrClosed) {
-		c.recorded.add(fmt.Errorf("core: %s: %w", what, err))
+		err = fmt.Errorf("core: %s: %w", what, err)
+		warn(WarnUnreportedError, err.Error(), "err", err)
+		c.recorded.add(err)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/cudago/cudago/bindings/nvfatbin"
+	"github.com/cudago/cudago/pathfinder"
 )
 
 // FatbinBuilder builds a fat binary at run time with nvFatbin: add CUBINs,
@@ -67,6 +68,7 @@ func NewFatbinBuilder(opts *FatbinOptions) (*FatbinBuilder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("core: nvFatbin: creating a fatbin with %q: %w", args, err)
 	}
+	noteLibrary(pathfinder.NVFatbin)
 	b := &FatbinBuilder{h: &fatbinHandle{h: h}}
 	if opts != nil {
 		b.name = opts.Name

@@ -133,6 +133,9 @@ func NewLinker(opts *LinkerOptions, codes ...*ObjectCode) (*Linker, error) {
 				return nil, fmt.Errorf("core: NewLinker: linking LTO-IR (%v) needs nvJitLink, which cannot be loaded: %w", c, err)
 			}
 		}
+		warnLinkerFallback(err)
+	} else {
+		noteLibrary(pathfinder.NVJitLink)
 	}
 	return l, nil
 }

@@ -423,6 +423,12 @@ func (o *ObjectCode) handleLocked() (driver.Library, error) {
 	}
 	o.lib = &loadedLibrary{handle: h, image: img}
 	o.cleanup = runtime.AddCleanup(o, func(l *loadedLibrary) { l.unload() }, o.lib)
+	if warnEnabled() && (o.codeType == CodeCubin || o.codeType == CodeFatbin) {
+		if devs, err := Devices(); err == nil {
+			cubins, ptx := codeArchs(o.codeType, o.code)
+			warnArchs(o.String(), cubins, ptx, devs)
+		}
+	}
 	return h, nil
 }
 

@@ -49,6 +49,29 @@ type prefaultOpts struct {
 // prefaultOpt is CUDAGO_PREFAULT, read once; tests replace it.
 var prefaultOpt = parsePrefault(os.Getenv("CUDAGO_PREFAULT"))
 
+// warnPrefault reports, once, the words of CUDAGO_PREFAULT that mean
+// nothing (they are ignored), when a copy first reads the setting.
+var warnPrefault = sync.OnceFunc(func() {
+	if bad := unknownPrefault(os.Getenv("CUDAGO_PREFAULT")); len(bad) > 0 {
+		warn(WarnBadSetting, "CUDAGO_PREFAULT has words it does not know, which are ignored (known: off, nohuge, nohelpers, ahead, touch)",
+			"variable", "CUDAGO_PREFAULT", "unknown", bad)
+	}
+})
+
+// unknownPrefault returns the words of a CUDAGO_PREFAULT value that
+// parsePrefault ignores.
+func unknownPrefault(s string) []string {
+	var bad []string
+	for _, w := range strings.Split(s, ",") {
+		switch w = strings.TrimSpace(w); w {
+		case "", "off", "nohuge", "nohelpers", "ahead", "touch":
+		default:
+			bad = append(bad, w)
+		}
+	}
+	return bad
+}
+
 func parsePrefault(s string) prefaultOpts {
 	var o prefaultOpts
 	for _, w := range strings.Split(s, ",") {

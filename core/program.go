@@ -14,6 +14,7 @@ import (
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/bindings/nvrtc"
 	"github.com/cudago/cudago/bindings/nvvm"
+	"github.com/cudago/cudago/pathfinder"
 )
 
 // CompileError is a failed compilation. Its message names the program,
@@ -159,6 +160,7 @@ func (p *Program) newHandle() error {
 			return fmt.Errorf("core: NVRTC: creating program %q: %w", p.opts.name(), err)
 		}
 		h.nvrtc = prog
+		noteLibrary(pathfinder.NVRTC)
 	case "nvvm":
 		prog, err := nvvm.CreateProgram()
 		if err != nil {
@@ -169,6 +171,7 @@ func (p *Program) newHandle() error {
 			return fmt.Errorf("core: NVVM: adding the module of program %q: %w", p.opts.name(), err)
 		}
 		h.nvvm = prog
+		noteLibrary(pathfinder.NVVM)
 	case "ptx":
 		return nil // nvJitLink works per Compile
 	}

@@ -296,6 +296,7 @@ func copyDtoH(dev *Device, h driver.Context, dst unsafe.Pointer, src driver.Devi
 	// A fresh destination is readied chunk by chunk (prefault.go) by the
 	// workers, before they wait for the chunk's DMA, and by helpers on the
 	// cores the workers leave.
+	warnPrefault()
 	prep := newDestPrep(host, stagingChunk, runtime.GOMAXPROCS(0)-pl.workers, prefaultOpt)
 	err := pl.run(func(w int) error {
 		var mine []int

@@ -79,7 +79,7 @@
 // first initializes. This package sets NCCL_NVLS_ENABLE=0 at start-up
 // unless it is set: NVLink SHARP needs multicast setup that most machines
 // lack. The library, libnccl.so.2, is found by package pathfinder
-// (CUDAGO_NCCL_PATH, CUDA_HOME, pip's nvidia/nccl/lib, conda, the system).
+// (CUDAGO_NCCL_PATH, CUDA_PATH or CUDA_HOME, pip's nvidia/nccl/lib, conda, the system).
 package nccl
 
 //go:generate go run ../internal/bindgen -calls .

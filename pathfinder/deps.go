@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -41,6 +42,14 @@ type depResult struct {
 // skipped. A dependency's own override variable (CUDAGO_CUBLASLT_PATH)
 // wins, as it does for Load.
 func (r *run) loadDeps(p string, pl place) depResult {
+	needed, known := elfNeeded(p)
+	return r.loadNeeded(p, pl, needed, known)
+}
+
+// loadNeeded loads those of r.sp's dependencies that are among the
+// sonames needed (all of them, newest major first, when known is false),
+// for the file p in pl.
+func (r *run) loadNeeded(p string, pl place, needed []string, known bool) depResult {
 	var res depResult
 	if len(r.sp.deps) == 0 {
 		return res
@@ -49,7 +58,6 @@ func (r *run) loadDeps(p string, pl place) depResult {
 		res.warnings = append(res.warnings, fmt.Sprintf("dependencies of %s not loaded: chain deeper than %d", p, maxDepDepth))
 		return res
 	}
-	needed, known := elfNeeded(p)
 	for _, id := range r.sp.deps {
 		ds := r.s.spec(id)
 		if ds == nil {
@@ -114,6 +122,55 @@ func (r *run) loadDeps(p string, pl place) depResult {
 		}
 	}
 	return res
+}
+
+// loadSubs opens r.sp's sub-libraries from dir, the directory of the
+// library just loaded from pl, in order, each after the dependencies it
+// names in DT_NEEDED. One already loaded is reused (the loader would
+// return it to the library's own dlopen anyway). Missing or refused ones
+// are warnings: the library loads, and fails only in the calls that need
+// them.
+func (r *run) loadSubs(dir string, pl place) depResult {
+	var res depResult
+	var missing []string
+	for _, sub := range r.sp.subs {
+		f := filepath.Join(dir, sub)
+		if lp := loadedAs([]string{sub}); lp != "" {
+			res.note(lp)
+			if exists(f) && realpath(f) != realpath(lp) {
+				res.warnings = append(res.warnings, fmt.Sprintf(
+					"uses %s already loaded from %s, not the one in %s (%s)", sub, lp, pl.where, f))
+			}
+			continue
+		}
+		if !exists(f) {
+			if !slices.Contains(r.sp.optSubs, sub) {
+				missing = append(missing, sub)
+			}
+			continue
+		}
+		res.merge(r.loadDeps(f, pl))
+		if _, err := dlopen(f, false); err != nil {
+			res.warnings = append(res.warnings, fmt.Sprintf("%s did not load (%v): the %s calls that need it will fail", f, err, r.sp.lib))
+			continue
+		}
+		res.note(f)
+	}
+	if len(missing) > 0 {
+		res.warnings = append(res.warnings, fmt.Sprintf(
+			"%s missing from %s: the %s calls that need them will fail (cuDNN says CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED); reinstall %s",
+			strings.Join(missing, ", "), dir, r.sp.lib, r.sp.lib))
+	}
+	return res
+}
+
+// merge adds what another loadDeps did.
+func (res *depResult) merge(o depResult) {
+	for _, p := range o.loaded {
+		res.note(p)
+	}
+	res.warnings = append(res.warnings, o.warnings...)
+	res.missing = append(res.missing, o.missing...)
 }
 
 // add records a dependency just loaded and what it brought along.

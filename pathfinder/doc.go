@@ -1,4 +1,5 @@
-// Package pathfinder finds and loads NVIDIA's shared libraries at run time.
+// Package pathfinder finds and loads NVIDIA's shared libraries at run time,
+// and finds their headers, tools and device libraries ([Find]).
 //
 // cudago has no link-time dependency on CUDA: every CUDA library is opened
 // with dlopen(3) when it is first needed, and its functions are looked up
@@ -24,6 +25,10 @@
 //	CuSOLVER   libcusolver.so.12, libcusolver.so.11      CUDAGO_CUSOLVER_PATH
 //	NVTX       libnvToolsExt.so.1                        CUDAGO_NVTOOLSEXT_PATH
 //	NCCL       libnccl.so.2                              CUDAGO_NCCL_PATH
+//	CUPTI      libcupti.so.13, libcupti.so.12            CUDAGO_CUPTI_PATH
+//	CuDNN      libcudnn.so.9 (and its sub-libraries)     CUDAGO_CUDNN_PATH
+//	CuTENSOR   libcutensor.so.2                          CUDAGO_CUTENSOR_PATH
+//	CuDLA      libcudla.so.1 (Tegra only)                CUDAGO_CUDLA_PATH
 //
 // The math libraries number their own majors: CUDA 13 ships
 // libcublas.so.13, libcufft.so.12, libcusparse.so.12 and libcusolver.so.12;
@@ -33,6 +38,24 @@
 // soname); its pip wheels, for CUDA 12 and 13 alike, put it in
 // nvidia/nccl/lib, and distributions in the system's library directory
 // (Debian's and NVIDIA's libnccl2 packages: /usr/lib/x86_64-linux-gnu).
+//
+// cuDNN, cuTENSOR and CUPTI are installed apart from the toolkit or in
+// their own corner of it. cuDNN 9's wheels (nvidia-cudnn-cu12 and -cu13)
+// install into nvidia/cudnn/lib, conda's cudnn into $CONDA_PREFIX/lib,
+// NVIDIA's Debian packages into the multiarch directory, its archive into
+// a lib directory (a toolkit's, when copied there). cuTENSOR's wheels
+// (cutensor-cu12, cutensor-cu13) install into site-packages/cutensor/lib,
+// its archive into lib/<CUDA major> (13, then 12, are searched below a
+// toolkit root), NVIDIA's Debian package into
+// /usr/lib/<multiarch>/libcutensor/<CUDA major>. CUPTI lives in a
+// toolkit's extras/CUPTI/lib64 (searched below every toolkit root), in
+// nvidia/cuda_cupti/lib for CUDA 12's wheel and nvidia/cu13/lib for 13's.
+// cuDLA drives the deep learning accelerator of Tegra SoCs and ships only
+// with CUDA for Tegra (JetPack, DRIVE OS): on any other machine (not
+// arm64, or arm64 without /etc/nv_tegra_release or "nvidia,tegra" in the
+// device tree) Load does not search for it and returns a
+// [*NotFoundError] whose Unavailable says why, unless CUDAGO_CUDLA_PATH
+// names a file to load anyway.
 //
 // # Search order
 //
@@ -51,9 +74,12 @@
 //  2. Already loaded into the process (dlopen with RTLD_NOLOAD of each
 //     soname), for example by a C library linked into the program: a second
 //     copy could not be used alongside it.
-//  3. CUDA_HOME, then CUDA_PATH: their lib64, lib, nvvm/lib64 and
+//  3. CUDA_PATH, then CUDA_HOME: their lib64, lib, nvvm/lib64 and
 //     targets/<arch>/lib (targets/x86_64-linux/lib on amd64). Set by the
-//     user for this purpose, they name the toolkit wanted.
+//     user for this purpose, they name the toolkit wanted. CUDA_PATH comes
+//     first, as in NVIDIA's cuda.pathfinder 1.8: it is the variable
+//     NVIDIA's installers and documentation use (Check warns when the two
+//     name different directories).
 //  4. The project-local install made by scripts/setup-cuda.sh: the directory
 //     named by CUDAGO_LOCAL_CUDA or, when that is unset, the first .cuda/root
 //     found walking up from the working directory (go test runs in the
@@ -94,7 +120,7 @@
 //
 // The driver is the one exception: libcuda.so.1 must match the kernel module
 // of the machine, so for [Driver] the system loader (7) is tried right after
-// the already loaded check (2), before CUDA_HOME and the local install, which
+// the already loaded check (2), before CUDA_PATH and the local install, which
 // only serve machines without an installed driver (a libcuda.so.1 there lets
 // the bindings load, though calls will report that no device exists). Pip
 // wheels and conda (5, 6) are not searched for it: they never ship it.
@@ -104,7 +130,7 @@
 //
 // Libraries are opened with RTLD_NOW|RTLD_LOCAL and never closed.
 // [Library.Found] records which place supplied the library, with the strings
-// "env CUDAGO_NVRTC_PATH" (etc.), "already loaded", "CUDA_HOME", "CUDA_PATH",
+// "env CUDAGO_NVRTC_PATH" (etc.), "already loaded", "CUDA_PATH", "CUDA_HOME",
 // "local install", "CUDAGO_PYTHON_SITE", "VIRTUAL_ENV",
 // "python3 site-packages", "CONDA_PREFIX", "system loader",
 // "/usr/local/cuda", "debian multiarch" and "debian nvidia-cuda-toolkit".
@@ -131,6 +157,19 @@
 // [Library.Companions], and a later Load of one of them reports the place
 // it came from.
 //
+// cuTENSOR needs cuBLASLt (DT_NEEDED), loaded the same way. cuDNN 9 is a
+// shim, libcudnn.so.9, that opens its sub-libraries by soname when first
+// needed, and cuBLASLt too; for a pip wheel the loader would find none of
+// them. So after libcudnn.so.9, Load opens from its directory, in this
+// order, libcudnn_graph.so.9 (which the others need),
+// libcudnn_engines_precompiled, _engines_runtime_compiled,
+// _engines_tensor_ir (9.10 and newer), _heuristic, _ops, _cnn and _adv
+// (each .so.9), then the libcublasLt.so.<N> of the CUDA major cuDNN was
+// built for (cudnnGetCudartVersion) from the same place; cuDNN's own
+// dlopen then finds them loaded. A sub-library that is missing or does
+// not load is a warning, not an error: only the calls that need it fail
+// (CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED).
+//
 // # NVRTC's builtins
 //
 // libnvrtc.so.N opens libnvrtc-builtins.so.N.M by soname when it first
@@ -154,13 +193,40 @@
 // message ends with [NotFoundError.Hint], for where the program runs: in a
 // clone of cudago (scripts/setup-cuda.sh at or above the working directory,
 // or beside CUDAGO_LOCAL_CUDA), that script by its path; elsewhere, as in a
-// module that imports cudago, CUDA_HOME, NVIDIA's pip wheel (pip install
+// module that imports cudago, CUDA_PATH, NVIDIA's pip wheel (pip install
 // nvidia-cuda-nvrtc for CUDA 13, nvidia-cuda-nvrtc-cu12 for CUDA 12, and so
 // on), conda, the .cuda/env.sh of a clone, or CUDAGO_<NAME>_PATH.
 // [NotFoundError.Fix] is the one to show. Results, successes and failures alike, are cached
 // for the life of the process; there is no retry. [Report] loads every
 // library and returns its version or error, for `cudago doctor`. Asking a
 // library its version ([Library.Version]) never needs a GPU.
+//
+// # Guard rails
+//
+// [Library.CUDA] tells the CUDA release a library belongs to, where it
+// can tell, and [Check] looks at every library the process has loaded
+// through Load and warns, without failing anything, about a library newer
+// than the driver supports (NVRTC 13 with a driver for CUDA 12.x: the code
+// it makes will not load; NVRTC 12.8 with a 12.4 driver: its PTX is too
+// new to be compiled by the driver) and about libraries of CUDA 12 and 13
+// mixed in one process (libcublas.so.12 with libcudart.so.13).
+// `cudago doctor` prints its warnings; core logs them (core.SetLogger).
+//
+// # Headers, tools and device libraries
+//
+// [Find] finds what is not loaded but used by path: the toolkit's include
+// directory ([CUDAHeaders]: cuda_runtime.h and cuda.h), cuDNN's
+// ([CuDNNHeaders]: cudnn.h) and NCCL's ([NCCLHeaders]: nccl.h); the tools
+// [NVCC], [NVDisasm] and [CuObjDump]; the device runtime libcudadevrt.a
+// ([Cudadevrt]) that relocatable device code links with, and libdevice
+// ([Libdevice]: nvvm/libdevice/libdevice.10.bc) for libNVVM. It searches
+// CUDAGO_<NAME>_PATH, CUDA_PATH, CUDA_HOME, the local install, the pip
+// wheels, CONDA_PREFIX, PATH (for tools), /usr/local/cuda and the system's
+// directories, in that order, each in its own layout (see Find), and
+// returns a [*Located] or an [*ArtifactNotFoundError] that lists the
+// places and how to install it. Headers report the version they declare;
+// [ToolVersion] asks a tool for its own. [ReportFiles] finds them all for
+// `cudago doctor`.
 //
 // Only Linux with cgo is supported; elsewhere Load returns an error.
 package pathfinder

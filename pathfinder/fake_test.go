@@ -301,8 +301,9 @@ func TestSearchOrder(t *testing.T) {
 		path  string
 		found string
 	}{
-		{map[string]string{"CUDA_HOME": filepath.Join(tmp, "home"), "CUDA_PATH": filepath.Join(tmp, "cpath")}, "", home, "CUDA_HOME"},
-		{map[string]string{"CUDA_PATH": filepath.Join(tmp, "cpath")}, "", cpath, "CUDA_PATH"},
+		// CUDA_PATH ranks above CUDA_HOME (as in cuda.pathfinder 1.8).
+		{map[string]string{"CUDA_HOME": filepath.Join(tmp, "home"), "CUDA_PATH": filepath.Join(tmp, "cpath")}, "", cpath, "CUDA_PATH"},
+		{map[string]string{"CUDA_HOME": filepath.Join(tmp, "home")}, "", home, "CUDA_HOME"},
 		{nil, "", local3, "local install"},
 		{map[string]string{"CUDAGO_LOCAL_CUDA": filepath.Join(tmp, "other")}, "", other, "local install"},
 		{map[string]string{"CUDAGO_LOCAL_CUDA": filepath.Join(tmp, "nowhere")}, "", usrLocal, "/usr/local/cuda"},
@@ -362,8 +363,8 @@ func TestNotFoundListsEveryPlace(t *testing.T) {
 	want := []Attempt{
 		{"", "env CUDAGO_FAKE2_PATH", "not set"},
 		{"libcudagofake2.so.13, libcudagofake2.so.12", "already loaded", "not loaded in this process"},
-		{broken, "CUDA_HOME", ""}, // dlopen's error
 		{"", "CUDA_PATH", "not set"},
+		{broken, "CUDA_HOME", ""}, // dlopen's error
 		local,
 		{"", "VIRTUAL_ENV", "not set"},
 		{"", "python3 site-packages", "no python3 on PATH"},
@@ -383,8 +384,8 @@ func TestNotFoundListsEveryPlace(t *testing.T) {
 			t.Errorf("attempt %d = %+v, want %+v", i, g, w)
 		}
 	}
-	if !strings.Contains(nf.Tried[2].Err, "invalid ELF header") {
-		t.Errorf("dlopen error for %s = %q", broken, nf.Tried[2].Err)
+	if !strings.Contains(nf.Tried[3].Err, "invalid ELF header") {
+		t.Errorf("dlopen error for %s = %q", broken, nf.Tried[3].Err)
 	}
 	if !strings.Contains(nf.Tried[8].Err, "cannot open shared object file") {
 		t.Errorf("system loader error = %q", nf.Tried[8].Err)
@@ -413,7 +414,7 @@ func TestNotFoundListsEveryPlace(t *testing.T) {
 	}
 	_, err = s.find(sp)
 	nf = notFound(t, err)
-	if g := nf.Tried[2]; g.Path != home || g.Where != "CUDA_HOME" || g.Err != "no libcudagofake2.so.13 or libcudagofake2.so.12 in lib64" {
+	if g := nf.Tried[3]; g.Path != home || g.Where != "CUDA_HOME" || g.Err != "no libcudagofake2.so.13 or libcudagofake2.so.12 in lib64" {
 		t.Errorf("CUDA_HOME attempt = %+v", g)
 	}
 	// Nothing was there: the message says how to install it, for a
@@ -442,7 +443,7 @@ func TestDriverOrder(t *testing.T) {
 	for _, a := range nf.Tried {
 		got = append(got, a.Where)
 	}
-	want := []string{"env CUDAGO_FAKE3_PATH", "already loaded", "system loader", "CUDA_HOME", "CUDA_PATH",
+	want := []string{"env CUDAGO_FAKE3_PATH", "already loaded", "system loader", "CUDA_PATH", "CUDA_HOME",
 		"local install", "/usr/local/cuda", "debian multiarch", "debian nvidia-cuda-toolkit"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("places tried:\n got %q\nwant %q", got, want)
@@ -570,11 +571,11 @@ func systemLoaderChild(t *testing.T, dir string) {
 }
 
 func TestUnknownLib(t *testing.T) {
-	if _, err := Load("cudnn"); err == nil || !strings.Contains(err.Error(), "unknown library") {
-		t.Errorf("Load(cudnn) error = %v", err)
+	if _, err := Load("cudnn8"); err == nil || !strings.Contains(err.Error(), "unknown library") {
+		t.Errorf("Load(cudnn8) error = %v", err)
 	}
-	if _, err := find("cudnn", os.Getenv, "/"); err == nil {
-		t.Error("find(cudnn) succeeded")
+	if _, err := find("cudnn8", os.Getenv, "/"); err == nil {
+		t.Error("find(cudnn8) succeeded")
 	}
 }
 

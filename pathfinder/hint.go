@@ -48,6 +48,11 @@ var installNames = map[Lib]struct{ pip13, pip12, conda string }{
 	CuSOLVER:  {"nvidia-cusolver", "nvidia-cusolver-cu12", "libcusolver"},
 	NVTX:      {"", "nvidia-nvtx-cu12", "cuda-nvtx"}, // CUDA 13 has no libnvToolsExt
 	NCCL:      {"nvidia-nccl-cu13", "nvidia-nccl-cu12", "nccl"},
+	CUPTI:     {"nvidia-cuda-cupti", "nvidia-cuda-cupti-cu12", "cuda-cupti"},
+	CuDNN:     {"nvidia-cudnn-cu13", "nvidia-cudnn-cu12", "cudnn"},
+	CuTENSOR:  {"cutensor-cu13", "cutensor-cu12", "cutensor"},
+	// cuDLA comes with CUDA for Tegra (JetPack, DRIVE OS): see hint.
+	CuDLA: {"", "", ""},
 }
 
 // pipText is the pip command line that installs l's wheels: "pip install
@@ -55,10 +60,12 @@ var installNames = map[Lib]struct{ pip13, pip12, conda string }{
 func pipText(l Lib) string {
 	n, ok := installNames[l]
 	switch {
-	case !ok:
+	case !ok, n.pip13 == "" && n.pip12 == "":
 		return ""
 	case n.pip13 == "":
 		return "pip install " + n.pip12
+	case n.pip12 == "":
+		return "pip install " + n.pip13 + " (CUDA 13)"
 	}
 	return fmt.Sprintf("pip install %s for CUDA 13, %s for CUDA 12", n.pip13, n.pip12)
 }
@@ -109,20 +116,26 @@ func (s *searcher) hint(sp *spec) string {
 		}
 		return strings.Join(lines, "\n")
 	}
+	if sp.notLocal {
+		clone = "" // the setup script does not install it: the general advice
+	}
 	if clone != "" {
 		add("bash %s: it installs CUDA 12.4 into %s", filepath.Join(clone, "scripts", "setup-cuda.sh"), filepath.Join(clone, ".cuda"))
 		add("or make %s available another way:", sp.lib)
 	} else {
 		add("make %s available one of these ways, then run the program again:", sp.lib)
 	}
-	add("  - a CUDA toolkit: set CUDA_HOME (or CUDA_PATH) to its root, the directory holding lib64")
+	if sp.platform != nil {
+		add("  - CUDA for Tegra: JetPack (Jetson) or DRIVE OS installs %s with CUDA, in /usr/local/cuda", strings.Join(sp.sonames, ", "))
+	}
+	add("  - a CUDA toolkit: set CUDA_PATH (or CUDA_HOME) to its root, the directory holding lib64")
 	if p := pipText(sp.lib); p != "" {
 		add("  - NVIDIA's pip wheel: %s, in the active virtual environment (VIRTUAL_ENV) or for the python3 on PATH", p)
 	}
 	if n := installNames[sp.lib]; n.conda != "" {
 		add("  - conda: conda install %s, in the active environment (CONDA_PREFIX)", n.conda)
 	}
-	if clone == "" {
+	if clone == "" && !sp.notLocal {
 		add("  - a clone of cudago: bash <clone>/scripts/setup-cuda.sh once, then source <clone>/.cuda/env.sh")
 	}
 	add("  - the file itself: set %s to the library file or the directory holding it", sp.env)
@@ -152,7 +165,7 @@ func explain(sp *spec, p, where, dlerr, libc string) *LoadFailure {
 		}
 		return fmt.Sprintf("NVIDIA's pip wheel (%s%s), which pathfinder finds by itself in the active virtual environment or python3's site-packages, or ", pip, note)
 	}
-	other := fmt.Sprintf("use another %s: %sone from a CUDA toolkit (CUDA_HOME) or your distribution, with %s set to it if it is elsewhere", file, wheel(""), sp.env)
+	other := fmt.Sprintf("use another %s: %sone from a CUDA toolkit (CUDA_PATH or CUDA_HOME) or your distribution, with %s set to it if it is elsewhere", file, wheel(""), sp.env)
 	if m := glibcRefused.FindStringSubmatch(dlerr); m != nil {
 		has, older := "an older glibc", "this system's glibc"
 		if libc != "" {
@@ -186,7 +199,7 @@ func explain(sp *spec, p, where, dlerr, libc string) *LoadFailure {
 	case symbolMissing.MatchString(dlerr):
 		m := symbolMissing.FindStringSubmatch(dlerr)
 		f.Reason = fmt.Sprintf("needs the symbol %s, which the libraries loaded with it lack: they come from another version", m[1])
-		f.Fix = fmt.Sprintf("use the libraries of one install together (CUDA_HOME, or %s for each), or %s", "CUDAGO_<LIB>_PATH", other)
+		f.Fix = fmt.Sprintf("use the libraries of one install together (CUDA_PATH, or %s for each), or %s", "CUDAGO_<LIB>_PATH", other)
 	case depMissing.MatchString(short) && depMissing.FindStringSubmatch(short)[1] != file:
 		dep := depMissing.FindStringSubmatch(short)[1]
 		f.Reason = fmt.Sprintf("needs %s, which the loader cannot find", dep)

@@ -177,6 +177,12 @@ func TestHintWhereItRuns(t *testing.T) {
 	in := &searcher{getenv: envOf(nil), cwd: filepath.Join(clone, ".cuda")}
 	has("in a clone", in.hint(nvrtc), []string{"bash " + script, "CUDA_HOME", "nvidia-cuda-nvrtc-cu12"}, "<clone>")
 	has("in a clone, driver", in.hint(driver), []string{"install the NVIDIA driver", "bash " + script}, "<cudago clone>")
+	// The setup script does not install cuDNN, cuTENSOR, CUPTI or cuDLA:
+	// not offered, even in a clone.
+	has("in a clone, cudnn", in.hint(specOf(CuDNN)), []string{"pip install nvidia-cudnn-cu13 for CUDA 13, nvidia-cudnn-cu12 for CUDA 12",
+		"conda install cudnn", "CUDA_PATH", "CUDAGO_CUDNN_PATH"}, "setup-cuda.sh", "<clone>")
+	has("outside, cutensor", out.hint(specOf(CuTENSOR)), []string{"pip install cutensor-cu13 for CUDA 13, cutensor-cu12 for CUDA 12", "conda install cutensor"}, "setup-cuda.sh")
+	has("cudla on Tegra", in.hint(specOf(CuDLA)), []string{"JetPack", "CUDAGO_CUDLA_PATH"}, "pip install", "setup-cuda.sh")
 
 	// env.sh of the clone sourced, the program run elsewhere.
 	env := &searcher{getenv: envOf(map[string]string{"CUDAGO_LOCAL_CUDA": filepath.Join(clone, ".cuda", "root")}), cwd: outside}

@@ -3,6 +3,7 @@
 package pathfinder
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -426,9 +427,32 @@ func TestReport(t *testing.T) {
 		}
 		// The driver, NVRTC, nvJitLink, NVVM, the runtime and the math libraries.
 		// NCCL needs a newer glibc than CI's (TestLocalNCCL).
-		required := s.Lib != CuFile && (s.Lib != NVFatbin || inLocal(t, root, NVFatbin)) && !(s.Lib == NCCL && newglibc.Needed(s.Err))
+		// CUPTI, cuDNN, cuTENSOR and cuDLA are not in the local install.
+		optional := s.Lib == CuFile || s.Lib == CUPTI || s.Lib == CuDNN || s.Lib == CuTENSOR || s.Lib == CuDLA
+		required := !optional && (s.Lib != NVFatbin || inLocal(t, root, NVFatbin)) && !(s.Lib == NCCL && newglibc.Needed(s.Err))
 		if required && !s.OK() {
 			t.Errorf("%s: %v %v", s.Lib, s.Err, s.CheckErr)
 		}
+		// The CUDA release each library of the local install says it
+		// belongs to: 12.4 where its version tells the minor.
+		if want, ok := localCUDA[s.Lib]; ok && s.Err == nil && s.Library.Found == "local install" && s.CUDA != want {
+			t.Errorf("%s: CUDA %q, want %q", s.Lib, s.CUDA, want)
+		}
+		if s.Lib == CuDLA && (&searcher{getenv: os.Getenv}).notTegra() != "" && os.Getenv("CUDAGO_CUDLA_PATH") == "" {
+			var nf *NotFoundError
+			if !errors.As(s.Err, &nf) || nf.Unavailable == "" {
+				t.Errorf("cudla off Tegra: %v, want it reported unavailable", s.Err)
+			}
+		}
+	}
+	// One CUDA 12.4 install and its driver: the guard rails have nothing to say.
+	if os.Getenv("CUDA_PATH") == "" && os.Getenv("CUDA_HOME") == "" && expectLocal(NVRTC) {
+		if ws := Check(); len(ws) != 0 {
+			t.Errorf("Check() on the local install = %v, want nothing", ws)
+		}
 	}
 }
+
+// localCUDA is what Status.CUDA says of the local install's libraries.
+var localCUDA = map[Lib]string{NVRTC: "12.4", NVJitLink: "12.4", NVFatbin: "12.4", CUDART: "12.4", CuBLAS: "12.4", CuBLASLt: "12.4",
+	CuFFT: "12.x", CuSOLVER: "12.x", CuSPARSE: "12.x", CuRAND: "", NVVM: "", NCCL: "", Driver: "", NVTX: ""}

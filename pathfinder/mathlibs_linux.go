@@ -9,14 +9,25 @@ package pathfinder
 typedef int (*cudago_fn_property)(int, int *);
 typedef int (*cudago_fn_version)(int *);
 typedef const char *(*cudago_fn_statusname)(int);
+// cudnnGetVersion, cudnnGetCudartVersion, cutensorGetVersion and
+// cutensorGetCudartVersion take nothing and return a size_t.
+typedef size_t (*cudago_fn_size)(void);
+// cuptiGetVersion(uint32_t *).
+typedef int (*cudago_fn_u32)(unsigned int *);
 
 static int cudago_call_property(void *f, int type, int *v) { return ((cudago_fn_property)f)(type, v); }
 static int cudago_call_version(void *f, int *v) { return ((cudago_fn_version)f)(v); }
 static const char *cudago_call_statusname(void *f, int rc) { return ((cudago_fn_statusname)f)(rc); }
+static unsigned long long cudago_call_size(void *f) { return ((cudago_fn_size)f)(); }
+static int cudago_call_u32(void *f, unsigned int *v) { return ((cudago_fn_u32)f)(v); }
 */
 import "C"
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+	"unsafe"
+)
 
 // propertyFuncs are the functions that give the math libraries' versions
 // without a handle, a context or a GPU.
@@ -74,9 +85,34 @@ func mathVersion(l *Library) (v string, ok bool, err error) {
 			return "", true, l.statusError("cudaRuntimeGetVersion", int(rc))
 		}
 		return fmt.Sprintf("%d.%d", n/1000, n%1000/10), true, nil
-	case NVTX:
+	case NVTX, CuDLA:
 		v, err := fileVersion(l.Path)
 		return v, true, err
+	case CuDNN, CuTENSOR:
+		fn := "cudnnGetVersion"
+		if l.Lib == CuTENSOR {
+			fn = "cutensorGetVersion"
+		}
+		f, err := l.Symbol(fn)
+		if err != nil {
+			return "", true, err
+		}
+		return libVersion(l.Lib, uint64(C.cudago_call_size(f))), true, nil
+	case CUPTI:
+		// libcupti.so.12 links to a file named by CUPTI's own version
+		// (libcupti.so.2024.1.1); cuptiGetVersion gives only its API's.
+		if v, err := fileVersion(l.Path); err == nil && strings.Contains(v, ".") {
+			return v, true, nil
+		}
+		f, err := l.Symbol("cuptiGetVersion")
+		if err != nil {
+			return "", true, err
+		}
+		var n C.uint
+		if rc := C.cudago_call_u32(f, &n); rc != 0 {
+			return "", true, fmt.Errorf("pathfinder: cuptiGetVersion in %s failed: CUptiResult %d", l.Path, rc)
+		}
+		return fmt.Sprintf("API %d", n), true, nil
 	}
 	name, ok := propertyFuncs[l.Lib]
 	if !ok {
@@ -106,4 +142,39 @@ func (l *Library) statusError(fn string, rc int) error {
 		}
 	}
 	return fmt.Errorf("pathfinder: %s in %s failed: status %d", fn, l.Path, rc)
+}
+
+// libVersion formats the version code of cuDNN or cuTENSOR: cuDNN 9's
+// 90100 is "9.1.0" (cuDNN 8's 8907 is "8.9.7"), cuTENSOR's 20301 is
+// "2.3.1".
+func libVersion(l Lib, code uint64) string {
+	if l == CuDNN && code < 90000 {
+		return fmt.Sprintf("%d.%d.%d", code/1000, code%1000/100, code%100)
+	}
+	return fmt.Sprintf("%d.%d.%d", code/10000, code%10000/100, code%100)
+}
+
+// cudartVersion asks cuDNN or cuTENSOR (by its handle) for the CUDA
+// runtime version it was built with, 12090 for CUDA 12.9; 0 when it
+// cannot say.
+func cudartVersion(h unsafe.Pointer, l Lib) int {
+	fn := "cudnnGetCudartVersion"
+	if l == CuTENSOR {
+		fn = "cutensorGetCudartVersion"
+	}
+	f, err := dlsym(h, fn)
+	if err != nil {
+		return 0
+	}
+	return int(C.cudago_call_size(f))
+}
+
+// cudnnOpens names the cuBLASLt that cuDNN opens when it needs it: that
+// of the CUDA major it was built for.
+func cudnnOpens(h unsafe.Pointer) []string {
+	v := cudartVersion(h, CuDNN)
+	if v < 1000 {
+		return nil
+	}
+	return []string{fmt.Sprintf("libcublasLt.so.%d", v/1000)}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -29,6 +30,10 @@ const (
 	CuSOLVER  Lib = "cusolver"   // cuSOLVER: libcusolver.so.12, libcusolver.so.11 (needs cuBLAS, cuBLASLt, cuSPARSE, nvJitLink)
 	NVTX      Lib = "nvToolsExt" // NVTX v2 markers: libnvToolsExt.so.1 (CUDA 12 and older; NVTX 3 is header-only)
 	NCCL      Lib = "nccl"       // collective communication: libnccl.so.2
+	CUPTI     Lib = "cupti"      // profiling tools interface: libcupti.so.13, libcupti.so.12
+	CuDNN     Lib = "cudnn"      // deep neural networks: libcudnn.so.9 and its sub-libraries
+	CuTENSOR  Lib = "cutensor"   // tensor contractions: libcutensor.so.2 (needs cuBLASLt)
+	CuDLA     Lib = "cudla"      // deep learning accelerator of Tegra SoCs: libcudla.so.1 (Jetson, DRIVE only)
 )
 
 // spec says how to find one library.
@@ -40,7 +45,7 @@ type spec struct {
 	sonames []string
 	// extra names tried after the sonames, in the same places (libnvvm.so).
 	extra []string
-	// systemFirst moves the system loader ahead of CUDA_HOME, CUDA_PATH and
+	// systemFirst moves the system loader ahead of CUDA_PATH, CUDA_HOME and
 	// the local install (the driver must match the kernel module), and
 	// leaves out the Python environments, which never ship the driver.
 	systemFirst bool
@@ -51,6 +56,31 @@ type spec struct {
 	// deps are the libraries this one needs (its DT_NEEDED entries), which
 	// are loaded first from the place it is found in.
 	deps []Lib
+	// subs are the library's sub-libraries, opened from its directory in
+	// this order (each after those it needs) before it: cuDNN 9's, which
+	// libcudnn.so.9 opens by soname when first needed, where the loader
+	// would not look for a pip wheel's.
+	subs []string
+	// optSubs are the sub-libraries that older versions lack, whose absence
+	// is no warning: cuDNN's tensor IR engines arrived in 9.10.
+	optSubs []string
+	// rootDirs are further library directories below a toolkit root
+	// (CUDA_PATH, CUDA_HOME, CONDA_PREFIX, /usr/local/cuda, the local
+	// install, an override directory): CUPTI's extras/CUPTI/lib64.
+	rootDirs []string
+	// sysDirs are further directories below the system's multiarch
+	// directory: cuTENSOR's libcutensor/13 and libcutensor/12.
+	sysDirs []string
+	// platform, when set, says why the library cannot exist on this
+	// machine ("" when it may): cuDLA is only on Tegra.
+	platform func(*searcher) string
+	// notLocal: scripts/setup-cuda.sh does not install it, so the hint
+	// does not offer it.
+	notLocal bool
+	// opens, when set, returns the sonames of the libraries the loaded
+	// library (its handle) opens itself with dlopen, which are loaded
+	// from the same place as its dependencies: cuDNN's cuBLASLt.
+	opens func(unsafe.Pointer) []string
 }
 
 // wheelDirs is the wheel layout of a CUDA 12 library in wheel directory
@@ -94,6 +124,30 @@ var specs = []*spec{
 	// the CUDA runtime statically: no dependencies.
 	{lib: NCCL, env: "CUDAGO_NCCL_PATH", sonames: []string{"libnccl.so.2"},
 		wheel: []string{"nvidia/nccl/lib"}},
+	// CUPTI lives apart in a toolkit (extras/CUPTI/lib64; lib64 holds a
+	// link to it since CUDA 12).
+	{lib: CUPTI, env: "CUDAGO_CUPTI_PATH", sonames: []string{"libcupti.so.13", "libcupti.so.12"},
+		wheel: wheelDirs("nvidia/cuda_cupti/lib"), rootDirs: []string{"extras/CUPTI/lib64", "extras/CUPTI/lib"}, notLocal: true},
+	// cuDNN 9 is a shim, libcudnn.so.9, that opens its sub-libraries by
+	// soname on first use; the graph library comes first, the others need
+	// it (and ops before cnn and adv). Both its wheels, nvidia-cudnn-cu12
+	// and -cu13, install into nvidia/cudnn/lib. It opens cuBLASLt itself
+	// (dlopen): Load loads the one of its CUDA major from the same place.
+	{lib: CuDNN, env: "CUDAGO_CUDNN_PATH", sonames: []string{"libcudnn.so.9"},
+		wheel: []string{"nvidia/cudnn/lib", "nvidia/cu13/lib"}, deps: []Lib{CuBLASLt}, opens: cudnnOpens,
+		subs: []string{"libcudnn_graph.so.9", "libcudnn_engines_precompiled.so.9", "libcudnn_engines_runtime_compiled.so.9",
+			"libcudnn_engines_tensor_ir.so.9", "libcudnn_heuristic.so.9", "libcudnn_ops.so.9", "libcudnn_cnn.so.9", "libcudnn_adv.so.9"},
+		optSubs: []string{"libcudnn_engines_tensor_ir.so.9"}, notLocal: true},
+	// cuTENSOR 2: its wheels (cutensor-cu12, cutensor-cu13) install into
+	// site-packages/cutensor/lib, its archive into lib/<CUDA major>, NVIDIA's
+	// Debian package into <multiarch>/libcutensor/<CUDA major>.
+	{lib: CuTENSOR, env: "CUDAGO_CUTENSOR_PATH", sonames: []string{"libcutensor.so.2"},
+		wheel: []string{"cutensor/lib"}, deps: []Lib{CuBLASLt},
+		rootDirs: []string{"lib/13", "lib/12"}, sysDirs: []string{"libcutensor/13", "libcutensor/12"}, notLocal: true},
+	// cuDLA drives the deep learning accelerator of Tegra SoCs: it ships
+	// with CUDA for Tegra (JetPack) and CUDA 13's aarch64 wheels only.
+	{lib: CuDLA, env: "CUDAGO_CUDLA_PATH", sonames: []string{"libcudla.so.1"},
+		wheel: []string{"nvidia/cu13/lib"}, platform: (*searcher).notTegra, notLocal: true},
 }
 
 // names returns the file names to look for, in order of preference.
@@ -153,7 +207,7 @@ type Library struct {
 	// (11 for cuSOLVER of CUDA 12: the math libraries number their own).
 	Major int
 	// Found says where the library was found: "env CUDAGO_NVRTC_PATH",
-	// "already loaded", "CUDA_HOME", "CUDA_PATH", "local install",
+	// "already loaded", "CUDA_PATH", "CUDA_HOME", "local install",
 	// "CUDAGO_PYTHON_SITE", "VIRTUAL_ENV", "python3 site-packages",
 	// "CONDA_PREFIX", "system loader", "/usr/local/cuda", "debian multiarch"
 	// or "debian nvidia-cuda-toolkit". A library that was first loaded as
@@ -171,6 +225,10 @@ type Library struct {
 	Warnings []string
 
 	handle unsafe.Pointer
+
+	cudaOnce sync.Once
+	cuda     CUDAVersion
+	cudaOK   bool
 }
 
 // Handle returns the handle dlopen returned for the library.
@@ -221,6 +279,9 @@ type NotFoundError struct {
 	// loader refused it (a library built for a newer glibc, a damaged file):
 	// the first such file, with the reason in words and its fix.
 	Cause *LoadFailure
+	// Unavailable is set when the library cannot exist on this machine,
+	// and says why (cuDLA off Tegra); nothing was searched then.
+	Unavailable string
 	// Hint says how to make the library available, for where the program
 	// runs: inside a clone of cudago its scripts/setup-cuda.sh; elsewhere
 	// CUDA_HOME, NVIDIA's pip wheel, conda, the env.sh of a clone, or the
@@ -238,6 +299,9 @@ func (e *NotFoundError) Error() string {
 		names = e.Lib.Sonames()
 	}
 	switch {
+	case e.Unavailable != "":
+		fmt.Fprintf(&b, "pathfinder: %s is not available on this machine: %s", e.Lib, e.Unavailable)
+		return b.String()
 	case e.Cause != nil:
 		fmt.Fprintf(&b, "pathfinder: cannot load %s", e.Lib)
 		if e.Override != "" {
@@ -268,6 +332,12 @@ func (e *NotFoundError) Error() string {
 // was refused, else the Hint.
 func (e *NotFoundError) Fix() string {
 	switch {
+	case e.Unavailable != "":
+		env := e.env
+		if env == "" {
+			env = e.Lib.EnvVar()
+		}
+		return fmt.Sprintf("nothing to install here; to load a %s anyway, set %s to it", strings.Join(e.Lib.Sonames(), " or "), env)
 	case e.Cause != nil:
 		return e.Cause.Fix
 	case e.Override != "":
@@ -284,7 +354,7 @@ func (e *NotFoundError) Fix() string {
 	if env != "" {
 		fmt.Fprintf(&b, "set %s to the library file or its directory, ", env)
 	}
-	b.WriteString("set CUDA_HOME to a CUDA toolkit, install NVIDIA's pip wheel or conda package of it, or source the .cuda/env.sh that scripts/setup-cuda.sh makes in a clone of cudago")
+	b.WriteString("set CUDA_PATH (or CUDA_HOME) to a CUDA toolkit, install NVIDIA's pip wheel or conda package of it, or source the .cuda/env.sh that scripts/setup-cuda.sh makes in a clone of cudago")
 	return b.String()
 }
 
@@ -292,6 +362,8 @@ type entry struct {
 	once sync.Once
 	lib  *Library
 	err  error
+	// loaded is lib once loaded, for Check, which must not wait on once.
+	loaded atomic.Pointer[Library]
 }
 
 var cache = func() map[Lib]*entry {
@@ -316,6 +388,9 @@ func Load(l Lib) (*Library, error) {
 			cwd = ""
 		}
 		e.lib, e.err = find(l, os.Getenv, cwd)
+		if e.lib != nil {
+			e.loaded.Store(e.lib)
+		}
 	})
 	return e.lib, e.err
 }
@@ -347,6 +422,9 @@ type Status struct {
 	// CheckErr is set when a functional check failed: NVRTC compiling an
 	// empty kernel (which needs libnvrtc-builtins).
 	CheckErr error
+	// CUDA is the CUDA release the library belongs to (Library.CUDA):
+	// "12.4", "13.x" when only the major is known, "" when it tells none.
+	CUDA string
 }
 
 // OK reports whether the library loaded and passed its checks.
@@ -372,7 +450,8 @@ func (s Status) String() string {
 }
 
 // Report loads every library (see Libs) and returns, for each in order, the
-// loaded library with its version, or the error.
+// loaded library with its version and CUDA release, or the error. Check
+// then gives the guard rails' warnings about what was loaded.
 func Report() []Status {
 	out := make([]Status, 0, len(specs))
 	for _, l := range Libs() {
@@ -381,6 +460,9 @@ func Report() []Status {
 		if st.Err == nil {
 			lib := st.Library
 			st.Version, st.VersionErr = lib.Version()
+			if c, ok := lib.CUDA(); ok {
+				st.CUDA = c.String()
+			}
 			for _, c := range lib.Companions {
 				st.Notes = append(st.Notes, "loaded "+c)
 			}

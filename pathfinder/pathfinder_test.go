@@ -9,7 +9,8 @@ import (
 )
 
 func TestLibs(t *testing.T) {
-	want := []Lib{Driver, NVML, NVRTC, NVJitLink, NVFatbin, NVVM, CuFile, CUDART, CuBLASLt, CuBLAS, CuFFT, CuRAND, CuSPARSE, CuSOLVER, NVTX, NCCL}
+	want := []Lib{Driver, NVML, NVRTC, NVJitLink, NVFatbin, NVVM, CuFile, CUDART, CuBLASLt, CuBLAS, CuFFT, CuRAND, CuSPARSE, CuSOLVER, NVTX, NCCL,
+		CUPTI, CuDNN, CuTENSOR, CuDLA}
 	if got := Libs(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Libs() = %v, want %v", got, want)
 	}
@@ -19,6 +20,7 @@ func TestLibs(t *testing.T) {
 		CUDART: "CUDAGO_CUDART_PATH", CuBLASLt: "CUDAGO_CUBLASLT_PATH", CuBLAS: "CUDAGO_CUBLAS_PATH",
 		CuFFT: "CUDAGO_CUFFT_PATH", CuRAND: "CUDAGO_CURAND_PATH", CuSPARSE: "CUDAGO_CUSPARSE_PATH",
 		CuSOLVER: "CUDAGO_CUSOLVER_PATH", NVTX: "CUDAGO_NVTOOLSEXT_PATH", NCCL: "CUDAGO_NCCL_PATH",
+		CUPTI: "CUDAGO_CUPTI_PATH", CuDNN: "CUDAGO_CUDNN_PATH", CuTENSOR: "CUDAGO_CUTENSOR_PATH", CuDLA: "CUDAGO_CUDLA_PATH",
 	}
 	for l, env := range envs {
 		if got := l.EnvVar(); got != env {
@@ -42,6 +44,10 @@ func TestLibs(t *testing.T) {
 		CuSOLVER:  {"libcusolver.so.12", "libcusolver.so.11"},
 		NVTX:      {"libnvToolsExt.so.1"},
 		NCCL:      {"libnccl.so.2"},
+		CUPTI:     {"libcupti.so.13", "libcupti.so.12"},
+		CuDNN:     {"libcudnn.so.9"},
+		CuTENSOR:  {"libcutensor.so.2"},
+		CuDLA:     {"libcudla.so.1"},
 	}
 	for l, want := range sonames {
 		if got := l.Sonames(); !reflect.DeepEqual(got, want) {
@@ -57,7 +63,8 @@ func TestLibs(t *testing.T) {
 
 	// Dependencies come before the libraries that need them (Report loads
 	// each by its own search first), and match the libraries' DT_NEEDED.
-	deps := map[Lib][]Lib{CuBLAS: {CuBLASLt}, CuSPARSE: {NVJitLink}, CuSOLVER: {NVJitLink, CuSPARSE, CuBLASLt, CuBLAS}}
+	deps := map[Lib][]Lib{CuBLAS: {CuBLASLt}, CuSPARSE: {NVJitLink}, CuSOLVER: {NVJitLink, CuSPARSE, CuBLASLt, CuBLAS},
+		CuDNN: {CuBLASLt}, CuTENSOR: {CuBLASLt}}
 	pos := map[Lib]int{}
 	for i, l := range want {
 		pos[l] = i
@@ -72,10 +79,10 @@ func TestLibs(t *testing.T) {
 			}
 		}
 		// Every toolkit library has CUDA 13's wheel directory first, then
-		// its own; NCCL, no part of the toolkit, has only its own.
-		if s.lib == NCCL {
-			if !reflect.DeepEqual(s.wheel, []string{"nvidia/nccl/lib"}) {
-				t.Errorf("NCCL wheel directories %q, want nvidia/nccl/lib (nvidia-nccl-cu12 and -cu13)", s.wheel)
+		// its own; those that are no part of the toolkit have their own.
+		if w, ok := otherWheels[s.lib]; ok {
+			if !reflect.DeepEqual(s.wheel, w) {
+				t.Errorf("%s wheel directories %q, want %q", s.lib, s.wheel, w)
 			}
 			continue
 		}
@@ -92,6 +99,17 @@ func TestLibs(t *testing.T) {
 			t.Errorf("%s: wheel directories %q, system loader first %v", l, s.wheel, s.systemFirst)
 		}
 	}
+}
+
+// otherWheels are the wheel directories of the libraries that are no part
+// of the toolkit's wheels: NCCL's (nvidia-nccl-cu12 and -cu13), cuDNN's
+// (nvidia-cudnn-cu12 and -cu13), cuTENSOR's (cutensor-cu12 and -cu13), and
+// cuDLA, only in CUDA 13's.
+var otherWheels = map[Lib][]string{
+	NCCL:     {"nvidia/nccl/lib"},
+	CuDNN:    {"nvidia/cudnn/lib", "nvidia/cu13/lib"},
+	CuTENSOR: {"cutensor/lib"},
+	CuDLA:    {"nvidia/cu13/lib"},
 }
 
 func TestSonameMajor(t *testing.T) {
@@ -154,7 +172,7 @@ func TestNotFoundErrorMessage(t *testing.T) {
 		"\n\tenv CUDAGO_NVFATBIN_PATH: not set",
 		"\n\tCUDA_HOME: /opt/cuda: no libnvfatbin.so.13 or libnvfatbin.so.12 in lib64",
 		"\n\tsystem loader: libnvfatbin.so.12: libnvfatbin.so.12: cannot open shared object file",
-		"\nhint: set CUDAGO_NVFATBIN_PATH to the library file or its directory, set CUDA_HOME",
+		"\nhint: set CUDAGO_NVFATBIN_PATH to the library file or its directory, set CUDA_PATH (or CUDA_HOME)",
 		"scripts/setup-cuda.sh",
 	}
 	for _, w := range want {

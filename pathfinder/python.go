@@ -25,69 +25,80 @@ func (r *run) pip() *Library {
 	if len(r.sp.wheel) == 0 {
 		return nil // no wheel ships it
 	}
-	if v := r.s.getenv("CUDAGO_PYTHON_SITE"); v != "" {
+	var lib *Library
+	r.s.eachSite(r.note, func(where, dir string) bool {
+		lib = r.root(place{where, dir, wheelSubdirs}, 0)
+		return lib != nil
+	})
+	return lib
+}
+
+// eachSite calls try with each site-packages directory of the Python
+// environment, in order, until it returns true: those of
+// CUDAGO_PYTHON_SITE (which replaces the others; "off" turns them all
+// off), else VIRTUAL_ENV's, newest Python first, then those of the python3
+// on PATH, which is asked only when it comes to that. Each directory is
+// tried once. note records why a place gave no directory.
+func (s *searcher) eachSite(note func(path, where, err string), try func(where, dir string) bool) {
+	if v := s.getenv("CUDAGO_PYTHON_SITE"); v != "" {
 		const where = "CUDAGO_PYTHON_SITE"
 		if v == "off" {
-			r.note("", where, "off: pip wheels are not searched")
-			return nil
+			note("", where, "off: pip wheels are not searched")
+			return
 		}
 		for _, d := range filepath.SplitList(v) {
-			if d == "" {
-				continue
-			}
-			if lib := r.root(place{where, r.s.abs(d), wheelSubdirs}, 0); lib != nil {
-				return lib
+			if d != "" && try(where, s.abs(d)) {
+				return
 			}
 		}
-		return nil
+		return
 	}
 	done := map[string]bool{} // site directories searched, by real path
-	site := func(where, dir string) *Library {
+	site := func(where, dir string) bool {
 		if key := realpath(dir); !done[key] {
 			done[key] = true
-			return r.root(place{where, dir, wheelSubdirs}, 0)
+			return try(where, dir)
 		}
-		return nil
+		return false
 	}
 
 	const venvWhere = "VIRTUAL_ENV"
-	if venv := r.s.getenv("VIRTUAL_ENV"); venv == "" {
-		r.note("", venvWhere, "not set")
-	} else if dirs := venvSites(r.s.abs(venv)); len(dirs) == 0 {
-		r.note(r.s.abs(venv), venvWhere, "no lib/python3.*/site-packages")
+	if venv := s.getenv("VIRTUAL_ENV"); venv == "" {
+		note("", venvWhere, "not set")
+	} else if dirs := venvSites(s.abs(venv)); len(dirs) == 0 {
+		note(s.abs(venv), venvWhere, "no lib/python3.*/site-packages")
 	} else {
 		for _, d := range dirs {
-			if lib := site(venvWhere, d); lib != nil {
-				return lib
+			if site(venvWhere, d) {
+				return
 			}
 		}
 	}
 
 	const pyWhere = "python3 site-packages"
-	py := findInPath(r.s.getenv("PATH"), "python3")
+	py := findInPath(s.getenv("PATH"), "python3")
 	if py == "" {
-		r.note("", pyWhere, "no python3 on PATH")
-		return nil
+		note("", pyWhere, "no python3 on PATH")
+		return
 	}
-	probe := r.s.python
+	probe := s.python
 	if probe == nil {
 		probe = defaultPython
 	}
 	dirs, err := probe.sites(py)
 	switch {
 	case err != nil:
-		r.note(py, pyWhere, err.Error())
-		return nil
+		note(py, pyWhere, err.Error())
+		return
 	case len(dirs) == 0:
-		r.note(py, pyWhere, "it reported no site-packages directory")
-		return nil
+		note(py, pyWhere, "it reported no site-packages directory")
+		return
 	}
 	for _, d := range dirs {
-		if lib := site(pyWhere, d); lib != nil {
-			return lib
+		if site(pyWhere, d) {
+			return
 		}
 	}
-	return nil
 }
 
 // venvSites returns the site-packages directories of a virtual

@@ -36,6 +36,32 @@ type searcher struct {
 	python *pythonProbe
 	// lookup returns the spec of a dependency; nil means specOf.
 	lookup func(Lib) *spec
+	// goarch is the architecture the search is for; empty means
+	// runtime.GOARCH.
+	goarch string
+}
+
+func (s *searcher) arch() string {
+	if s.goarch != "" {
+		return s.goarch
+	}
+	return runtime.GOARCH
+}
+
+// notTegra says why this machine is no NVIDIA Tegra system (Jetson, DRIVE),
+// or "" when it is one: an arm64 machine with /etc/nv_tegra_release
+// (JetPack's L4T) or "nvidia,tegra" in its device tree.
+func (s *searcher) notTegra() string {
+	if a := s.arch(); a != "arm64" {
+		return fmt.Sprintf("it exists only on NVIDIA Tegra systems (Jetson, DRIVE: arm64), and this machine is %s", a)
+	}
+	if exists(s.sys("/etc/nv_tegra_release")) {
+		return ""
+	}
+	if b, err := os.ReadFile(s.sys("/proc/device-tree/compatible")); err == nil && strings.Contains(string(b), "nvidia,tegra") {
+		return ""
+	}
+	return "it exists only on NVIDIA Tegra systems (Jetson, DRIVE), and this arm64 machine has neither /etc/nv_tegra_release nor nvidia,tegra in its device tree"
 }
 
 func (s *searcher) spec(l Lib) *spec {
@@ -68,9 +94,23 @@ func toolkitSubdirs() []string {
 	return dirs
 }
 
+// rootSubdirs are the directories of a toolkit root where sp may be.
+func rootSubdirs(sp *spec) []string {
+	return append(toolkitSubdirs(), sp.rootDirs...)
+}
+
 // localSubdirs are the library directories of the project-local install,
 // which holds unpacked Debian packages and/or NVIDIA's redistributables.
-func localSubdirs() []string {
+func localSubdirs(sp *spec) []string {
+	ma, _ := archDirs()
+	dirs := append(localBaseSubdirs(), sp.rootDirs...)
+	for _, d := range sp.sysDirs {
+		dirs = append(dirs, "usr/lib/"+ma+"/"+d)
+	}
+	return dirs
+}
+
+func localBaseSubdirs() []string {
 	ma, targets := archDirs()
 	dirs := []string{
 		"usr/lib/" + ma,
@@ -166,13 +206,21 @@ func (s *searcher) find(sp *spec) (*Library, error) {
 		return nil, &NotFoundError{Lib: sp.lib, Tried: r.tried, Override: sp.env, Cause: r.cause, names: sp.names(), env: sp.env}
 	}
 	r.note("", "env "+sp.env, "not set")
+	if sp.platform != nil {
+		if why := sp.platform(s); why != "" {
+			r.note("", "platform", why)
+			return nil, &NotFoundError{Lib: sp.lib, Tried: r.tried, Unavailable: why, names: sp.names(), env: sp.env}
+		}
+	}
 
 	usrLocal := func() *Library {
-		return r.root(place{"/usr/local/cuda", s.sys("/usr/local/cuda"), fixed(toolkitSubdirs())}, 0)
+		return r.root(place{"/usr/local/cuda", s.sys("/usr/local/cuda"), rootSubdirs}, 0)
 	}
 	multiarch := func() *Library {
 		ma, _ := archDirs()
-		return r.root(place{"debian multiarch", s.sys("/usr/lib/" + ma), fixed([]string{".", "nvidia/current"})}, 0)
+		return r.root(place{"debian multiarch", s.sys("/usr/lib/" + ma), func(sp *spec) []string {
+			return append([]string{".", "nvidia/current"}, sp.sysDirs...)
+		}}, 0)
 	}
 	debian := func() *Library {
 		return r.root(place{"debian nvidia-cuda-toolkit", s.sys("/usr/lib/nvidia-cuda-toolkit"),
@@ -180,10 +228,12 @@ func (s *searcher) find(sp *spec) (*Library, error) {
 	}
 	cudaHome := func() *Library { return r.envRoot("CUDA_HOME") }
 	cudaPath := func() *Library { return r.envRoot("CUDA_PATH") }
-	steps := []func() *Library{r.loaded, cudaHome, cudaPath, r.local, r.pip, r.conda, r.loader, usrLocal, multiarch, debian}
+	// CUDA_PATH ranks above CUDA_HOME, as in NVIDIA's cuda.pathfinder 1.8:
+	// it is the variable NVIDIA's installers and documentation name.
+	steps := []func() *Library{r.loaded, cudaPath, cudaHome, r.local, r.pip, r.conda, r.loader, usrLocal, multiarch, debian}
 	if sp.systemFirst {
 		// The driver must match the kernel module: prefer the system's.
-		steps = []func() *Library{r.loaded, r.loader, cudaHome, cudaPath, r.local, usrLocal, multiarch, debian}
+		steps = []func() *Library{r.loaded, r.loader, cudaPath, cudaHome, r.local, usrLocal, multiarch, debian}
 	}
 	for _, step := range steps {
 		if lib := step(); lib != nil {
@@ -221,7 +271,7 @@ func (r *run) override(v string) *Library {
 	fi, err := os.Stat(p)
 	switch {
 	case err == nil && fi.IsDir():
-		return r.root(place{where, p, fixed(append([]string{"."}, toolkitSubdirs()...))}, 0)
+		return r.root(place{where, p, func(sp *spec) []string { return append([]string{"."}, rootSubdirs(sp)...) }}, 0)
 	case err == nil:
 		return r.open(p, place{where, filepath.Dir(p), fixed([]string{"."})}, "")
 	default:
@@ -275,7 +325,7 @@ func (r *run) envRoot(name string) *Library {
 		r.note("", name, "not set")
 		return nil
 	}
-	return r.root(place{name, r.s.abs(v), fixed(toolkitSubdirs())}, 0)
+	return r.root(place{name, r.s.abs(v), rootSubdirs}, 0)
 }
 
 func (r *run) local() *Library {
@@ -285,7 +335,7 @@ func (r *run) local() *Library {
 		r.note("", where, why)
 		return nil
 	}
-	return r.root(place{where, root, fixed(localSubdirs())}, localDepth)
+	return r.root(place{where, root, localSubdirs}, localDepth)
 }
 
 // conda searches the active conda environment, laid out like a toolkit
@@ -297,7 +347,7 @@ func (r *run) conda() *Library {
 		r.note("", where, "not set")
 		return nil
 	}
-	return r.root(place{where, r.s.abs(v), fixed(toolkitSubdirs())}, 0)
+	return r.root(place{where, r.s.abs(v), rootSubdirs}, 0)
 }
 
 // root searches the subdirectories of pl.root (newest soname first across
@@ -441,6 +491,23 @@ func (r *run) open(p string, pl place, name string) *Library {
 		return nil
 	}
 	lib := r.library(h, p, name, pl.where)
+	if len(r.sp.subs) > 0 {
+		deps.merge(r.loadSubs(filepath.Dir(p), pl))
+	}
+	if r.sp.opens != nil {
+		// Libraries it opens by soname itself: load them from this place
+		// first, or the loader would look for them elsewhere.
+		names := r.sp.opens(h)
+		d := r.loadNeeded(p, pl, names, true)
+		for _, n := range d.missing {
+			if loadedAs([]string{n}) == "" {
+				d.warnings = append(d.warnings, fmt.Sprintf(
+					"%s opens %s when it needs it, and %s (%s) has none: it is left to the system loader", r.sp.lib, n, pl.where, pl.root))
+			}
+		}
+		d.missing = nil
+		deps.merge(d)
+	}
 	lib.Companions = append(deps.loaded, lib.Companions...)
 	lib.Warnings = append(deps.warnings, lib.Warnings...)
 	for _, n := range deps.missing {

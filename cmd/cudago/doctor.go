@@ -37,6 +37,10 @@ var libNames = map[pathfinder.Lib]string{
 	pathfinder.CuSOLVER:  "cuSOLVER",
 	pathfinder.NVTX:      "NVTX 2's libnvToolsExt",
 	pathfinder.NCCL:      "NCCL",
+	pathfinder.CUPTI:     "CUPTI",
+	pathfinder.CuDNN:     "cuDNN",
+	pathfinder.CuTENSOR:  "cuTENSOR",
+	pathfinder.CuDLA:     "cuDLA",
 }
 
 // libList names every library pathfinder knows, "libcuda, NVML, ... and
@@ -77,15 +81,25 @@ Doctor loads the %d CUDA libraries cudago uses:
 %s
 
 and prints for each whether it was found, its path, where it was found
-(CUDA_HOME, the local install, a pip wheel in VIRTUAL_ENV or python3's
-site-packages, CONDA_PREFIX, the system loader...), its version, the
-libraries it needs that were loaded with it, and any notes or warnings.
+(CUDA_PATH, the local install, a pip wheel in VIRTUAL_ENV or python3's
+site-packages, CONDA_PREFIX, the system loader...), its version, the CUDA
+release it belongs to, the libraries it needs that were loaded with it
+(cuDNN's sub-libraries), and any notes or warnings; cuDLA, which exists
+only on Tegra, is "n/a" elsewhere.
 For a library that was found but would not load (CANNOT LOAD: built for a
 newer glibc than this system's, damaged...) it says why and how to fix it
 first; for a missing one (NOT FOUND) it lists every place searched and how
 to install it, for where the program runs: in a clone of cudago, its
-scripts/setup-cuda.sh; elsewhere CUDA_HOME, NVIDIA's pip wheel, conda, or
+scripts/setup-cuda.sh; elsewhere CUDA_PATH, NVIDIA's pip wheel, conda, or
 the .cuda/env.sh of a clone.
+
+Then the headers, tools and device libraries: the toolkit's, cuDNN's and
+NCCL's include directories (with the versions they declare), nvcc,
+nvdisasm and cuobjdump (with the versions they print), libcudadevrt.a and
+libdevice.10.bc: where each was found, or every place searched and how to
+install it. Then the guard rails' warnings: a library newer than the
+driver supports, CUDA 12 and 13 libraries loaded together, CUDA_PATH and
+CUDA_HOME naming different toolkits.
 `, n, list)
 }
 
@@ -154,6 +168,8 @@ type doctorReport struct {
 	OS          string          `json:"os"`
 	Arch        string          `json:"arch"`
 	Libraries   []libraryReport `json:"libraries"`
+	Files       []fileReport    `json:"files"`
+	Warnings    []warningReport `json:"warnings"`
 	Driver      driverReport    `json:"driver"`
 	NVML        nvmlReport      `json:"nvml"`
 	GPUs        []gpuReport     `json:"gpus"`
@@ -179,6 +195,32 @@ type libraryReport struct {
 	Tried        []attemptReport `json:"tried"`
 	Cause        string          `json:"cause"`
 	Fix          string          `json:"fix"`
+	CUDA         string          `json:"cuda"`
+	Unavailable  string          `json:"unavailable"`
+}
+
+// fileReport is one header directory, tool or device library
+// (pathfinder.ReportFiles).
+type fileReport struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	EnvVar       string          `json:"env_var"`
+	File         string          `json:"file"`
+	Found        bool            `json:"found"`
+	Path         string          `json:"path"`
+	FoundBy      string          `json:"found_by"`
+	Version      string          `json:"version"`
+	VersionError string          `json:"version_error"`
+	Error        string          `json:"error"`
+	Tried        []attemptReport `json:"tried"`
+	Fix          string          `json:"fix"`
+}
+
+// warningReport is one of pathfinder.Check's warnings.
+type warningReport struct {
+	Kind      string   `json:"kind"`
+	Libraries []string `json:"libraries"`
+	Text      string   `json:"text"`
 }
 
 type attemptReport struct {
@@ -257,6 +299,22 @@ var libDescriptions = map[pathfinder.Lib]string{
 	pathfinder.CuSOLVER:  "dense and sparse solvers (cuSOLVER)",
 	pathfinder.NVTX:      "profiler markers (NVTX, libnvToolsExt)",
 	pathfinder.NCCL:      "collective communication between GPUs (NCCL)",
+	pathfinder.CUPTI:     "profiling and tracing interface (CUPTI)",
+	pathfinder.CuDNN:     "deep neural network primitives (cuDNN 9)",
+	pathfinder.CuTENSOR:  "tensor contractions and reductions (cuTENSOR)",
+	pathfinder.CuDLA:     "deep learning accelerator of Tegra (cuDLA)",
+}
+
+// fileDescriptions describe the artifacts, in pathfinder.Artifacts() order.
+var fileDescriptions = map[pathfinder.Artifact]string{
+	pathfinder.CUDAHeaders:  "the toolkit's headers (cuda.h, cuda_runtime.h)",
+	pathfinder.CuDNNHeaders: "cuDNN's headers (cudnn.h)",
+	pathfinder.NCCLHeaders:  "NCCL's headers (nccl.h)",
+	pathfinder.NVCC:         "the CUDA compiler driver (nvcc)",
+	pathfinder.NVDisasm:     "the SASS disassembler (nvdisasm)",
+	pathfinder.CuObjDump:    "the fat binary tool (cuobjdump)",
+	pathfinder.Cudadevrt:    "the device runtime for relocatable device code (libcudadevrt.a)",
+	pathfinder.Libdevice:    "CUDA's math library as NVVM IR (libdevice.10.bc)",
 }
 
 // doctor gathers the report. It never fails: whatever cannot be learnt is
@@ -316,6 +374,8 @@ func doctorLibsAndGPUs() *doctorReport {
 		OS:        runtime.GOOS,
 		Arch:      runtime.GOARCH,
 		Libraries: []libraryReport{},
+		Files:     []fileReport{},
+		Warnings:  []warningReport{},
 		GPUs:      []gpuReport{},
 	}
 	// Through NVML first: it needs no context, and is there when libcuda is not.
@@ -327,6 +387,17 @@ func doctorLibsAndGPUs() *doctorReport {
 			driverFound = lr.Found
 		}
 		rep.Libraries = append(rep.Libraries, lr)
+	}
+	for _, st := range pathfinder.ReportFiles() {
+		rep.Files = append(rep.Files, fileFromStatus(st))
+	}
+	// After Report loaded everything: what is loaded together.
+	for _, w := range pathfinder.Check() {
+		wr := warningReport{Kind: w.Kind, Libraries: []string{}, Text: w.Text}
+		for _, l := range w.Libs {
+			wr.Libraries = append(wr.Libraries, l.String())
+		}
+		rep.Warnings = append(rep.Warnings, wr)
 	}
 	rep.Driver.Loaded = driverFound
 	if !driverFound {
@@ -377,6 +448,7 @@ func libraryFromStatus(st pathfinder.Status) libraryReport {
 		Version:     st.Version,
 		Notes:       append([]string{}, st.Notes...),
 		Tried:       []attemptReport{},
+		CUDA:        st.CUDA,
 	}
 	if lr.Sonames == nil {
 		lr.Sonames = []string{}
@@ -400,12 +472,42 @@ func libraryFromStatus(st pathfinder.Status) libraryReport {
 			if nf.Cause != nil {
 				lr.Cause = nf.Cause.String()
 			}
+			lr.Unavailable = nf.Unavailable
 			lr.Fix = nf.Fix()
 		} else {
-			lr.Fix = fmt.Sprintf("set %s to the library file or its directory, or CUDA_HOME to a CUDA toolkit", lr.EnvVar)
+			lr.Fix = fmt.Sprintf("set %s to the library file or its directory, or CUDA_PATH to a CUDA toolkit", lr.EnvVar)
 		}
 	}
 	return lr
+}
+
+func fileFromStatus(st pathfinder.FileStatus) fileReport {
+	fr := fileReport{
+		Name:        st.Artifact.String(),
+		Description: fileDescriptions[st.Artifact],
+		EnvVar:      st.Artifact.EnvVar(),
+		File:        st.Artifact.FileName(),
+		Found:       st.File != nil,
+		Version:     st.Version,
+		Tried:       []attemptReport{},
+	}
+	if st.File != nil {
+		fr.Path, fr.FoundBy = st.File.Path, st.File.Found
+	}
+	if st.VersionErr != nil {
+		fr.VersionError = st.VersionErr.Error()
+	}
+	if st.Err != nil {
+		fr.Error = st.Err.Error()
+		var nf *pathfinder.ArtifactNotFoundError
+		if errors.As(st.Err, &nf) {
+			for _, a := range nf.Tried {
+				fr.Tried = append(fr.Tried, attemptReport{Where: a.Where, Path: a.Path, Error: a.Err})
+			}
+			fr.Fix = nf.Fix()
+		}
+	}
+	return fr
 }
 
 // queryGPU asks the driver about device ordinal i; failed queries are
@@ -484,6 +586,8 @@ func (r *doctorReport) writeText(w io.Writer) {
 	for _, l := range r.Libraries {
 		state := "found"
 		switch {
+		case l.Unavailable != "":
+			state = "n/a"
 		case l.Cause != "":
 			state = "CANNOT LOAD"
 		case !l.Found:
@@ -503,12 +607,19 @@ func (r *doctorReport) writeText(w io.Writer) {
 			} else {
 				fmt.Fprintf(w, "    version:  unknown (%s)\n", l.VersionError)
 			}
+			if l.CUDA != "" {
+				fmt.Fprintf(w, "    CUDA:     %s\n", l.CUDA)
+			}
 			for _, n := range l.Notes {
 				fmt.Fprintf(w, "    note:     %s\n", n)
 			}
 			if l.CheckError != "" {
 				fmt.Fprintf(w, "    check:    %s\n", indent(l.CheckError, "              "))
 			}
+			continue
+		}
+		if l.Unavailable != "" {
+			fmt.Fprintf(w, "    not on this machine: %s\n", l.Unavailable)
 			continue
 		}
 		if l.Cause != "" {
@@ -527,6 +638,38 @@ func (r *doctorReport) writeText(w io.Writer) {
 		if l.Cause == "" {
 			fmt.Fprintf(w, "    fix: %s\n", indent(l.Fix, "      "))
 		}
+	}
+
+	fmt.Fprint(w, "\nHeaders, tools and device libraries\n")
+	files := 0
+	for _, f := range r.Files {
+		if !f.Found {
+			fmt.Fprintf(w, "  %-13s NOT FOUND  %s\n", f.Name, f.Description)
+			fmt.Fprintf(w, "    searched for %s in:\n", f.File)
+			for _, a := range f.Tried {
+				fmt.Fprintf(w, "      %s\n", attemptString(a))
+			}
+			fmt.Fprintf(w, "    fix: %s\n", indent(f.Fix, "      "))
+			continue
+		}
+		files++
+		fmt.Fprintf(w, "  %-13s found      %s\n", f.Name, f.Description)
+		fmt.Fprintf(w, "    path:     %s\n", f.Path)
+		fmt.Fprintf(w, "    found by: %s\n", f.FoundBy)
+		switch {
+		case f.Version != "":
+			fmt.Fprintf(w, "    version:  %s\n", f.Version)
+		case f.VersionError != "":
+			fmt.Fprintf(w, "    version:  unknown (%s)\n", firstLine(f.VersionError))
+		}
+	}
+
+	fmt.Fprint(w, "\nCompatibility\n")
+	if len(r.Warnings) == 0 {
+		fmt.Fprint(w, "  no warnings: no library is newer than the driver, and no CUDA majors are mixed\n")
+	}
+	for _, x := range r.Warnings {
+		fmt.Fprintf(w, "  WARNING (%s): %s\n", x.Kind, x.Text)
 	}
 
 	fmt.Fprint(w, "\nDriver\n")
@@ -595,7 +738,8 @@ func (r *doctorReport) writeText(w io.Writer) {
 			fmt.Fprintf(w, "    fix: %s\n", u.Fix)
 		}
 	}
-	fmt.Fprintf(w, "\n%d of %d libraries found, %d GPU(s)\n", found, len(r.Libraries), len(r.GPUs))
+	fmt.Fprintf(w, "\n%d of %d libraries found, %d of %d headers, tools and device libraries, %d compatibility warning(s), %d GPU(s)\n",
+		found, len(r.Libraries), files, len(r.Files), len(r.Warnings), len(r.GPUs))
 }
 
 func attemptString(a attemptReport) string {

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,7 +43,7 @@ func TestDoctorJSON(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("doctor --json exited %d, want 0", code)
 	}
-	for _, k := range []string{"schema", "go", "os", "arch", "libraries", "driver", "gpus", "no_gpu_reason", "gds"} {
+	for _, k := range []string{"schema", "go", "os", "arch", "libraries", "files", "warnings", "driver", "gpus", "no_gpu_reason", "gds"} {
 		if _, ok := rep[k]; !ok {
 			t.Errorf("report lacks field %q", k)
 		}
@@ -55,17 +58,18 @@ func TestDoctorJSON(t *testing.T) {
 		m := l.(map[string]any)
 		byName[m["name"].(string)] = m
 		for _, k := range []string{"description", "env_var", "sonames", "found", "ok", "path", "soname", "found_by",
-			"version", "version_error", "check_error", "notes", "error", "tried", "cause", "fix"} {
+			"version", "version_error", "check_error", "notes", "error", "tried", "cause", "fix", "cuda", "unavailable"} {
 			if _, ok := m[k]; !ok {
 				t.Errorf("library %v lacks field %q", m["name"], k)
 			}
 		}
-		if m["found"] == false && (m["fix"] == "" || len(m["tried"].([]any)) == 0) {
+		if m["found"] == false && m["unavailable"] == "" && (m["fix"] == "" || len(m["tried"].([]any)) == 0) {
 			t.Errorf("missing library %v has no fix or no list of places tried: %v", m["name"], m)
 		}
 	}
 	for _, want := range []string{"cuda", "nvrtc", "nvJitLink", "nvfatbin", "nvvm", "cufile",
-		"cudart", "cublasLt", "cublas", "cufft", "curand", "cusparse", "cusolver", "nvToolsExt", "nccl"} {
+		"cudart", "cublasLt", "cublas", "cufft", "curand", "cusparse", "cusolver", "nvToolsExt", "nccl",
+		"cupti", "cudnn", "cutensor", "cudla"} {
 		if byName[want] == nil {
 			t.Errorf("no entry for library %q", want)
 		} else if byName[want]["description"] == "" {
@@ -93,6 +97,39 @@ func TestDoctorJSON(t *testing.T) {
 				t.Errorf("cusolver's notes do not say %s was loaded with it: %s", dep, notes)
 			}
 		}
+	}
+
+	checkFilesReport(t, rep)
+	if m := byName["nvrtc"]; m != nil && m["found_by"] == "local install" && m["cuda"] != "12.4" {
+		t.Errorf("nvrtc of the local install: cuda %q, want 12.4", m["cuda"])
+	}
+	// cuDLA exists only on Tegra: elsewhere it is unavailable, with no
+	// places searched.
+	if m := byName["cudla"]; m != nil && runtime.GOARCH != "arm64" && os.Getenv("CUDAGO_CUDLA_PATH") == "" {
+		if u, _ := m["unavailable"].(string); m["found"] != false || !strings.Contains(u, "Tegra") || len(m["tried"].([]any)) != 2 {
+			t.Errorf("cudla on %s: %v", runtime.GOARCH, m)
+		}
+	}
+	// The guard rails: one CUDA 12.4 install says nothing; anything they
+	// say names its kind and libraries.
+	warnings, ok := rep["warnings"].([]any)
+	if !ok {
+		t.Fatalf("warnings = %#v, want a list (never null)", rep["warnings"])
+	}
+	for _, w := range warnings {
+		m := w.(map[string]any)
+		t.Logf("warning: %v", m["text"])
+		switch m["kind"] {
+		case "newer-than-driver", "cuda-mix", "cuda-path-home":
+		default:
+			t.Errorf("warning of kind %v: %v", m["kind"], m)
+		}
+		if libs, _ := m["libraries"].([]any); libs == nil || m["text"] == "" {
+			t.Errorf("warning without libraries or text: %v", m)
+		}
+	}
+	if m := byName["nvrtc"]; m != nil && m["found_by"] == "local install" && os.Getenv("CUDA_PATH") == "" && os.Getenv("CUDA_HOME") == "" && len(warnings) != 0 {
+		t.Errorf("the local CUDA 12.4 install alone has warnings: %v", warnings)
 	}
 
 	// NVRTC: CI installs CUDA 12.4 with scripts/setup-cuda.sh; a GPU machine
@@ -269,13 +306,47 @@ func TestDoctorText(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("doctor exited %d; stderr:\n%s", code, stderr)
 	}
-	for _, want := range []string{"Libraries", "nvrtc", "Driver", "GPUs", "libraries found", "GPUDirect Storage", "  mode:", "  udev:"} {
+	t.Log(stdout) // the whole report, with -v
+	for _, want := range []string{"Libraries", "nvrtc", "Headers, tools and device libraries", "  nvcc ", "  libdevice ", "Compatibility\n",
+		"Driver", "GPUs", "libraries found", "GPUDirect Storage", "  mode:", "  udev:"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, stdout)
 		}
 	}
 	if !strings.Contains(stdout, "no GPU: ") && !strings.Contains(stdout, "compute capability:") {
 		t.Errorf("doctor output neither lists a GPU nor says why there is none:\n%s", stdout)
+	}
+}
+
+// checkFilesReport checks doctor's headers, tools and device libraries:
+// every field, in pathfinder's order; the local install's are found with
+// their versions, and a missing one lists the places searched and a fix.
+func checkFilesReport(t *testing.T, rep map[string]any) {
+	t.Helper()
+	files, ok := rep["files"].([]any)
+	if !ok || len(files) != len(pathfinder.Artifacts()) {
+		t.Fatalf("files = %#v, want %d entries", rep["files"], len(pathfinder.Artifacts()))
+	}
+	local := map[string]string{"cuda-headers": "12.4", "nccl-headers": "2.22.3", "nvcc": "12.4.", "nvdisasm": "12.4.", "cuobjdump": "12.4.", "cudadevrt": "", "libdevice": ""}
+	for i, f := range files {
+		m := f.(map[string]any)
+		for _, k := range []string{"name", "description", "env_var", "file", "found", "path", "found_by", "version", "version_error", "error", "tried", "fix"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("file %v lacks field %q", m["name"], k)
+			}
+		}
+		if m["name"] != pathfinder.Artifacts()[i].String() || m["description"] == "" {
+			t.Errorf("file %d is %v (%v), want %s", i, m["name"], m["description"], pathfinder.Artifacts()[i])
+		}
+		if m["found"] == false && (m["fix"] == "" || len(m["tried"].([]any)) == 0) {
+			t.Errorf("missing %v has no fix or no places: %v", m["name"], m)
+		}
+		want, ok := local[m["name"].(string)]
+		if ok && m["found_by"] == "local install" {
+			if v, _ := m["version"].(string); !strings.HasPrefix(v, want) || (want == "" && v != "") {
+				t.Errorf("%v of the local install: version %q, want %s", m["name"], v, want)
+			}
+		}
 	}
 }
 
@@ -418,5 +489,79 @@ func TestDoctorRefusedLibrary(t *testing.T) {
 	}
 	if strings.Contains(nf.Cause.Err, "GLIBC_") && !strings.Contains(cause, "needs glibc") {
 		t.Errorf("a glibc refusal is not said as such: %q", cause)
+	}
+}
+
+// TestDoctorGuardRails runs doctor in a child process with a CUPTI of a
+// CUDA 14 no driver supports yet (a fake libcupti.so.14, through
+// CUDAGO_CUPTI_PATH) beside NVRTC of CUDA 12 or 13: the guard rails report
+// the mix and a library newer than the driver, in JSON and in text.
+func TestDoctorGuardRails(t *testing.T) {
+	if os.Getenv("CUDAGO_DOCTOR_GUARD_CHILD") == "1" {
+		doctorGuardRailsChild(t)
+		return
+	}
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("no gcc to build the fake library")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "cupti.c")
+	if err := os.WriteFile(src, []byte("int cuptiGetVersion(unsigned *v) { *v = 140; return 0; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lib := filepath.Join(dir, "libcupti.so.14")
+	if out, err := exec.Command("gcc", "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDoctorGuardRails$", "-test.v")
+	cmd.Env = append(os.Environ(), "CUDAGO_DOCTOR_GUARD_CHILD=1", "CUDAGO_CUPTI_PATH="+lib)
+	out, err := cmd.CombinedOutput()
+	if _, why, skipped := strings.Cut(string(out), "child skip: "); skipped && err == nil {
+		t.Skip(strings.SplitN(why, "\n", 2)[0])
+	}
+	if err != nil || !strings.Contains(string(out), "child ok") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+}
+
+func doctorGuardRailsChild(t *testing.T) {
+	_, rep := doctorJSON(t)
+	drv, _ := rep["driver"].(map[string]any)
+	var nvrtc map[string]any
+	for _, l := range rep["libraries"].([]any) {
+		if m := l.(map[string]any); m["name"] == "nvrtc" {
+			nvrtc = m
+		}
+	}
+	nvrtcCUDA, _ := nvrtc["cuda"].(string)
+	driverCUDA, _ := drv["cuda_version"].(string)
+	if nvrtc == nil || nvrtcCUDA == "" || driverCUDA == "" {
+		why := fmt.Sprintf("no NVRTC or no driver version (nvrtc %v, driver %v)", nvrtc["cuda"], drv["cuda_version"])
+		fmt.Println("child skip: " + why)
+		t.Skip(why)
+	}
+	kinds := map[string]string{}
+	for _, w := range rep["warnings"].([]any) {
+		m := w.(map[string]any)
+		kinds[m["kind"].(string)] = m["text"].(string)
+	}
+	major, _, _ := strings.Cut(nvrtcCUDA, ".")
+	if w := kinds["cuda-mix"]; !strings.Contains(w, "CUDA "+major+": ") || !strings.Contains(w, "libnvrtc.so."+major) || !strings.Contains(w, "CUDA 14: libcupti.so.14") {
+		t.Errorf("cuda-mix warning %q", w)
+	}
+	if w := kinds["newer-than-driver"]; !strings.Contains(w, "libcupti.so.14 (CUDA 14.x") || !strings.Contains(w, "supports CUDA "+driverCUDA) {
+		t.Errorf("newer-than-driver warning %q", w)
+	}
+	_, stdout, _ := runCmd(t, "doctor")
+	for _, want := range []string{"WARNING (cuda-mix): ", "WARNING (newer-than-driver): "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("doctor's text lacks %q", want)
+		}
+	}
+	if n := len(rep["warnings"].([]any)); !strings.Contains(stdout, fmt.Sprintf(", %d compatibility warning(s),", n)) {
+		t.Errorf("doctor's summary does not count %d warnings", n)
+	}
+	if !t.Failed() {
+		fmt.Println("child ok")
 	}
 }

@@ -38,14 +38,22 @@
 //
 //	cudago doctor [-json] [-require-gpu]
 //
-// doctor loads every library pathfinder knows, 16 (the driver libcuda, NVML,
+// doctor loads every library pathfinder knows, 20 (the driver libcuda, NVML,
 // NVRTC, nvJitLink, nvFatbin, NVVM, cuFile, the CUDA runtime, cuBLASLt,
-// cuBLAS, cuFFT, cuRAND, cuSPARSE, cuSOLVER, NVTX 2's libnvToolsExt and
-// NCCL) and prints, for each, whether it was found, its path, where it was
-// found, its version and any notes or warnings; for a library found but
+// cuBLAS, cuFFT, cuRAND, cuSPARSE, cuSOLVER, NVTX 2's libnvToolsExt,
+// NCCL, CUPTI, cuDNN, cuTENSOR and cuDLA) and prints, for each, whether it
+// was found, its path, where it was found, its version, the CUDA release
+// it belongs to and any notes or warnings; for a library found but
 // refused by the loader (CANNOT LOAD: built for a newer glibc, damaged) it
-// says why and how to fix it, before the places searched; for a missing
-// one (NOT FOUND) it prints every place tried and how to install it. Then it prints the CUDA version the driver supports; NVML's view,
+// says why and how to fix it, before the places searched; for cuDLA off a
+// Tegra system, "n/a" and why; for a missing
+// one (NOT FOUND) it prints every place tried and how to install it. Then
+// the headers, tools and device libraries pathfinder.Find finds (the
+// toolkit's, cuDNN's and NCCL's include directories, nvcc, nvdisasm,
+// cuobjdump, libcudadevrt.a, libdevice.10.bc), with their versions; then
+// the guard rails' warnings (pathfinder.Check: a library newer than the
+// driver supports, CUDA 12 and 13 libraries mixed, CUDA_PATH and CUDA_HOME
+// apart). Then it prints the CUDA version the driver supports; NVML's view,
 // without a CUDA context (the driver's version and branch, each GPU's name,
 // UUID, PCI bus id and memory), or why there is none ("no GPU: the NVIDIA
 // driver is not loaded (...)"); and, for each GPU, its name, compute
@@ -76,7 +84,7 @@
 //	  "go": "go1.26.8", "os": "linux", "arch": "amd64",
 //	  "libraries": [{                    // fixed order: pathfinder.Libs(): cuda, nvidia-ml, nvrtc, nvJitLink, nvfatbin,
 //	                                     // nvvm, cufile, cudart, cublasLt, cublas, cufft, curand, cusparse,
-//	                                     // cusolver, nvToolsExt, nccl
+//	                                     // cusolver, nvToolsExt, nccl, cupti, cudnn, cutensor, cudla
 //	    "name": "nvrtc",                 // pathfinder.Lib
 //	    "description": "runtime compiler (NVRTC)",
 //	    "env_var": "CUDAGO_NVRTC_PATH",  // override variable
@@ -91,10 +99,29 @@
 //	    "check_error": "",               // a failed functional check (NVRTC compiling a kernel)
 //	    "notes": ["loaded .../libnvrtc-builtins.so.12.4", "compiles a test kernel"],
 //	    "error": "",                     // why it did not load (pathfinder's full message)
-//	    "tried": [{"where": "CUDA_HOME", "path": "", "error": "CUDA_HOME not set"}],
+//	    "tried": [{"where": "CUDA_PATH", "path": "", "error": "not set"}],
 //	    "cause": "",                     // a file found but refused by the loader, and why:
 //	                                     // ".../libnccl.so.2 (local install) needs glibc 2.38 or newer (GLIBC_2.38), ..."
-//	    "fix": ""                        // how to fix a missing or refused library (may span lines)
+//	    "fix": "",                       // how to fix a missing or refused library (may span lines)
+//	    "cuda": "12.4",                  // the CUDA release it belongs to (pathfinder.Library.CUDA): "12.4",
+//	                                     // "12.x" when only the major is known, "" when it tells none
+//	    "unavailable": ""                // why it cannot exist on this machine (cuDLA off Tegra); "" otherwise
+//	  }],
+//	  "files": [{                        // fixed order: pathfinder.Artifacts(): cuda-headers, cudnn-headers,
+//	                                     // nccl-headers, nvcc, nvdisasm, cuobjdump, cudadevrt, libdevice
+//	    "name": "nvcc", "description": "the CUDA compiler driver (nvcc)",
+//	    "env_var": "CUDAGO_NVCC_PATH", "file": "nvcc",
+//	    "found": true,
+//	    "path": "/.../.cuda/bin/nvcc",   // the file, or for headers their directory
+//	    "found_by": "local install",     // pathfinder.Located.Found
+//	    "version": "12.4.131",           // headers: the version they declare; tools: what --version prints
+//	    "version_error": "",
+//	    "error": "", "tried": [], "fix": ""   // as for libraries, when it was not found
+//	  }],
+//	  "warnings": [{                     // pathfinder.Check, after every library was loaded
+//	    "kind": "cuda-mix",              // "newer-than-driver", "cuda-mix" or "cuda-path-home"
+//	    "libraries": ["cublas", "cudart"],
+//	    "text": "libraries of several CUDA majors are loaded in this process (...): ..."
 //	  }],
 //	  "driver": {
 //	    "loaded": true,                  // libcuda loaded
