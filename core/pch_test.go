@@ -90,9 +90,7 @@ func countPrefix(list []string, prefix string) int {
 // TestDefaultPCHDir checks the folder of automatic PCH: under the cache's
 // root, per NVRTC version, 0700, refused under a root others may write.
 func TestDefaultPCHDir(t *testing.T) {
-	defer func(w func(string)) { cacheWarn = w }(cacheWarn)
-	var warned []string
-	cacheWarn = func(s string) { warned = append(warned, s) }
+	rec := captureWarnings(t)
 
 	root := filepath.Join(t.TempDir(), "cache")
 	t.Setenv("CUDAGO_CACHE_DIR", root)
@@ -112,8 +110,8 @@ func TestDefaultPCHDir(t *testing.T) {
 	if _, err := defaultPCHDir(13, 0); err == nil || !strings.Contains(err.Error(), "writable by group or others") {
 		t.Errorf("a root others may write: %v, want it refused", err)
 	}
-	if len(warned) != 1 {
-		t.Errorf("warnings %q, want one", warned)
+	if w := rec.of(WarnCacheDisabled); len(w) != 1 {
+		t.Errorf("warnings %v, want one", w)
 	}
 }
 
