@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/cudago/cudago/internal/cudaheaders"
 	"modernc.org/cc/v4"
 )
 
@@ -82,11 +83,11 @@ const (
 )
 
 // generateCore writes package core's driver calls into out.
-func generateCore(cfg *libConfig, headersDir, out string) error {
+func generateCore(cfg *libConfig, hs *cudaheaders.Set, out string) error {
 	if cfg.core == nil {
 		return fmt.Errorf("-core: library %s has no core calls", cfg.name)
 	}
-	m, err := buildModel(cfg, headersDir)
+	m, err := buildModel(cfg, hs)
 	if err != nil {
 		return err
 	}

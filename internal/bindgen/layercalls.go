@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cudago/cudago/internal/cudaheaders"
 	"modernc.org/cc/v4"
 )
 
@@ -69,7 +70,7 @@ const (
 )
 
 // generateCalls writes the calls of the package in folder dir.
-func generateCalls(dir, headersDir string) error {
+func generateCalls(dir string, hs *cudaheaders.Set) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
@@ -93,7 +94,7 @@ func generateCalls(dir, headersDir string) error {
 		if !ok {
 			return fmt.Errorf("-calls %s: unknown library %q (want one of %s)", key, lib, libNames())
 		}
-		if models[lib], err = buildModel(cfg, headersDir); err != nil {
+		if models[lib], err = buildModel(cfg, hs); err != nil {
 			return err
 		}
 	}

@@ -43,21 +43,30 @@
 //
 // Usage (from a bindings package directory, through go generate):
 //
-//	go run ../../internal/bindgen -lib driver -headers ../../../shared/cuda-headers
+//	go run ../../internal/bindgen -lib driver
 //	go run ../internal/bindgen -lib driver -core .   (from core)
 //	go run ../internal/bindgen -calls .              (from blas, rng, ...)
+//
+// The headers are CUDA 13.0's and 12.4's, found as package
+// internal/cudaheaders says: -headers DIR first, then CUDAGO_CUDA_HEADERS,
+// shared/cuda-headers beside the repository, the local install of
+// scripts/setup-cuda.sh (12.4) and a CUDA install. DIR (like each folder of
+// CUDAGO_CUDA_HEADERS, separated by ':') is a folder of version folders
+// (12.4/, 13.0/) or a CUDA include folder. A missing header is an error
+// naming it and every place searched.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
+
+	"github.com/cudago/cudago/internal/cudaheaders"
 )
 
 func main() {
 	lib := flag.String("lib", "", "library to generate: "+libNames())
-	headers := flag.String("headers", "", "folder holding the 12.4/ and 13.0/ header folders (default: ../shared/cuda-headers beside the repository)")
+	headers := flag.String("headers", "", "header folders searched first, separated by ':': each a folder of version folders (12.4/, 13.0/) or a CUDA include folder (then "+cudaheaders.Env+", shared/cuda-headers, .cuda, CUDA_HOME, /usr/local/cuda)")
 	out := flag.String("out", ".", "output folder (the bindings package)")
 	core := flag.String("core", "", "write package core's driver calls (the config's core list) into this folder instead of the bindings")
 	calls := flag.String("calls", "", "write the library calls of the package in this folder (its list in the config's layerCalls) instead of the bindings")
@@ -67,11 +76,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "bindgen: -calls takes no -lib or -core: the config's list names the libraries")
 			os.Exit(2)
 		}
-		dir, err := headersDir(*headers)
-		if err == nil {
-			err = generateCalls(*calls, dir)
-		}
-		if err != nil {
+		if err := generateCalls(*calls, cudaheaders.Find(*headers)); err != nil {
 			fmt.Fprintln(os.Stderr, "bindgen:", err)
 			os.Exit(1)
 		}
@@ -82,44 +87,12 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bindgen: unknown -lib %q (want one of %s)\n", *lib, libNames())
 		os.Exit(2)
 	}
-	dir, err := headersDir(*headers)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bindgen:", err)
-		os.Exit(1)
-	}
 	gen := generate
 	if *core != "" {
 		gen, *out = generateCore, *core
 	}
-	if err := gen(cfg, dir, *out); err != nil {
+	if err := gen(cfg, cudaheaders.Find(*headers), *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bindgen:", err)
 		os.Exit(1)
-	}
-}
-
-// headersDir is the -headers folder, or the one findHeaders finds.
-func headersDir(flagValue string) (string, error) {
-	if flagValue != "" {
-		return flagValue, nil
-	}
-	return findHeaders()
-}
-
-// findHeaders walks up from the working directory to the repository root and
-// returns the shared/cuda-headers folder that lies beside it.
-func findHeaders() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		for _, c := range []string{filepath.Join(d, "shared", "cuda-headers"), filepath.Join(d, "..", "shared", "cuda-headers")} {
-			if _, err := os.Stat(filepath.Join(c, "13.0", "cuda.h")); err == nil {
-				return filepath.Abs(c)
-			}
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no shared/cuda-headers found above %s; pass -headers", wd)
-		}
 	}
 }
