@@ -127,8 +127,10 @@ TOOLS=(ptxas fatbinary nvlink cuobjdump nvdisasm cudafe++ bin2c cu++filt nvprune
 
 log() { printf 'setup-cuda: %s\n' "$*" >&2; }
 die() { printf 'setup-cuda: ERROR: %s\n' "$*" >&2; exit 1; }
-# human prints a byte count in MiB or GiB, the units of du -h.
-human() { awk -v b="$1" 'BEGIN { if (b >= 2^30) printf "%.1f GiB", b / 2^30; else printf "%.0f MiB", b / 2^20 }'; }
+# human prints a byte count in KiB, MiB or GiB, the units of du -h.
+human() {
+  awk -v b="$1" 'BEGIN { if (b >= 2^30) printf "%.1f GiB", b / 2^30; else if (b >= 2^20) printf "%.0f MiB", b / 2^20; else printf "%.0f KiB", b / 2^10 }'
+}
 # The bytes fetched this run: the .debs and apt's package lists.
 FETCHED=0
 FETCHED_DEBS=0
