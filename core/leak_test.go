@@ -104,8 +104,15 @@ func TestLeakCompilerHandles(t *testing.T) {
 			if fd1 > fd0+2 {
 				t.Errorf("open fds grew from %d to %d", fd0, fd1)
 			}
-			if rss0 > 0 && rss1-rss0 > 16<<20 {
-				t.Errorf("RSS grew by %d KiB over %d cycles", (rss1-rss0)>>10, n)
+			// The race detector's own memory grows with the cycles that
+			// allocate most (FatbinBuilder: 13-16.5 MiB over 10,000 with
+			// -race, 1.3 MiB without), so -race gets a looser bound.
+			limit := int64(16 << 20)
+			if raceEnabled {
+				limit = 48 << 20
+			}
+			if rss0 > 0 && rss1-rss0 > limit {
+				t.Errorf("RSS grew by %d KiB over %d cycles (limit %d KiB)", (rss1-rss0)>>10, n, limit>>10)
 			}
 		})
 	}

@@ -26,19 +26,27 @@
 #                                          cuobjdump, nvdisasm, cudafe++, bin2c, ...
 #   .cuda/env.sh                           `source` it: PATH += .cuda/bin,
 #                                          CUDAGO_LOCAL_CUDA=<abs>/.cuda/root (no LD_LIBRARY_PATH)
-#   .cuda/debs/                            the downloaded .debs (a re-extraction is offline)
+#   .cuda/debs/                            the downloaded .debs, only with --keep-debs (then a
+#                                          re-extraction is offline); by default they are
+#                                          deleted once unpacked
 #   .cuda/.stamp                           recipe + package versions; a matching stamp = no-op
+#
+# Costs (measured): a fresh install downloads 1.8 GiB (22 packages, and 10 MiB of Debian's
+# package lists), needs 3.7 GiB free while it runs (the .debs and what they unpack) and leaves
+# 1.9 GiB in .cuda (3.6 GiB with --keep-debs); it says how much it fetched and left when it ends.
 #
 # Packages added to the lists below after an install are unpacked on top of it, without
 # re-extracting the rest. A .cuda that is a symbolic link (a git worktree sharing another
 # checkout's install) is written through, and env.sh names its real path.
 #
-# Usage: scripts/setup-cuda.sh [--force] [--verify]
-#   --force   re-extract .cuda/root (from the cached .debs; downloads only what is missing)
-#   --verify  after installing, compile a test kernel with nvcc in every mode and check
-#             the libraries (a few seconds)
+# Usage: scripts/setup-cuda.sh [--force] [--verify] [--keep-debs]
+#   --force      re-extract .cuda/root (from the kept .debs; downloads what is not kept)
+#   --verify     after installing, compile a test kernel with nvcc in every mode and check
+#                the libraries (a few seconds)
+#   --keep-debs  keep the downloaded .debs in .cuda/debs (1.8 GiB), so that --force or a
+#                package added to the lists below needs no download; CUDAGO_KEEP_DEBS=1 too
 #
-# Works from any cwd, without stdin (CI=true), and offline once .cuda/debs is filled.
+# Works from any cwd, without stdin (CI=true), and offline once installed (or with --keep-debs).
 set -euo pipefail
 
 # Bump RECIPE whenever the layout produced below changes: a new value forces re-extraction.
@@ -119,13 +127,40 @@ TOOLS=(ptxas fatbinary nvlink cuobjdump nvdisasm cudafe++ bin2c cu++filt nvprune
 
 log() { printf 'setup-cuda: %s\n' "$*" >&2; }
 die() { printf 'setup-cuda: ERROR: %s\n' "$*" >&2; exit 1; }
+# human prints a byte count in KiB, MiB or GiB, the units of du -h.
+human() {
+  awk -v b="$1" 'BEGIN { if (b >= 2^30) printf "%.1f GiB", b / 2^30; else if (b >= 2^20) printf "%.0f MiB", b / 2^20; else printf "%.0f KiB", b / 2^10 }'
+}
+# The bytes fetched this run: the .debs and apt's package lists.
+FETCHED=0
+FETCHED_DEBS=0
+LISTS_BYTES=0
+# costs ends an install: what was fetched, what .cuda now holds, and the .debs dropped
+# unless they are to be kept.
+costs() {
+  local kept=""
+  if ((KEEP_DEBS)); then
+    kept=" (--keep-debs: $(human "$(du -sb "$DEBS" | cut -f1)") of .debs kept in $DEBS)"
+  else
+    rm -rf "$DEBS"
+  fi
+  if ((FETCHED)); then
+    log "downloaded $(human "$FETCHED") ($FETCHED_DEBS package(s) $(human "$((FETCHED - LISTS_BYTES))"), package lists $(human "$LISTS_BYTES"))"
+  else
+    log "downloaded nothing"
+  fi
+  log "$CUDA_DIR now uses $(human "$(du -sb "$CUDA_DIR" | cut -f1)") on disk$kept"
+}
 
 FORCE=0
 VERIFY=0
+KEEP_DEBS=0
+[[ "${CUDAGO_KEEP_DEBS:-0}" == 1 ]] && KEEP_DEBS=1
 for arg in "$@"; do
   case "$arg" in
     --force) FORCE=1 ;;
     --verify) VERIFY=1 ;;
+    --keep-debs) KEEP_DEBS=1 ;;
     -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $arg (try --help)" ;;
   esac
@@ -249,10 +284,19 @@ added_pkgs() {
   done
 }
 
+# old_debs points at .debs that an earlier setup kept (it used to keep them all) and that
+# nothing needs, without deleting them: the install may be another checkout's too.
+old_debs() {
+  if ((!KEEP_DEBS)) && compgen -G "$DEBS/*.deb" >/dev/null; then
+    log "$DEBS holds $(human "$(du -sb "$DEBS" | cut -f1)") of .debs kept by an earlier setup; nothing needs them: rm -rf '$DEBS' (or keep them with --keep-debs)"
+  fi
+}
+
 # ---------------------------------------------------------------- fast path
 if installed_ok; then
   write_env
   log "CUDA 12.4 already installed in $CUDA_DIR (stamp matches); nothing to do"
+  old_debs
   [[ $VERIFY == 1 ]] && verify
   exit 0
 fi
@@ -271,6 +315,7 @@ if command -v flock >/dev/null; then
   if installed_ok; then   # another run finished meanwhile
     write_env
     log "CUDA 12.4 already installed in $CUDA_DIR (stamp matches); nothing to do"
+    old_debs
     [[ $VERIFY == 1 ]] && verify
     exit 0
   fi
@@ -349,6 +394,9 @@ EOF
     cat "$APT/log/update.log" >&2
     die "apt-get update of Debian $SUITE failed (network? keyring $KEYRING?); log: $APT/log/update.log"
   fi
+  # What apt fetched is compressed; the lists are stored unpacked: its own count is the download.
+  LISTS_BYTES=$(awk '/^Fetched / { n = $2; u = $3; m = (u ~ /^k/) ? 1e3 : (u ~ /^M/) ? 1e6 : (u ~ /^G/) ? 1e9 : 1; gsub(/,/, "", n); print int(n * m) }' "$APT/log/update.log" | tail -n 1)
+  LISTS_BYTES=${LISTS_BYTES:-0}
   for p in "${MISSING[@]}"; do
     apt-cache "${APT_OPTS[@]}" show "$p" >/dev/null 2>&1 || die "package '$p' not found in Debian $SUITE"
   done
@@ -365,13 +413,16 @@ EOF
     f=$(compgen -G "$INCOMING/${p}_*_amd64.deb" | head -n 1 || true)
     [[ -n "$f" ]] || die "download of '$p' produced no .deb"
     dpkg-deb -f "$f" Package >/dev/null || die "downloaded $f is not a valid .deb"
+    FETCHED_DEBS=$((FETCHED_DEBS + 1))
+    FETCHED=$((FETCHED + $(stat -c %s "$f")))
     mv -f "$f" "$DEBS/"
   done
+  FETCHED=$((FETCHED + LISTS_BYTES))
   echo >&2
-  # The indexes (~55 MB) are only needed for a download: the next one runs apt-get update anyway.
+  # The indexes (~55 MiB unpacked) are only needed for a download: the next one runs apt-get update anyway.
   rm -rf "$INCOMING" "$APT/cache/pkgcache.bin" "$APT/cache/srcpkgcache.bin" "$APT/lists"/*_*
 else
-  log "all ${#WANTED[@]} .debs cached in $DEBS (no network needed)"
+  log "all ${#WANTED[@]} .debs kept in $DEBS (no network needed)"
 fi
 
 # extract_pkg unpacks a cached package into a root (whole, or only its listed members;
@@ -425,6 +476,7 @@ if ((${#ADD[@]})); then
   write_env
   log "added in $((SECONDS - START)) s:"
   printf '%s' "$STAMP_BODY" | while read -r p v _; do log "  $p $v"; done
+  costs
   [[ $VERIFY == 1 ]] && verify
   exit 0
 fi
@@ -506,6 +558,7 @@ mv -f "$STAMP.tmp" "$STAMP"
 
 log "installed in $((SECONDS - START)) s:"
 sed 1d "$STAMP" | while read -r p v _; do log "  $p $v"; done
+costs
 log "use it with:  source $CUDA_DIR/env.sh"
 [[ $VERIFY == 1 ]] && verify
 exit 0

@@ -18,7 +18,7 @@ var (
 )
 
 // TestSeedCoverage checks that every function and result code of
-// shared/seeds/nvfatbin-bindings.txt is bound.
+// the reference list nvfatbin-bindings.txt (internal/seeds) is bound.
 func TestSeedCoverage(t *testing.T) {
 	f, err := os.Open(seeds.Path(t, "nvfatbin-bindings.txt"))
 	if err != nil {

@@ -3,13 +3,33 @@ package main
 import (
 	"sort"
 	"strings"
+
+	"github.com/cudago/cudago/internal/cudaheaders"
 )
 
 // header is one C header of a library at one CUDA version.
 type header struct {
-	version string // folder under the headers dir: "12.4", "13.0"; for extra: the version that added it
+	version string // CUDA version: "12.4", "13.0" (see internal/cudaheaders); for extra: the version that added it
 	file    string
 	extra   bool // in internal/bindgen/extra: declarations newer than (or beside) the shared headers
+}
+
+// needs lists the headers that generating cfg reads, so that a missing one
+// is named (with the others missing) before any is parsed.
+func (cfg *libConfig) needs() []cudaheaders.Header {
+	var hs []cudaheaders.Header
+	for _, h := range append(append([]header{cfg.primary}, cfg.also...), cfg.others...) {
+		if !h.extra {
+			hs = append(hs, cudaheaders.Header{Version: h.version, File: h.file})
+		}
+	}
+	if cfg.localHeaders {
+		hs = append(hs, cudaheaders.Header{Version: localVersion, File: localMarker})
+	}
+	if cfg.procAddr {
+		hs = append(hs, cudaheaders.Header{Version: "13.0", File: "cudaTypedefs.h"})
+	}
+	return hs
 }
 
 // libConfig says how one library's header becomes one Go package.

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cudago/cudago/internal/cudaheaders"
 	"github.com/cudago/cudago/internal/version"
 	"modernc.org/cc/v4"
 )
@@ -37,8 +38,8 @@ func setGenLines(cfg *libConfig, core bool) {
 	cGenLine = "/* " + text + " */\n\n"
 }
 
-func generate(cfg *libConfig, headersDir, out string) error {
-	m, err := buildModel(cfg, headersDir)
+func generate(cfg *libConfig, hs *cudaheaders.Set, out string) error {
+	m, err := buildModel(cfg, hs)
 	if err != nil {
 		return err
 	}

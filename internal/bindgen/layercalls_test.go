@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/cudago/cudago/internal/cudaheaders"
 )
 
 var libModels sync.Map // library name -> *modelOnce
@@ -28,10 +30,7 @@ func libModel(t *testing.T, lib string) *model {
 	if lib == "driver" {
 		return coreModel(t)
 	}
-	headers, err := findHeaders()
-	if err != nil {
-		t.Skipf("%v: shared/ is not carried to the GPU machine; this test runs in CI", err)
-	}
+	headers := headersFor(t, lib)
 	v, _ := libModels.LoadOrStore(lib, &modelOnce{})
 	mo := v.(*modelOnce)
 	mo.once.Do(func() {
@@ -191,7 +190,7 @@ func TestLayerCallsRejects(t *testing.T) {
 // lines says so.
 func TestGenerateCallsUnlisted(t *testing.T) {
 	dir := t.TempDir()
-	err := generateCalls(dir, dir, buildLoader("unused"))
+	err := generateCalls(dir, dir, buildLoader(&cudaheaders.Set{}))
 	if err == nil || !strings.Contains(err.Error(), "has no //cudago:call lines") {
 		t.Errorf("generateCalls(an unlisted folder): %v", err)
 	}

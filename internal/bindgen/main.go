@@ -46,16 +46,25 @@
 //
 // Usage (from a bindings package directory, through go generate):
 //
-//	go run ../../internal/bindgen -lib driver -headers ../../../shared/cuda-headers
+//	go run ../../internal/bindgen -lib driver
 //	go run ../internal/bindgen -lib driver -core .   (from core)
 //	go run ../internal/bindgen -calls .              (from blas, rng, ...)
+//
+// The headers are CUDA 13.0's and 12.4's, found as package
+// internal/cudaheaders says: -headers DIR first, then CUDAGO_CUDA_HEADERS,
+// shared/cuda-headers beside the repository, the local install of
+// scripts/setup-cuda.sh (12.4) and a CUDA install. DIR (like each folder of
+// CUDAGO_CUDA_HEADERS, separated by ':') is a folder of version folders
+// (12.4/, 13.0/) or a CUDA include folder. A missing header is an error
+// naming it and every place searched.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
+
+	"github.com/cudago/cudago/internal/cudaheaders"
 )
 
 func main() {
@@ -66,11 +75,7 @@ func main() {
 		} // else the flag package has said what was wrong
 		os.Exit(2)
 	}
-	dir, err := headersDir(o.headers)
-	if err == nil {
-		err = o.run("", buildLoader(dir))
-	}
-	if err != nil {
+	if err := o.run("", buildLoader(cudaheaders.Find(o.headers))); err != nil {
 		fmt.Fprintln(os.Stderr, "bindgen:", err)
 		os.Exit(1)
 	}
@@ -91,7 +96,7 @@ func parseOptions(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("bindgen", flag.ContinueOnError)
 	fs.StringVar(&o.lib, "lib", "", "library to generate: "+libNames())
-	fs.StringVar(&o.headers, "headers", "", "folder holding the 12.4/ and 13.0/ header folders (default: ../shared/cuda-headers beside the repository)")
+	fs.StringVar(&o.headers, "headers", "", "header folders searched first, separated by ':': each a folder of version folders (12.4/, 13.0/) or a CUDA include folder (then "+cudaheaders.Env+", shared/cuda-headers, .cuda, CUDA_HOME, /usr/local/cuda)")
 	fs.StringVar(&o.out, "out", ".", "output folder (the bindings package)")
 	fs.StringVar(&o.core, "core", "", "write package core's driver calls (the //cudago: lines of the package in this folder) into it instead of the bindings")
 	fs.StringVar(&o.calls, "calls", "", "write the library calls of the package in this folder (its //cudago: lines) into it instead of the bindings")
@@ -123,14 +128,14 @@ func (o options) dest() string {
 // loader returns a library's model (configs' key), built from the headers.
 type loader func(lib string) (*model, error)
 
-// buildLoader builds each model asked for from the headers in folder dir.
-func buildLoader(dir string) loader {
+// buildLoader builds each model asked for from the headers hs finds.
+func buildLoader(hs *cudaheaders.Set) loader {
 	return func(lib string) (*model, error) {
 		cfg, ok := configs[lib]
 		if !ok {
 			return nil, fmt.Errorf("unknown library %q (want one of %s)", lib, libNames())
 		}
-		return buildModel(cfg, dir)
+		return buildModel(cfg, hs)
 	}
 }
 
@@ -151,31 +156,4 @@ func (o options) run(to string, load loader) error {
 		return err
 	}
 	return writeBindings(m, to)
-}
-
-// headersDir is the -headers folder, or the one findHeaders finds.
-func headersDir(flagValue string) (string, error) {
-	if flagValue != "" {
-		return flagValue, nil
-	}
-	return findHeaders()
-}
-
-// findHeaders walks up from the working directory to the repository root and
-// returns the shared/cuda-headers folder that lies beside it.
-func findHeaders() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		for _, c := range []string{filepath.Join(d, "shared", "cuda-headers"), filepath.Join(d, "..", "shared", "cuda-headers")} {
-			if _, err := os.Stat(filepath.Join(c, "13.0", "cuda.h")); err == nil {
-				return filepath.Abs(c)
-			}
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no shared/cuda-headers found above %s; pass -headers", wd)
-		}
-	}
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -88,6 +86,13 @@ var mathForeign = func() map[string]*foreignType {
 
 // localVersion is the CUDA version of the local install's headers.
 const localVersion = "12.4"
+
+// localMarker is a header that only a full include folder of localVersion
+// has (shared/cuda-headers/12.4 holds six headers): a library with
+// localHeaders reads its 12.4 headers, and the 13.0 ones' missing includes,
+// from the first 12.4 folder holding it, normally the local install of
+// scripts/setup-cuda.sh.
+const localMarker = "cuda_runtime_api.h"
 
 // localPredefined is defined before a math library's header is parsed.
 // cuda_fp16.h and cuda_bf16.h declare nothing for C (__half and
@@ -224,28 +229,6 @@ func (m *model) taggedGoType(t cc.Type) string {
 		return m.goTypeOf[tagName(t)]
 	}
 	return ""
-}
-
-// localInclude returns the include folder of the local CUDA 12.4 install
-// (scripts/setup-cuda.sh): $CUDAGO_LOCAL_CUDA/usr/include, or the first
-// .cuda/root/usr/include above the working directory.
-func localInclude() (string, error) {
-	if r := os.Getenv("CUDAGO_LOCAL_CUDA"); r != "" {
-		return filepath.Join(r, "usr", "include"), nil
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		c := filepath.Join(d, ".cuda", "root", "usr", "include")
-		if _, err := os.Stat(filepath.Join(c, "cuda_runtime_api.h")); err == nil {
-			return c, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", errors.New("no local CUDA 12.4 install (.cuda/root/usr/include) above " + wd + ": run scripts/setup-cuda.sh")
-		}
-	}
 }
 
 // versionFromMacros reads the library version a header declares through

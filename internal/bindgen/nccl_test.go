@@ -3,20 +3,12 @@ package main
 import (
 	"strings"
 	"testing"
-
-	"github.com/cudago/cudago/internal/testenv"
 )
 
 // TestNCCLSince checks the configured versions of NCCL's functions: each
 // one is applied, and one that contradicts the headers is refused.
 func TestNCCLSince(t *testing.T) {
-	headers, err := findHeaders()
-	if err != nil {
-		if testenv.OnGPUMachine() {
-			t.Skipf("%v: shared/ is not carried to the GPU machine; this test runs in CI", err)
-		}
-		t.Fatal(err)
-	}
+	headers := headersFor(t, "nccl")
 	base := configs["nccl"]
 	m, err := buildModel(base, headers)
 	if err != nil {

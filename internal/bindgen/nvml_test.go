@@ -3,8 +3,6 @@ package main
 import (
 	"strings"
 	"testing"
-
-	"github.com/cudago/cudago/internal/testenv"
 )
 
 // TestNVMLModel checks what nvml.h needs of the generator: the revisions
@@ -14,13 +12,7 @@ import (
 // a pointer and versioned structs stay pointers, and the configured
 // overrides apply.
 func TestNVMLModel(t *testing.T) {
-	headers, err := findHeaders()
-	if err != nil {
-		if testenv.OnGPUMachine() {
-			t.Skipf("%v: shared/ is not carried to the GPU machine; this test runs in CI", err)
-		}
-		t.Fatal(err)
-	}
+	headers := headersFor(t, "nvml")
 	m, err := buildModel(configs["nvml"], headers)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cudago/cudago/internal/cudaheaders"
 	"github.com/cudago/cudago/internal/version"
 	"modernc.org/cc/v4"
 )
@@ -28,7 +29,7 @@ type unit struct {
 
 var ccConfig *cc.Config
 
-func parseHeader(headersDir string, cfg *libConfig, h header) (*unit, error) {
+func parseHeader(hs *cudaheaders.Set, cfg *libConfig, h header) (*unit, error) {
 	if ccConfig == nil {
 		c, err := cc.NewConfig(runtime.GOOS, runtime.GOARCH)
 		if err != nil {
@@ -38,31 +39,44 @@ func parseHeader(headersDir string, cfg *libConfig, h header) (*unit, error) {
 		c.EvalAllMacros = true
 		ccConfig = c
 	}
-	dir := filepath.Join(headersDir, h.version)
-	path := filepath.Join(dir, h.file)
-	incs := []string{dir}
-	if h.extra {
+	var path string
+	var incs []string
+	switch {
+	case h.extra:
 		// Extra declarations shipped with the generator (newer than the
-		// shared headers) include the newest header folder.
+		// headers read) include the primary header's folder.
 		_, self, _, _ := runtime.Caller(0)
 		path = filepath.Join(filepath.Dir(self), "extra", h.file)
-		incs = []string{filepath.Join(headersDir, "13.0")}
+		if d, ok := hs.Dir(cfg.primary.version, cfg.primary.file); ok {
+			incs = []string{d}
+		}
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("extra header %s: %v", h.file, err)
 		}
+	case cfg.localHeaders && h.version == localVersion:
+		// From the full 12.4 include tree, which has what it includes.
+		d, ok := hs.Dir(localVersion, localMarker, h.file)
+		if !ok {
+			return nil, hs.Check(cudaheaders.Header{Version: localVersion, File: localMarker}, cudaheaders.Header{Version: localVersion, File: h.file})
+		}
+		path, incs = filepath.Join(d, h.file), []string{d}
+	default:
+		d, ok := hs.Dir(h.version, h.file)
+		if !ok {
+			return nil, hs.Check(cudaheaders.Header{Version: h.version, File: h.file})
+		}
+		path, incs = filepath.Join(d, h.file), []string{d}
 	}
 	var predef string
 	if cfg.localHeaders {
-		local, err := localInclude()
-		if err != nil {
-			return nil, err
-		}
 		predef = localPredefined
-		if h.version == localVersion && !h.extra {
-			dir, path = local, filepath.Join(local, h.file)
-			incs = []string{local}
-		} else {
-			// Last: only what the shared folder lacks comes from 12.4.
+		if h.version != localVersion || h.extra {
+			// Last: only what the newer folder lacks (cuda_fp16.h,
+			// cudalibxt.h in shared/cuda-headers/13.0) comes from 12.4.
+			local, ok := hs.Dir(localVersion, localMarker)
+			if !ok {
+				return nil, hs.Check(cudaheaders.Header{Version: localVersion, File: localMarker})
+			}
 			incs = append(incs, local)
 		}
 	}
@@ -232,7 +246,10 @@ func (m *model) owned(file string) bool {
 // the lookups emitLookups writes.
 var reserved = []string{"Error", "MissingFunctionError", "CountError", "Proc", "StatusError"}
 
-func buildModel(cfg *libConfig, headersDir string) (*model, error) {
+func buildModel(cfg *libConfig, hs *cudaheaders.Set) (*model, error) {
+	if err := hs.Check(cfg.needs()...); err != nil {
+		return nil, fmt.Errorf("%s: %v", cfg.name, err)
+	}
 	setGenLines(cfg, false)
 	m := &model{cfg: cfg, names: map[string]string{}, goTypeOf: map[string]string{},
 		typedefs: map[string]*cc.Declarator{}, cstructs: map[string]string{}}
@@ -244,13 +261,13 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 			m.names[f.goName] = "foreign type " + f.goName // one claim for all its C names
 		}
 	}
-	prim, err := parseHeader(headersDir, cfg, cfg.primary)
+	prim, err := parseHeader(hs, cfg, cfg.primary)
 	if err != nil {
 		return nil, err
 	}
 	prims := []*unit{prim}
 	for _, h := range cfg.also {
-		u, err := parseHeader(headersDir, cfg, h)
+		u, err := parseHeader(hs, cfg, h)
 		if err != nil {
 			return nil, err
 		}
@@ -259,7 +276,7 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 	var others []*unit
 	m.baseSince = prim.since
 	for _, h := range cfg.others {
-		u, err := parseHeader(headersDir, cfg, h)
+		u, err := parseHeader(hs, cfg, h)
 		if err != nil {
 			return nil, err
 		}
@@ -370,7 +387,7 @@ func buildModel(cfg *libConfig, headersDir string) (*model, error) {
 		m.aliasFuncs(prim, byName)
 	}
 	if cfg.procAddr {
-		if err := m.procVersions(headersDir); err != nil {
+		if err := m.procVersions(hs); err != nil {
 			return nil, err
 		}
 	}
@@ -1316,8 +1333,8 @@ func looksOut(doc string) bool {
 
 // procVersions reads cudaTypedefs.h for the version each driver entry point
 // must be requested at through cuGetProcAddress (PFN_cuMemAlloc_v3020).
-func (m *model) procVersions(headersDir string) error {
-	u, err := parseHeader(headersDir, m.cfg, header{"13.0", "cudaTypedefs.h", false})
+func (m *model) procVersions(hs *cudaheaders.Set) error {
+	u, err := parseHeader(hs, m.cfg, header{"13.0", "cudaTypedefs.h", false})
 	if err != nil {
 		return err
 	}

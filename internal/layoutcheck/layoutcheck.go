@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cudago/cudago/internal/cudaheaders"
 )
 
 // Case is one C expression (sizeof, _Alignof, offsetof) and the Go value
@@ -22,43 +24,29 @@ type Case struct {
 	Go uintptr
 }
 
-// HeadersDir finds ../shared/cuda-headers beside the repository by walking
-// up from the working directory.
-func HeadersDir() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		for _, c := range []string{filepath.Join(d, "shared", "cuda-headers"), filepath.Join(d, "..", "shared", "cuda-headers")} {
-			if _, err := os.Stat(filepath.Join(c, "13.0", "cuda.h")); err == nil {
-				return filepath.Abs(c)
-			}
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no shared/cuda-headers found above %s", wd)
-		}
-	}
-}
-
-// Check compiles a C program that includes header (e.g. "13.0/cuda.h") and
-// prints every case's C value, and fails t for each mismatch.
+// Check compiles a C program that includes header (e.g. "13.0/cuda.h":
+// cuda.h of CUDA 13.0, found as package internal/cudaheaders says) and
+// prints every case's C value, and fails t for each mismatch. Without the
+// header it skips naming it, or fails when CUDAGO_CUDA_HEADERS is set.
 func Check(t *testing.T, header string, cases []Case) {
 	t.Helper()
 	if len(cases) == 0 {
 		t.Skip("no structs in " + header)
 	}
-	dir, err := HeadersDir()
-	if err != nil {
-		if os.Getenv("CUDAGO_REQUIRE_GPU") == "1" {
-			// The GPU bundle carries the repository, not ../shared.
-			t.Skipf("%v: shared/ is not carried to the GPU machine; this test runs in CI", err)
-		}
-		t.Fatal(err)
+	v, file, ok := strings.Cut(header, "/")
+	if !ok {
+		t.Fatalf("header %q is not version/file", header)
 	}
+	hs := cudaheaders.Require(t, cudaheaders.Header{Version: v, File: file})
+	inc, _ := hs.Dir(v, file)
 	cc := os.Getenv("CC")
 	if cc == "" {
 		cc = "gcc"
+	}
+	if _, err := exec.LookPath(cc); err != nil && os.Getenv("CUDAGO_REQUIRE_GPU") == "1" {
+		// The GPU machine runs prebuilt test binaries and need not have
+		// a C compiler; everywhere else cgo needs one, so this fails below.
+		t.Skipf("no C compiler on the GPU machine (%v): CI checks the layout", err)
 	}
 	var src bytes.Buffer
 	fmt.Fprintf(&src, "#include <stddef.h>\n#include <stdio.h>\n#include <stdbool.h>\n#include <sys/types.h>\n#include <%s>\nint main(void) {\n", filepath.Base(header))
@@ -72,15 +60,14 @@ func Check(t *testing.T, header string, cases []Case) {
 	if err := os.WriteFile(cfile, src.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	inc := filepath.Join(dir, filepath.Dir(header))
-	args := []string{"-std=gnu11", "-I", inc, "-I", filepath.Join(dir, "13.0")}
-	if local := localInclude(); local != "" {
-		// Last: the headers the shared 13.0 folder lacks (cuda_fp16.h,
-		// cuda_runtime.h, cudalibxt.h) come from the local 12.4 install.
+	// cuda_fp16.h and cuda_bf16.h declare nothing for C but include
+	// <nv/target>, which Debian's 12.4 headers lack (as bindgen does).
+	args := []string{"-std=gnu11", "-I", inc, "-D__CUDA_FP16_H__", "-D__CUDA_BF16_H__"}
+	if local, ok := hs.Dir("12.4", "cuda_runtime_api.h"); ok && local != inc {
+		// Last: the headers shared/cuda-headers/13.0 lacks (cuda_fp16.h,
+		// cuda_runtime.h, cudalibxt.h) come from the full 12.4 folder
+		// (the local install), as in bindgen.
 		args = append(args, "-idirafter", local)
-		// cuda_fp16.h and cuda_bf16.h declare nothing for C but include
-		// <nv/target>, which Debian's 12.4 headers lack (as bindgen does).
-		args = append(args, "-D__CUDA_FP16_H__", "-D__CUDA_BF16_H__")
 	}
 	out, err := exec.Command(cc, append(args, "-o", exe, cfile)...).CombinedOutput()
 	if err != nil {
@@ -107,25 +94,4 @@ func Check(t *testing.T, header string, cases []Case) {
 		t.Fatalf("C printed %d values for %d cases", i, len(cases))
 	}
 	t.Logf("%d layout facts checked against %s, %d wrong", len(cases), header, bad)
-}
-
-// localInclude returns the include folder of the local CUDA 12.4 install
-// (scripts/setup-cuda.sh), or "" when there is none.
-func localInclude() string {
-	if r := os.Getenv("CUDAGO_LOCAL_CUDA"); r != "" {
-		return filepath.Join(r, "usr", "include")
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		c := filepath.Join(d, ".cuda", "root", "usr", "include")
-		if _, err := os.Stat(filepath.Join(c, "cuda_runtime_api.h")); err == nil {
-			return c
-		}
-		if filepath.Dir(d) == d {
-			return ""
-		}
-	}
 }

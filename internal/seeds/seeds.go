@@ -1,5 +1,7 @@
-// Package seeds reads the reference API lists in ../shared/seeds and the
-// declarations of a Go package, for tests that prove the bindings cover them.
+// Package seeds reads the reference API lists and the declarations of a Go
+// package, for tests that prove the bindings cover them. The lists are this
+// project's shared/seeds, copied into testdata/seeds (testdata/README.md
+// says from where; a test keeps the copy equal to its origin).
 package seeds
 
 import (
@@ -13,21 +15,27 @@ import (
 	"strings"
 )
 
-// Dir finds ../shared/seeds beside the repository by walking up from the
-// working directory.
+// copyDir is the copy of the lists, relative to the repository root.
+var copyDir = filepath.Join("internal", "seeds", "testdata", "seeds")
+
+// Dir returns the repository's copy of the lists, found walking up from the
+// working directory (a test's is its package's folder) to the repository
+// root.
 func Dir() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for d := wd; ; d = filepath.Dir(d) {
-		for _, c := range []string{filepath.Join(d, "shared", "seeds"), filepath.Join(d, "..", "shared", "seeds")} {
-			if _, err := os.Stat(filepath.Join(c, "README.md")); err == nil {
-				return c, nil
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			c := filepath.Join(d, copyDir)
+			if _, err := os.Stat(filepath.Join(c, "README.md")); err != nil {
+				return "", fmt.Errorf("the reference lists are missing from the repository: %v", err)
 			}
+			return c, nil
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no shared/seeds found above %s", wd)
+			return "", fmt.Errorf("no go.mod above %s", wd)
 		}
 	}
 }

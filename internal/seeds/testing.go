@@ -9,20 +9,11 @@ import (
 	"testing"
 )
 
-// onGPUMachine mirrors testenv.OnGPUMachine: the GPU bundle sets
-// CUDAGO_REQUIRE_GPU=1 and carries only the repository, not ../shared.
-func onGPUMachine() bool { return os.Getenv("CUDAGO_REQUIRE_GPU") == "1" }
-
-// Need returns the seeds folder, or ends t: it skips on the GPU machine,
-// where ../shared is not carried (the seed tests run in CI), and fails
-// everywhere else.
+// Need returns the folder of the lists, or fails t.
 func Need(t testing.TB) string {
 	t.Helper()
 	dir, err := Dir()
 	if err != nil {
-		if onGPUMachine() {
-			t.Skipf("%v: shared/ is not carried to the GPU machine; this test runs in CI", err)
-		}
 		t.Fatal(err)
 	}
 	return dir

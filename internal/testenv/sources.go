@@ -3,7 +3,7 @@ package testenv
 // Sources the seeds give verbatim, shared by the tests of several packages.
 
 // SeedSaxpy is the kernel of the "Runtime Fatbin Creation" blog post
-// (shared/seeds/runtime-fatbin-creation.txt), verbatim.
+// (internal/seeds/testdata/seeds/runtime-fatbin-creation.txt), verbatim.
 const SeedSaxpy = `
 __device__ float compute(float a, float x, float y) {
 return a * x + y;
@@ -20,7 +20,7 @@ out[tid] = compute(a, x[tid], y[tid]);
 `
 
 // SeedNVVMKernel is the LLVM IR of the "NVVM LLVM IR Compilation" example
-// of shared/seeds/jit-compilation-nvvm-nvjitlink.txt, verbatim: it lacks
+// of internal/seeds/testdata/seeds/jit-compilation-nvvm-nvjitlink.txt, verbatim: it lacks
 // the !nvvmir.version and kernel annotations that libNVVM needs, which
 // tests append.
 const SeedNVVMKernel = `
