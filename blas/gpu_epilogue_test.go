@@ -48,9 +48,9 @@ func (c epiCase) String() string {
 type epiRun struct {
 	A, B, C    hostMat
 	a, b       []complex128 // A's and B's data
-	x, xBound  []float64 // the GEMM's result per element of C's data (before the epilogue), its error bound
-	got        []float64 // C after the Matmul
-	bias       []float64 // the bias added (or the gradient written)
+	x, xBound  []float64    // the GEMM's result per element of C's data (before the epilogue), its error bound
+	got        []float64    // C after the Matmul
+	bias       []float64    // the bias added (or the gradient written)
 	aux        *core.Buffer
 	auxLd      int
 	tol        tolerance
