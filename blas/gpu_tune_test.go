@@ -146,12 +146,12 @@ func TestGPUMatmulTuning(t *testing.T) {
 		t.Setenv("CUDAGO_CACHE", "")
 		tuned.forget()
 		_, _, h := gpu(t, &Options{MatmulTuning: TuneDisk})
-		if id := h.diskID(); id == "" {
+		p.check(t, "TuneDisk, first process", p.run(t, h))
+		if id := h.diskID(); id == "" { // the handle exists now: its workspace is known
 			t.Fatalf("no identity for the disk (driver %q, cuBLASLt %q)", driverVersion(), ltVersion())
 		} else {
 			t.Logf("disk identity: %s", id)
 		}
-		p.check(t, "TuneDisk, first process", p.run(t, h))
 		if evs := events(); len(evs) != 1 || evs[0].source != tuneMeasured {
 			t.Fatalf("TuneDisk, first: %v, want a measured choice", evs)
 		}
