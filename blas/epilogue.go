@@ -234,15 +234,28 @@ func checkEpilogue(fn string, l layout, o *MatmulOptions, m, n, batch int, ec, e
 		}
 	default:
 		sh.biasLen = inner
-		what := "one element per " + map[layout]string{colMajor: "row of C (m)", rowMajor: "column of C (n)"}[l]
 		switch info.bias {
 		case biasGradA:
-			sh.biasLen, what = m, "the m sums of op(A)'s rows"
+			sh.biasLen = m
 		case biasGradB:
-			sh.biasLen, what = n, "the n sums of op(B)'s columns"
+			sh.biasLen = n
+		}
+		// what says what the bias is, for the errors only (it allocates).
+		what := func() string {
+			switch info.bias {
+			case biasGradA:
+				return "the m sums of op(A)'s rows"
+			case biasGradB:
+				return "the n sums of op(B)'s columns"
+			case biasIn, biasGrad:
+				if l == rowMajor {
+					return "one element per column of C (n)"
+				}
+			}
+			return "one element per row of C (m)"
 		}
 		if o.Bias == nil {
-			return sh, argErr(fn, "opts.Bias", "%v needs opts.Bias: %d %s elements, %s", o.Epilogue, sh.biasLen, eb.name, what)
+			return sh, argErr(fn, "opts.Bias", "%v needs opts.Bias: %d %s elements, %s", o.Epilogue, sh.biasLen, eb.name, what())
 		}
 		if err := checkStride(fn, "opts.StrideBias", o.StrideBias); err != nil {
 			return sh, err
@@ -258,7 +271,7 @@ func checkEpilogue(fn string, l layout, o *MatmulOptions, m, n, batch int, ec, e
 			need += int64(batch-1) * o.StrideBias
 		}
 		if need > int64(o.Bias.Size())/int64(eb.size) {
-			return sh, argErr(fn, "opts.Bias", "opts.Bias holds %d bytes, but %v needs %d %s elements (%s, batch %d, stride %d): %s", o.Bias.Size(), o.Epilogue, need, eb.name, what, batch, o.StrideBias, bytesText(need, eb.size))
+			return sh, argErr(fn, "opts.Bias", "opts.Bias holds %d bytes, but %v needs %d %s elements (%s, batch %d, stride %d): %s", o.Bias.Size(), o.Epilogue, need, eb.name, what(), batch, o.StrideBias, bytesText(need, eb.size))
 		}
 	}
 	// The auxiliary matrix.

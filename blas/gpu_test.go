@@ -610,6 +610,21 @@ func TestGPUHandle(t *testing.T) {
 		if got := testing.AllocsPerRun(200, gemm); got != 0 {
 			t.Errorf("Gemm: %v allocations per call", got)
 		}
+		// A Matmul of a known shape, plain and with a bias epilogue
+		// (whose descriptor takes the bias's address on every call).
+		ah, bh, ch, bias := libtest.Upload(t, s, make([]Half, n*n)), libtest.Upload(t, s, make([]Half, n*n)), libtest.Upload(t, s, make([]Half, n*n)), libtest.Upload(t, s, make([]Half, n))
+		epi := &MatmulOptions{Epilogue: EpilogueReLUBias, Bias: bias}
+		for _, o := range []*MatmulOptions{nil, epi} {
+			mm := func() {
+				if err := Matmul[Half](h, ComputeFloat32, NoTrans, NoTrans, n, n, n, 1, ah, n, bh, n, 0, ch, n, o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mm()
+			if got := testing.AllocsPerRun(200, mm); got != 0 {
+				t.Errorf("Matmul (options %v): %v allocations per call", o, got)
+			}
+		}
 		if err := s.Sync(); err != nil {
 			t.Fatal(err)
 		}

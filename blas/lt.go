@@ -151,13 +151,14 @@ func (mc *mmCall) check(o *MatmulOptions) (batch int, sh epilogueShape, err erro
 	ma, mb, mcm := gemmMats(mc.tA, mc.tB, mc.m, mc.n, mc.k, mc.a, mc.lda, mc.b, mc.ldb, mc.c, mc.ldc)
 	ma.stride, mb.stride, mcm.stride = o.StrideA, o.StrideB, o.StrideC
 	ma.strideArg, mb.strideArg, mcm.strideArg = "opts.StrideA", "opts.StrideB", "opts.StrideC"
-	for _, x := range [...]struct {
-		m *mat
-		e elem
-	}{{&ma, mc.ea}, {&mb, mc.eb}, {&mcm, mc.ec}} {
-		if err := checkMat(fn, mc.l, x.m, x.e, batch); err != nil {
-			return 0, sh, err
-		}
+	if err := checkMat(fn, mc.l, &ma, mc.ea, batch); err != nil {
+		return 0, sh, err
+	}
+	if err := checkMat(fn, mc.l, &mb, mc.eb, batch); err != nil {
+		return 0, sh, err
+	}
+	if err := checkMat(fn, mc.l, &mcm, mc.ec, batch); err != nil {
+		return 0, sh, err
 	}
 	if inner, outer := mcm.lines(mc.l); batchOverlaps(inner, outer, int64(mc.ldc), o.StrideC, int64(batch)) {
 		return 0, sh, argErr(fn, "opts.StrideC", "opts.StrideC = %d makes the %d matrices C (%d×%d, %v, ldc %d) overlap: their results would race", o.StrideC, batch, mc.m, mc.n, mc.l, mc.ldc)
@@ -316,20 +317,20 @@ func matmul(mc *mmCall) error {
 	if mc.l == rowMajor { // cuBLASLt's A is the caller's B
 		scaleA, scaleB, argA, argB = scaleB, scaleA, argB, argA
 	}
-	for _, s := range [...]struct {
+	var sp [4]unsafe.Pointer // A, B and D's scales, D's amax
+	for i, s := range [...]struct {
 		arg string
 		b   *core.Buffer
-		p   *unsafe.Pointer
-		bit uint8
-	}{{argA, scaleA, &ptrs.scaleA, ptrScaleA}, {argB, scaleB, &ptrs.scaleB, ptrScaleB}, {"opts.ScaleD", o.ScaleD, &ptrs.scaleD, ptrScaleD}, {"opts.AmaxD", o.AmaxD, &ptrs.amaxD, ptrAmaxD}} {
+	}{{argA, scaleA}, {argB, scaleB}, {"opts.ScaleD", o.ScaleD}, {"opts.AmaxD", o.AmaxD}} {
 		if s.b == nil {
 			continue
 		}
-		if *s.p, err = ops.Add(s.arg, s.b, 4, "float32"); err != nil {
+		if sp[i], err = ops.Add(s.arg, s.b, 4, "float32"); err != nil {
 			return err
 		}
-		which |= s.bit
+		which |= ptrScaleA << i
 	}
+	ptrs.scaleA, ptrs.scaleB, ptrs.scaleD, ptrs.amaxD = sp[0], sp[1], sp[2], sp[3]
 	ctx, s, err := h.lib().Begin()
 	if err != nil {
 		return err
@@ -378,15 +379,17 @@ func matmul(mc *mmCall) error {
 	defer scalarPool.Put(slot)
 	al, be := slot.ptrs()
 	lt := h.st.Handle().lt
-	run := &tuneRun{ctx: ctx, s: s, lt: lt, alpha: al, a: g.a, b: g.b, c: g.c, ptrs: &ptrs, ws: h.ws, wsLen: h.wsLen}
-	if mc.beta != 0 {
-		// Timing candidates must not read C after a first one wrote it:
-		// they write a scratch C of the same span instead (beta 0).
-		run.scratch = cSpan(mc.ldc, mc.m, mc.n, mc.l, batch, o.StrideC) * int64(mc.ec.size)
-	}
-	pl, err := h.plan(key, run)
-	if err != nil {
-		return fmt.Errorf("blas: %s: %w", fn, err)
+	pl := h.cachedPlan(key)
+	if pl == nil {
+		run := &tuneRun{ctx: ctx, s: s, lt: lt, alpha: al, a: g.a, b: g.b, c: g.c, ptrs: ptrs, ws: h.ws, wsLen: h.wsLen}
+		if mc.beta != 0 {
+			// Timing candidates must not read C after a first one wrote
+			// it: they write a scratch C of the same span instead (beta 0).
+			run.scratch = cSpan(mc.ldc, mc.m, mc.n, mc.l, batch, o.StrideC) * int64(mc.ec.size)
+		}
+		if pl, err = h.plan(key, run); err != nil {
+			return fmt.Errorf("blas: %s: %w", fn, err)
+		}
 	}
 	// D = C: in place, with C's layout (D's own for an FP8 C).
 	err = pl.launch(ctx, lt, &pl.algo, al, be, g.a, g.b, g.c, g.c, &ptrs, h.ws, h.wsLen, s)
@@ -444,6 +447,7 @@ type plan struct {
 	// any (ptrs != 0): concurrent Matmuls share the descriptor.
 	mu      sync.Mutex
 	ptrs    uint8
+	attr    [6]uint64 // the pointer attributes' values, as they cross to C
 	cleanup runtime.Cleanup
 }
 
@@ -472,7 +476,7 @@ func (p *plan) launch(ctx driver.Context, lt cublaslt.Handle, algo *cublaslt.Mat
 	if p.ptrs != 0 {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		if err := setPtrs(p.desc, p.ptrs, ptrs); err != nil {
+		if err := p.setPtrs(ptrs); err != nil {
 			return err
 		}
 	}
@@ -483,20 +487,22 @@ func (p *plan) launch(ctx driver.Context, lt cublaslt.Handle, algo *cublaslt.Mat
 	return cublasLtMatmul(ctx, lt, p.desc, alpha, a, p.a, b, p.b, beta, c, p.c, d, dl, algo, ws, wsLen, s)
 }
 
-// setPtrs sets the pointer attributes which (ptrBias, ...) names.
-func setPtrs(desc cublaslt.MatmulDesc, which uint8, ptrs *ltPtrs) error {
-	for _, a := range [...]struct {
-		bit  uint8
+// setPtrs sets the pointer attributes of p's descriptor that p.ptrs
+// names (ptrBias, ...), from p.attr: the values cross to C from the plan's
+// own memory, so that setting them allocates nothing. The caller holds
+// p.mu, or p is not shared yet.
+func (p *plan) setPtrs(ptrs *ltPtrs) error {
+	for i, a := range [...]struct {
 		attr cublaslt.MatmulDescAttributes
 		p    unsafe.Pointer
-	}{{ptrBias, cublaslt.MatmulDescBiasPointer, ptrs.bias}, {ptrAux, cublaslt.MatmulDescEpilogueAuxPointer, ptrs.aux},
-		{ptrScaleA, cublaslt.MatmulDescAScalePointer, ptrs.scaleA}, {ptrScaleB, cublaslt.MatmulDescBScalePointer, ptrs.scaleB},
-		{ptrScaleD, cublaslt.MatmulDescDScalePointer, ptrs.scaleD}, {ptrAmaxD, cublaslt.MatmulDescAmaxDPointer, ptrs.amaxD}} {
-		if which&a.bit == 0 {
+	}{{cublaslt.MatmulDescBiasPointer, ptrs.bias}, {cublaslt.MatmulDescEpilogueAuxPointer, ptrs.aux},
+		{cublaslt.MatmulDescAScalePointer, ptrs.scaleA}, {cublaslt.MatmulDescBScalePointer, ptrs.scaleB},
+		{cublaslt.MatmulDescDScalePointer, ptrs.scaleD}, {cublaslt.MatmulDescAmaxDPointer, ptrs.amaxD}} {
+		if p.ptrs&(1<<i) == 0 {
 			continue
 		}
-		v := uint64(libhandle.Addr(a.p))
-		if err := cublasLtMatmulDescSetAttribute(0, desc, a.attr, unsafe.Pointer(&v), 8); err != nil {
+		p.attr[i] = uint64(libhandle.Addr(a.p))
+		if err := cublasLtMatmulDescSetAttribute(0, p.desc, a.attr, unsafe.Pointer(&p.attr[i]), 8); err != nil {
 			return err
 		}
 	}
@@ -523,16 +529,18 @@ func (c *planCache) clear() {
 	c.plans = nil
 }
 
-// plan returns the plan of key, making it on first use; run is the
-// Matmul in progress, which tuning times.
-func (h *Handle) plan(key planKey, run *tuneRun) (*plan, error) {
+// cachedPlan returns the plan of key, or nil.
+func (h *Handle) cachedPlan(key planKey) *plan {
 	c := &h.plans
 	c.mu.Lock()
-	p := c.plans[key]
-	c.mu.Unlock()
-	if p != nil {
-		return p, nil
-	}
+	defer c.mu.Unlock()
+	return c.plans[key]
+}
+
+// plan makes the plan of key (cachedPlan had none) and caches it; run is
+// the Matmul in progress, which tuning times.
+func (h *Handle) plan(key planKey, run *tuneRun) (*plan, error) {
+	c := &h.plans
 	p, keep, err := h.newPlan(key, run)
 	if err != nil || !keep {
 		return p, err
@@ -560,7 +568,7 @@ func (h *Handle) plan(key planKey, run *tuneRun) (*plan, error) {
 // must not be cached (not tuned while the stream captured a graph).
 func (h *Handle) newPlan(key planKey, run *tuneRun) (p *plan, keep bool, err error) {
 	p = &plan{ptrs: key.ptrs}
-	cands, err := h.makePlan(run.ctx, key, p, run.ptrs)
+	cands, err := h.makePlan(run.ctx, key, p, &run.ptrs)
 	if err == nil {
 		run.p = p
 		keep, err = h.choose(key, p, cands, run)
@@ -636,7 +644,7 @@ func (h *Handle) makePlan(ctx driver.Context, key planKey, p *plan, ptrs *ltPtrs
 			return nil, err
 		}
 	}
-	if err := setPtrs(p.desc, key.ptrs, ptrs); err != nil {
+	if err := p.setPtrs(ptrs); err != nil {
 		return nil, err
 	}
 	ar, ac := key.m, key.k // A as stored

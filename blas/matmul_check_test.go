@@ -143,3 +143,18 @@ func TestEpilogueString(t *testing.T) {
 		}
 	}
 }
+
+// TestMatmulCheckAllocs: Matmul's checks and operand bookkeeping allocate
+// nothing (the GPU test checks the whole call of a known shape).
+func TestMatmulCheckAllocs(t *testing.T) {
+	const m, n, k = 64, 48, 32
+	a, b, c, bias := fake(2*m*k), fake(2*k*n), fake(2*m*n), fake(2*n)
+	opts := &MatmulOptions{Epilogue: EpilogueGELUBias, Bias: bias}
+	allocs := testing.AllocsPerRun(100, func() {
+		Matmul[BFloat16](zero, ComputeFloat32, NoTrans, NoTrans, m, n, k, 1, a, m, b, k, 0, c, m, nil)
+		MatmulRowMajor[BFloat16](zero, ComputeFloat32, NoTrans, NoTrans, m, n, k, 1, a, k, b, n, 0, c, n, opts)
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per Matmul check", allocs)
+	}
+}

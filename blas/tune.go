@@ -109,7 +109,7 @@ type tuneRun struct {
 	lt      cublaslt.Handle
 	alpha   unsafe.Pointer
 	a, b, c unsafe.Pointer
-	ptrs    *ltPtrs
+	ptrs    ltPtrs
 	ws      unsafe.Pointer
 	wsLen   uint64
 	scratch int64 // bytes of a scratch C to time into (beta ≠ 0); 0: into C
@@ -217,7 +217,7 @@ func (t *timer) time(h *Handle, run *tuneRun, algo *cublaslt.MatmulAlgo) (time.D
 		}
 	}
 	launch := func() error {
-		return run.p.launch(run.ctx, run.lt, algo, run.alpha, unsafe.Pointer(&zeroBeta), run.a, run.b, t.d, t.d, run.ptrs, run.ws, run.wsLen, run.s)
+		return run.p.launch(run.ctx, run.lt, algo, run.alpha, unsafe.Pointer(&zeroBeta), run.a, run.b, t.d, t.d, &run.ptrs, run.ws, run.wsLen, run.s)
 	}
 	if err := launch(); err != nil {
 		return 0, err
