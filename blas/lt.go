@@ -703,9 +703,12 @@ func (h *Handle) makePlan(ctx driver.Context, key planKey, p *plan, ptrs *ltPtrs
 			return nil, err
 		}
 	}
-	if key.compute == ComputeFloat32 && key.dType != cublas.R32F && !key.anyReduction {
+	fp8 := key.aType == cublas.R8FE4M3 || key.aType == cublas.R8FE5M2
+	if key.compute == ComputeFloat32 && key.dType != cublas.R32F && !key.anyReduction && !fp8 {
 		// Split-K partial sums in float32 only: the in-place and
-		// output-type reductions would add them in D's narrow type.
+		// output-type reductions would add them in D's narrow type. (FP8
+		// Matmuls are left to cuBLASLt, as PyTorch's _scaled_mm leaves
+		// them: their tensor cores' own sums are narrower still.)
 		if err := setAttr(setPref, pr, cublaslt.MatmulPrefReductionSchemeMask, uint32(cublaslt.ReductionSchemeComputeType)); err != nil {
 			return nil, err
 		}
