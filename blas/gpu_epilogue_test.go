@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/cudago/cudago/bindings/cublas"
@@ -75,14 +76,13 @@ func epiMatrices(c epiCase, esz int) (A, B, C hostMat) {
 	return
 }
 
-// runEpilogue runs c's Matmul on random matrices; aux (nil for a new one)
-// is the Aux to read or write, bias values the bias to add (nil: random,
-// or zeros for a gradient). It returns false when cuBLASLt has no
+// runEpilogue runs c's Matmul on matrices of random values from r; aux
+// (nil for a new one) is the Aux to read or write. A bias to add is
+// random; a gradient's Buffer starts as 10⁴s, which it must overwrite. It returns false when cuBLASLt has no
 // algorithm for the case (NOT_SUPPORTED): the caller decides whether
 // that is allowed.
-func runEpilogue[T MatmulScalar](t *testing.T, h *Handle, s *core.Stream, c epiCase, aux *core.Buffer) (epiRun, bool) {
+func runEpilogue[T MatmulScalar](t *testing.T, r *rand.Rand, h *Handle, s *core.Stream, c epiCase, aux *core.Buffer) (epiRun, bool) {
 	t.Helper()
-	r := rng(t)
 	e := elemOf[T]()
 	A, B, C := epiMatrices(c, e.size)
 	a, b, cv := random[T](r, A.n), random[T](r, B.n), random[T](r, C.n)
@@ -304,26 +304,27 @@ func epiShapes(lay layout, ep Epilogue) (aligned, odd []epiCase) {
 
 func epilogueForward[T MatmulScalar](t *testing.T) {
 	_, s, h := gpu(t, nil)
+	r := rng(t)
 	refused := 0
 	for _, lay := range []layout{colMajor, rowMajor} {
 		for _, ep := range forwardEpilogues {
 			aligned, odd := epiShapes(lay, ep)
 			for _, c := range aligned {
-				r, ok := runEpilogue[T](t, h, s, c, nil)
+				run, ok := runEpilogue[T](t, r, h, s, c, nil)
 				if !ok {
 					t.Errorf("%v: cuBLASLt has no algorithm; every epilogue must take 16-byte-aligned shapes", c)
 					continue
 				}
-				checkForward[T](t, c, r)
+				checkForward[T](t, c, run)
 			}
 			for _, c := range odd {
-				r, ok := runEpilogue[T](t, h, s, c, nil)
+				run, ok := runEpilogue[T](t, r, h, s, c, nil)
 				if !ok {
 					t.Logf("refused by cuBLASLt (NOT_SUPPORTED): %v", c)
 					refused++
 					continue
 				}
-				checkForward[T](t, c, r)
+				checkForward[T](t, c, run)
 			}
 		}
 	}
@@ -364,6 +365,7 @@ func lineSums(c epiCase, C hostMat, want, tol []float64) (sum, tolSum, absSum []
 
 func epilogueBackward[T MatmulScalar](t *testing.T) {
 	_, s, h := gpu(t, nil)
+	r := rng(t)
 	for _, lay := range []layout{colMajor, rowMajor} {
 		for _, bw := range []struct{ fwd, bwd Epilogue }{
 			{EpilogueReLUAuxBias, EpilogueDReLU}, {EpilogueReLUAux, EpilogueDReLUBGrad},
@@ -380,14 +382,14 @@ func epilogueBackward[T MatmulScalar](t *testing.T) {
 					ld = (inner+al-1)/al*al + al
 				}
 				fc := epiCase{lay: lay, ep: bw.fwd, m: shape.m, n: shape.n, k: shape.k, pad: shape.pad, ldAux: ld, alpha: 1.5, beta: -0.5}
-				fwd, ok := runEpilogue[T](t, h, s, fc, nil)
+				fwd, ok := runEpilogue[T](t, r, h, s, fc, nil)
 				if !ok {
 					t.Logf("refused by cuBLASLt (NOT_SUPPORTED): %v", fc)
 					continue
 				}
 				checkForward[T](t, fc, fwd)
 				bc := epiCase{lay: lay, ep: bw.bwd, tA: Trans, m: shape.m, n: shape.n, k: shape.k2, pad: shape.pad, ldAux: ld, alpha: 1.5, beta: 0}
-				bwd, ok := runEpilogue[T](t, h, s, bc, fwd.aux)
+				bwd, ok := runEpilogue[T](t, r, h, s, bc, fwd.aux)
 				if !ok {
 					if shape.pad == 0 {
 						t.Errorf("%v: cuBLASLt has no algorithm", bc)
@@ -471,20 +473,21 @@ func TestGPUMatmulEpilogueBackward(t *testing.T) {
 
 func epilogueBGrad[T MatmulScalar](t *testing.T) {
 	_, s, h := gpu(t, nil)
+	r := rng(t)
 	for _, ep := range []Epilogue{EpilogueBGradA, EpilogueBGradB} {
 		for _, lay := range []layout{colMajor, rowMajor} {
 			ran := 0
 			for _, tt := range [][2]Transpose{{NoTrans, NoTrans}, {Trans, NoTrans}, {NoTrans, Trans}, {Trans, Trans}} {
 				for _, sh := range []struct{ m, n, k, pad int }{{48, 40, 32, 0}, {37, 50, 29, 1}} {
 					c := epiCase{lay: lay, ep: ep, tA: tt[0], tB: tt[1], m: sh.m, n: sh.n, k: sh.k, pad: sh.pad, alpha: 1, beta: 0}
-					r, ok := runEpilogue[T](t, h, s, c, nil)
+					run, ok := runEpilogue[T](t, r, h, s, c, nil)
 					if !ok {
 						t.Logf("refused by cuBLASLt (NOT_SUPPORTED): %v", c)
 						continue
 					}
 					ran++
-					checkForward[T](t, c, r)
-					checkBGrad[T](t, c, r)
+					checkForward[T](t, c, run)
+					checkBGrad[T](t, c, run)
 				}
 			}
 			if ran == 0 {
