@@ -293,6 +293,10 @@ type tuneStore struct {
 // tuned is the process's store.
 var tuned tuneStore
 
+// maxTuned bounds the process's memory of choices, as maxPlans bounds a
+// Handle's plans.
+const maxTuned = 4096
+
 // choose returns the algorithm for key among cands: one remembered (in
 // memory under memID, then on disk in dir under diskID, when both are not
 // "") that valid accepts, or the fastest of cands by measure, which it
@@ -356,6 +360,12 @@ func (s *tuneStore) remember(k string, algo cublaslt.MatmulAlgo) {
 	defer s.mu.Unlock()
 	if s.mem == nil {
 		s.mem = make(map[string]cublaslt.MatmulAlgo)
+	}
+	if len(s.mem) >= maxTuned {
+		for k := range s.mem { // one, in the map's random order, as the plan cache
+			delete(s.mem, k)
+			break
+		}
 	}
 	s.mem[k] = algo
 }
