@@ -57,11 +57,13 @@ def tflops(m, n, k, seconds):
 def run_torch(args, res):
     import torch
 
-    torch.backends.cuda.matmul.allow_tf32 = False
+    # No TF32 for float32: the new API where torch has it (mixing it with
+    # the legacy allow_tf32 may be refused), else the legacy one.
+    mm = torch.backends.cuda.matmul
     try:
-        torch.backends.cuda.matmul.fp32_precision = "ieee"
+        mm.fp32_precision = "ieee"
     except Exception:  # noqa: BLE001 (older torch)
-        pass
+        mm.allow_tf32 = False
     dev = "cuda"
 
     def timed(fn):
@@ -129,7 +131,6 @@ def run_torch(args, res):
             finally:
                 a = b = bt = None
                 torch.cuda.empty_cache()
-    mm = torch.backends.cuda.matmul
     return (f"PyTorch {torch.__version__} (CUDA {torch.version.cuda}; reduced-precision split-K reductions allowed: "
             f"fp16 {mm.allow_fp16_reduced_precision_reduction}, bf16 {mm.allow_bf16_reduced_precision_reduction})")
 
