@@ -183,10 +183,10 @@ type MatmulOptions struct {
 	StrideA, StrideB, StrideC, StrideBias, StrideAux int64
 
 	// MatmulFP8 only: device float32 scalars (4-byte Buffers), nil for 1.
-	// The result is D = ScaleD·(alpha·ScaleA·ScaleB·op(A)·op(B) +
-	// beta·C), stored as D's type; AmaxD receives the largest |x| of the
-	// result before ScaleD, for the next step's scale (delayed scaling).
-	// ScaleD and AmaxD need an FP8 result.
+	// C becomes ScaleD·(alpha·ScaleA·ScaleB·op(A)·op(B) + beta·C), rounded
+	// to C's type; AmaxD receives the largest magnitude of that result
+	// before ScaleD (and before the rounding), for the next step's scale
+	// (delayed scaling). ScaleD and AmaxD need an FP8 C.
 	ScaleA, ScaleB, ScaleD, AmaxD *core.Buffer
 	// FastAccum lets FP8 Matmuls keep their partial sums in the tensor
 	// cores' own accumulator without promoting them to float32 from time
