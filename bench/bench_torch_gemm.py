@@ -124,8 +124,16 @@ def run_torch(args, res):
                 bt = inputs((n, k), torch.float32, random).to(torch.float8_e4m3fn)
                 b = bt.t()  # k x n, column-major, as _scaled_mm wants mat2
                 one = torch.ones((), device=dev, dtype=torch.float32)
-                t = timed(lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16))
-                res.setdefault(f"fp8-e4m3-bf16/{tag}", {})["torch"] = tflops(m, n, k, t)
+                r = res.setdefault(f"fp8-e4m3-bf16/{tag}", {})
+                try:
+                    t = timed(lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16))
+                    r["torch_api"] = "torch._scaled_mm"
+                except Exception as e:  # noqa: BLE001 (the v2 API, where _scaled_mm is gone)
+                    F = torch.nn.functional
+                    tw = F.ScalingType.Tensorwise
+                    t = timed(lambda: F.scaled_mm(a, b, one, tw, one, tw, output_dtype=torch.bfloat16))
+                    r["torch_api"] = f"torch.nn.functional.scaled_mm (_scaled_mm: {type(e).__name__}: {str(e)[:80]})"
+                r["torch"] = tflops(m, n, k, t)
             except Exception as e:  # noqa: BLE001
                 res.setdefault(f"fp8-e4m3-bf16/{tag}", {})["torch_error"] = f"{type(e).__name__}: {str(e)[:120]}"
             finally:
