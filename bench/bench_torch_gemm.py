@@ -240,7 +240,7 @@ def compare(args):
         ratio = g / best if g and best else None
         met = "–" if ratio is None else ("yes" if ratio >= 1.0 else "no")
         print(row + f"| {fmt(cu)} | {fmt(to)} | {times(ratio)} | ≥ 1.00× | {met} |")
-    errs = {k: {kk: vv for kk, vv in v.items() if kk.endswith("_error")} for k, v in cases.items()}
+    errs = {k: {kk: vv for kk, vv in v.items() if kk.endswith(("_error", "_api"))} for k, v in cases.items()}
     for k, v in errs.items():
         for kk, vv in v.items():
             print(f"\n{k} {kk}: {vv}")
