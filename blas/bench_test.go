@@ -67,7 +67,7 @@ func matmul8192[T MatmulScalar](ct ComputeType) func(*testing.B) {
 		_, s, h := gpu(b, nil)
 		a, bb, c := libtest.Upload(b, s, fill[T](n*n)), libtest.Upload(b, s, fill[T](n*n)), libtest.Upload(b, s, make([]T, n*n))
 		benchTFLOPs(b, s, n, func() error {
-			return Matmul[T](h, ct, NoTrans, NoTrans, n, n, n, 1, a, n, bb, n, 0, c, n)
+			return Matmul[T](h, ct, NoTrans, NoTrans, n, n, n, 1, a, n, bb, n, 0, c, n, nil)
 		})
 	}
 }

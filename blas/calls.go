@@ -23,13 +23,17 @@ package blas
 //cudago:call cublasDestroy
 //cudago:call cublasDgemm
 //cudago:call cublasDgemmBatched
+//cudago:call cublasDgemmGroupedBatched
 //cudago:call cublasDgemmStridedBatched
 //cudago:call cublasDgemv
 //cudago:call cublasDnrm2
 //cudago:call cublasDznrm2
+//cudago:call cublasGemmGroupedBatchedEx
 //cudago:call cublasLtCreate
 //cudago:call cublasLtDestroy
+//cudago:call cublasLtGetVersion
 //cudago:call cublasLtMatmul
+//cudago:call cublasLtMatmulAlgoCheck
 //cudago:call cublasLtMatmulAlgoGetHeuristic
 //cudago:call cublasLtMatmulDescCreate
 //cudago:call cublasLtMatmulDescDestroy
@@ -39,6 +43,7 @@ package blas
 //cudago:call cublasLtMatmulPreferenceSetAttribute
 //cudago:call cublasLtMatrixLayoutCreate
 //cudago:call cublasLtMatrixLayoutDestroy
+//cudago:call cublasLtMatrixLayoutSetAttribute
 //cudago:call cublasSaxpy
 //cudago:call cublasScnrm2
 //cudago:call cublasSdot
@@ -48,6 +53,7 @@ package blas
 //cudago:call cublasSetWorkspace
 //cudago:call cublasSgemm
 //cudago:call cublasSgemmBatched
+//cudago:call cublasSgemmGroupedBatched
 //cudago:call cublasSgemmStridedBatched
 //cudago:call cublasSgemv
 //cudago:call cublasSnrm2

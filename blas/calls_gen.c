@@ -82,6 +82,12 @@ cg_ret cgx_blas_cublasDgemmBatched(uintptr_t ctx, uintptr_t handle, unsigned int
 	return 0;
 }
 
+cg_ret cgx_blas_cublasDgemmGroupedBatched(uintptr_t ctx, uintptr_t handle, unsigned int *transaArray, unsigned int *transbArray, const int *mArray, const int *nArray, const int *kArray, const double *alphaArray, void *aarray, const int *ldaArray, void *barray, const int *ldbArray, const double *betaArray, void *carray, const int *ldcArray, int groupCount, const int *groupSize) {
+	CGX_ENTER_LIB(ctx);
+	CGX_CALL(cublasDgemmGroupedBatched, handle, transaArray, transbArray, mArray, nArray, kArray, alphaArray, aarray, ldaArray, barray, ldbArray, betaArray, carray, ldcArray, groupCount, groupSize);
+	return 0;
+}
+
 cg_ret cgx_blas_cublasDgemmStridedBatched(uintptr_t ctx, uintptr_t handle, unsigned int transa, unsigned int transb, int m, int n, int k, const double *alpha, const double *a, int lda, long long strideA, const double *b, int ldb, long long strideB, const double *beta, double *c, int ldc, long long strideC, int batchCount) {
 	CGX_ENTER_LIB(ctx);
 	CGX_CALL(cublasDgemmStridedBatched, handle, transa, transb, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC, batchCount);
@@ -106,6 +112,12 @@ cg_ret cgx_blas_cublasDznrm2(uintptr_t ctx, uintptr_t handle, int n, void *x, in
 	return 0;
 }
 
+cg_ret cgx_blas_cublasGemmGroupedBatchedEx(uintptr_t ctx, uintptr_t handle, unsigned int *transaArray, unsigned int *transbArray, const int *mArray, const int *nArray, const int *kArray, const void *alphaArray, void *aarray, unsigned int atype, const int *ldaArray, void *barray, unsigned int btype, const int *ldbArray, const void *betaArray, void *carray, unsigned int ctype, const int *ldcArray, int groupCount, const int *groupSize, unsigned int computeType) {
+	CGX_ENTER_LIB(ctx);
+	CGX_CALL(cublasGemmGroupedBatchedEx, handle, transaArray, transbArray, mArray, nArray, kArray, alphaArray, aarray, atype, ldaArray, barray, btype, ldbArray, betaArray, carray, ctype, ldcArray, groupCount, groupSize, computeType);
+	return 0;
+}
+
 cg_ret cgx_blas_cublasLtCreate(uintptr_t ctx, uintptr_t *lightHandle) {
 	CGX_ENTER_LIB(ctx);
 	CGX_CALL(cublasLtCreate, lightHandle);
@@ -118,9 +130,23 @@ cg_ret cgx_blas_cublasLtDestroy(uintptr_t ctx, uintptr_t lightHandle) {
 	return 0;
 }
 
+cg_ret cgx_blas_cublasLtGetVersion(uintptr_t ctx, unsigned long *ret_) {
+	CGX_ENTER_LIB(ctx);
+	void *f_ = CGX_TABLE[CGX_cublasLtGetVersion];
+	if (!f_) return CG_RET(CGX_cublasLtGetVersion, CG_MISSING);
+	*ret_ = ((cgx_cublasLtGetVersion_t)f_)();
+	return 0;
+}
+
 cg_ret cgx_blas_cublasLtMatmul(uintptr_t ctx, uintptr_t lightHandle, uintptr_t computeDesc, const void *alpha, const void *a, uintptr_t adesc, const void *b, uintptr_t bdesc, const void *beta, const void *c, uintptr_t cdesc, void *d, uintptr_t ddesc, void *algo, void *workspace, unsigned long workspaceSizeInBytes, uintptr_t stream) {
 	CGX_ENTER_LIB(ctx);
 	CGX_CALL(cublasLtMatmul, lightHandle, computeDesc, alpha, a, adesc, b, bdesc, beta, c, cdesc, d, ddesc, algo, workspace, workspaceSizeInBytes, stream);
+	return 0;
+}
+
+cg_ret cgx_blas_cublasLtMatmulAlgoCheck(uintptr_t ctx, uintptr_t lightHandle, uintptr_t operationDesc, uintptr_t adesc, uintptr_t bdesc, uintptr_t cdesc, uintptr_t ddesc, void *algo, void *result) {
+	CGX_ENTER_LIB(ctx);
+	CGX_CALL(cublasLtMatmulAlgoCheck, lightHandle, operationDesc, adesc, bdesc, cdesc, ddesc, algo, result);
 	return 0;
 }
 
@@ -178,6 +204,12 @@ cg_ret cgx_blas_cublasLtMatrixLayoutDestroy(uintptr_t ctx, uintptr_t matLayout) 
 	return 0;
 }
 
+cg_ret cgx_blas_cublasLtMatrixLayoutSetAttribute(uintptr_t ctx, uintptr_t matLayout, unsigned int attr, const void *buf, unsigned long sizeInBytes) {
+	CGX_ENTER_LIB(ctx);
+	CGX_CALL(cublasLtMatrixLayoutSetAttribute, matLayout, attr, buf, sizeInBytes);
+	return 0;
+}
+
 cg_ret cgx_blas_cublasSaxpy(uintptr_t ctx, uintptr_t handle, int n, const float *alpha, const float *x, int incx, float *y, int incy) {
 	CGX_ENTER_LIB(ctx);
 	CGX_CALL(cublasSaxpy, handle, n, alpha, x, incx, y, incy);
@@ -229,6 +261,12 @@ cg_ret cgx_blas_cublasSgemm(uintptr_t ctx, uintptr_t handle, unsigned int transa
 cg_ret cgx_blas_cublasSgemmBatched(uintptr_t ctx, uintptr_t handle, unsigned int transa, unsigned int transb, int m, int n, int k, const float *alpha, void *aarray, int lda, void *barray, int ldb, const float *beta, void *carray, int ldc, int batchCount) {
 	CGX_ENTER_LIB(ctx);
 	CGX_CALL(cublasSgemmBatched, handle, transa, transb, m, n, k, alpha, aarray, lda, barray, ldb, beta, carray, ldc, batchCount);
+	return 0;
+}
+
+cg_ret cgx_blas_cublasSgemmGroupedBatched(uintptr_t ctx, uintptr_t handle, unsigned int *transaArray, unsigned int *transbArray, const int *mArray, const int *nArray, const int *kArray, const float *alphaArray, void *aarray, const int *ldaArray, void *barray, const int *ldbArray, const float *betaArray, void *carray, const int *ldcArray, int groupCount, const int *groupSize) {
+	CGX_ENTER_LIB(ctx);
+	CGX_CALL(cublasSgemmGroupedBatched, handle, transaArray, transbArray, mArray, nArray, kArray, alphaArray, aarray, ldaArray, barray, ldbArray, betaArray, carray, ldcArray, groupCount, groupSize);
 	return 0;
 }
 

@@ -45,13 +45,17 @@ var cgxCalls = cgx.NewTable(unsafe.Slice(&C.cgx_blas_fn[0], C.CGX_N), (&[C.CGX_N
 	{Name: "cublasDestroy", Lib: cgxCublas},
 	{Name: "cublasDgemm", Lib: cgxCublas},
 	{Name: "cublasDgemmBatched", Lib: cgxCublas},
+	{Name: "cublasDgemmGroupedBatched", Lib: cgxCublas},
 	{Name: "cublasDgemmStridedBatched", Lib: cgxCublas},
 	{Name: "cublasDgemv", Lib: cgxCublas},
 	{Name: "cublasDnrm2", Lib: cgxCublas},
 	{Name: "cublasDznrm2", Lib: cgxCublas},
+	{Name: "cublasGemmGroupedBatchedEx", Lib: cgxCublas},
 	{Name: "cublasLtCreate", Lib: cgxCublaslt},
 	{Name: "cublasLtDestroy", Lib: cgxCublaslt},
+	{Name: "cublasLtGetVersion", Lib: cgxCublaslt},
 	{Name: "cublasLtMatmul", Lib: cgxCublaslt},
+	{Name: "cublasLtMatmulAlgoCheck", Lib: cgxCublaslt},
 	{Name: "cublasLtMatmulAlgoGetHeuristic", Lib: cgxCublaslt},
 	{Name: "cublasLtMatmulDescCreate", Lib: cgxCublaslt},
 	{Name: "cublasLtMatmulDescDestroy", Lib: cgxCublaslt},
@@ -61,6 +65,7 @@ var cgxCalls = cgx.NewTable(unsafe.Slice(&C.cgx_blas_fn[0], C.CGX_N), (&[C.CGX_N
 	{Name: "cublasLtMatmulPreferenceSetAttribute", Lib: cgxCublaslt},
 	{Name: "cublasLtMatrixLayoutCreate", Lib: cgxCublaslt},
 	{Name: "cublasLtMatrixLayoutDestroy", Lib: cgxCublaslt},
+	{Name: "cublasLtMatrixLayoutSetAttribute", Lib: cgxCublaslt},
 	{Name: "cublasSaxpy", Lib: cgxCublas},
 	{Name: "cublasScnrm2", Lib: cgxCublas},
 	{Name: "cublasSdot", Lib: cgxCublas},
@@ -70,6 +75,7 @@ var cgxCalls = cgx.NewTable(unsafe.Slice(&C.cgx_blas_fn[0], C.CGX_N), (&[C.CGX_N
 	{Name: "cublasSetWorkspace", Lib: cgxCublas},
 	{Name: "cublasSgemm", Lib: cgxCublas},
 	{Name: "cublasSgemmBatched", Lib: cgxCublas},
+	{Name: "cublasSgemmGroupedBatched", Lib: cgxCublas},
 	{Name: "cublasSgemmStridedBatched", Lib: cgxCublas},
 	{Name: "cublasSgemv", Lib: cgxCublas},
 	{Name: "cublasSnrm2", Lib: cgxCublas},
@@ -225,6 +231,17 @@ func cublasDgemmBatched(ctx driver.Context, handle cublas.Handle, transa cublas.
 	return
 }
 
+// cublasDgemmGroupedBatched is cublas.DgemmGroupedBatched called in context
+// ctx: one cgo call makes ctx current, if it is not, and calls the entry point
+// that package cublas resolves; a ctx of 0 leaves the thread's current context
+// as it is. Its results and errors are those of cublas.DgemmGroupedBatched,
+// and a *driver.Error where ctx cannot be made current.
+func cublasDgemmGroupedBatched(ctx driver.Context, handle cublas.Handle, transaArray *cublas.Operation, transbArray *cublas.Operation, mArray *int32, nArray *int32, kArray *int32, alphaArray *float64, aarray **float64, ldaArray *int32, barray **float64, ldbArray *int32, betaArray *float64, carray **float64, ldcArray *int32, groupCount int32, groupSize *int32) (err error) {
+	cgxCalls.Load()
+	err = cgxCalls.Err(uint64(C.cgx_blas_cublasDgemmGroupedBatched(C.uintptr_t(ctx), C.uintptr_t(handle), (*C.uint)(unsafe.Pointer(transaArray)), (*C.uint)(unsafe.Pointer(transbArray)), (*C.int)(unsafe.Pointer(mArray)), (*C.int)(unsafe.Pointer(nArray)), (*C.int)(unsafe.Pointer(kArray)), (*C.double)(unsafe.Pointer(alphaArray)), unsafe.Pointer(aarray), (*C.int)(unsafe.Pointer(ldaArray)), unsafe.Pointer(barray), (*C.int)(unsafe.Pointer(ldbArray)), (*C.double)(unsafe.Pointer(betaArray)), unsafe.Pointer(carray), (*C.int)(unsafe.Pointer(ldcArray)), C.int(groupCount), (*C.int)(unsafe.Pointer(groupSize)))))
+	return
+}
+
 // cublasDgemmStridedBatched is cublas.DgemmStridedBatched called in context
 // ctx: one cgo call makes ctx current, if it is not, and calls the entry point
 // that package cublas resolves; a ctx of 0 leaves the thread's current context
@@ -269,6 +286,17 @@ func cublasDznrm2(ctx driver.Context, handle cublas.Handle, n int32, x *complex1
 	return
 }
 
+// cublasGemmGroupedBatchedEx is cublas.GemmGroupedBatchedEx called in context
+// ctx: one cgo call makes ctx current, if it is not, and calls the entry point
+// that package cublas resolves; a ctx of 0 leaves the thread's current context
+// as it is. Its results and errors are those of cublas.GemmGroupedBatchedEx,
+// and a *driver.Error where ctx cannot be made current.
+func cublasGemmGroupedBatchedEx(ctx driver.Context, handle cublas.Handle, transaArray *cublas.Operation, transbArray *cublas.Operation, mArray *int32, nArray *int32, kArray *int32, alphaArray unsafe.Pointer, aarray *unsafe.Pointer, atype cublas.DataType, ldaArray *int32, barray *unsafe.Pointer, btype cublas.DataType, ldbArray *int32, betaArray unsafe.Pointer, carray *unsafe.Pointer, ctype cublas.DataType, ldcArray *int32, groupCount int32, groupSize *int32, computeType cublas.ComputeType) (err error) {
+	cgxCalls.Load()
+	err = cgxCalls.Err(uint64(C.cgx_blas_cublasGemmGroupedBatchedEx(C.uintptr_t(ctx), C.uintptr_t(handle), (*C.uint)(unsafe.Pointer(transaArray)), (*C.uint)(unsafe.Pointer(transbArray)), (*C.int)(unsafe.Pointer(mArray)), (*C.int)(unsafe.Pointer(nArray)), (*C.int)(unsafe.Pointer(kArray)), alphaArray, unsafe.Pointer(aarray), C.uint(atype), (*C.int)(unsafe.Pointer(ldaArray)), unsafe.Pointer(barray), C.uint(btype), (*C.int)(unsafe.Pointer(ldbArray)), betaArray, unsafe.Pointer(carray), C.uint(ctype), (*C.int)(unsafe.Pointer(ldcArray)), C.int(groupCount), (*C.int)(unsafe.Pointer(groupSize)), C.uint(computeType))))
+	return
+}
+
 // cublasLtCreate is cublaslt.Create called in context ctx: one cgo call makes
 // ctx current, if it is not, and calls the entry point that package cublaslt
 // resolves; a ctx of 0 leaves the thread's current context as it is. Its
@@ -291,6 +319,17 @@ func cublasLtDestroy(ctx driver.Context, lightHandle cublaslt.Handle) (err error
 	return
 }
 
+// cublasLtGetVersion is cublaslt.GetVersion called in context ctx: one cgo
+// call makes ctx current, if it is not, and calls the entry point that package
+// cublaslt resolves; a ctx of 0 leaves the thread's current context as it is.
+// Its results and errors are those of cublaslt.GetVersion, and a *driver.Error
+// where ctx cannot be made current.
+func cublasLtGetVersion(ctx driver.Context) (ret uint64, err error) {
+	cgxCalls.Load()
+	err = cgxCalls.Err(uint64(C.cgx_blas_cublasLtGetVersion(C.uintptr_t(ctx), (*C.ulong)(unsafe.Pointer(&ret)))))
+	return
+}
+
 // cublasLtMatmul is cublaslt.Matmul called in context ctx: one cgo call makes
 // ctx current, if it is not, and calls the entry point that package cublaslt
 // resolves; a ctx of 0 leaves the thread's current context as it is. Its
@@ -299,6 +338,17 @@ func cublasLtDestroy(ctx driver.Context, lightHandle cublaslt.Handle) (err error
 func cublasLtMatmul(ctx driver.Context, lightHandle cublaslt.Handle, computeDesc cublaslt.MatmulDesc, alpha unsafe.Pointer, a unsafe.Pointer, adesc cublaslt.MatrixLayout, b unsafe.Pointer, bdesc cublaslt.MatrixLayout, beta unsafe.Pointer, c unsafe.Pointer, cdesc cublaslt.MatrixLayout, d unsafe.Pointer, ddesc cublaslt.MatrixLayout, algo *cublaslt.MatmulAlgo, workspace unsafe.Pointer, workspaceSizeInBytes uint64, stream cublaslt.Stream) (err error) {
 	cgxCalls.Load()
 	err = cgxCalls.Err(uint64(C.cgx_blas_cublasLtMatmul(C.uintptr_t(ctx), C.uintptr_t(lightHandle), C.uintptr_t(computeDesc), alpha, a, C.uintptr_t(adesc), b, C.uintptr_t(bdesc), beta, c, C.uintptr_t(cdesc), d, C.uintptr_t(ddesc), unsafe.Pointer(algo), workspace, C.ulong(workspaceSizeInBytes), C.uintptr_t(stream))))
+	return
+}
+
+// cublasLtMatmulAlgoCheck is cublaslt.MatmulAlgoCheck called in context ctx:
+// one cgo call makes ctx current, if it is not, and calls the entry point that
+// package cublaslt resolves; a ctx of 0 leaves the thread's current context as
+// it is. Its results and errors are those of cublaslt.MatmulAlgoCheck, and a
+// *driver.Error where ctx cannot be made current.
+func cublasLtMatmulAlgoCheck(ctx driver.Context, lightHandle cublaslt.Handle, operationDesc cublaslt.MatmulDesc, adesc cublaslt.MatrixLayout, bdesc cublaslt.MatrixLayout, cdesc cublaslt.MatrixLayout, ddesc cublaslt.MatrixLayout, algo *cublaslt.MatmulAlgo) (result cublaslt.MatmulHeuristicResult, err error) {
+	cgxCalls.Load()
+	err = cgxCalls.Err(uint64(C.cgx_blas_cublasLtMatmulAlgoCheck(C.uintptr_t(ctx), C.uintptr_t(lightHandle), C.uintptr_t(operationDesc), C.uintptr_t(adesc), C.uintptr_t(bdesc), C.uintptr_t(cdesc), C.uintptr_t(ddesc), unsafe.Pointer(algo), unsafe.Pointer(&result))))
 	return
 }
 
@@ -409,6 +459,18 @@ func cublasLtMatrixLayoutDestroy(ctx driver.Context, matLayout cublaslt.MatrixLa
 	return
 }
 
+// cublasLtMatrixLayoutSetAttribute is cublaslt.MatrixLayoutSetAttribute called
+// in context ctx: one cgo call makes ctx current, if it is not, and calls the
+// entry point that package cublaslt resolves; a ctx of 0 leaves the thread's
+// current context as it is. Its results and errors are those of
+// cublaslt.MatrixLayoutSetAttribute, and a *driver.Error where ctx cannot be
+// made current.
+func cublasLtMatrixLayoutSetAttribute(ctx driver.Context, matLayout cublaslt.MatrixLayout, attr cublaslt.MatrixLayoutAttribute, buf unsafe.Pointer, sizeInBytes uint64) (err error) {
+	cgxCalls.Load()
+	err = cgxCalls.Err(uint64(C.cgx_blas_cublasLtMatrixLayoutSetAttribute(C.uintptr_t(ctx), C.uintptr_t(matLayout), C.uint(attr), buf, C.ulong(sizeInBytes))))
+	return
+}
+
 // cublasSaxpy is cublas.Saxpy (cublasSaxpy_v2) called in context ctx: one cgo
 // call makes ctx current, if it is not, and calls the entry point that package
 // cublas resolves; a ctx of 0 leaves the thread's current context as it is.
@@ -505,6 +567,17 @@ func cublasSgemm(ctx driver.Context, handle cublas.Handle, transa cublas.Operati
 func cublasSgemmBatched(ctx driver.Context, handle cublas.Handle, transa cublas.Operation, transb cublas.Operation, m int32, n int32, k int32, alpha *float32, aarray **float32, lda int32, barray **float32, ldb int32, beta *float32, carray **float32, ldc int32, batchCount int32) (err error) {
 	cgxCalls.Load()
 	err = cgxCalls.Err(uint64(C.cgx_blas_cublasSgemmBatched(C.uintptr_t(ctx), C.uintptr_t(handle), C.uint(transa), C.uint(transb), C.int(m), C.int(n), C.int(k), (*C.float)(unsafe.Pointer(alpha)), unsafe.Pointer(aarray), C.int(lda), unsafe.Pointer(barray), C.int(ldb), (*C.float)(unsafe.Pointer(beta)), unsafe.Pointer(carray), C.int(ldc), C.int(batchCount))))
+	return
+}
+
+// cublasSgemmGroupedBatched is cublas.SgemmGroupedBatched called in context
+// ctx: one cgo call makes ctx current, if it is not, and calls the entry point
+// that package cublas resolves; a ctx of 0 leaves the thread's current context
+// as it is. Its results and errors are those of cublas.SgemmGroupedBatched,
+// and a *driver.Error where ctx cannot be made current.
+func cublasSgemmGroupedBatched(ctx driver.Context, handle cublas.Handle, transaArray *cublas.Operation, transbArray *cublas.Operation, mArray *int32, nArray *int32, kArray *int32, alphaArray *float32, aarray **float32, ldaArray *int32, barray **float32, ldbArray *int32, betaArray *float32, carray **float32, ldcArray *int32, groupCount int32, groupSize *int32) (err error) {
+	cgxCalls.Load()
+	err = cgxCalls.Err(uint64(C.cgx_blas_cublasSgemmGroupedBatched(C.uintptr_t(ctx), C.uintptr_t(handle), (*C.uint)(unsafe.Pointer(transaArray)), (*C.uint)(unsafe.Pointer(transbArray)), (*C.int)(unsafe.Pointer(mArray)), (*C.int)(unsafe.Pointer(nArray)), (*C.int)(unsafe.Pointer(kArray)), (*C.float)(unsafe.Pointer(alphaArray)), unsafe.Pointer(aarray), (*C.int)(unsafe.Pointer(ldaArray)), unsafe.Pointer(barray), (*C.int)(unsafe.Pointer(ldbArray)), (*C.float)(unsafe.Pointer(betaArray)), unsafe.Pointer(carray), (*C.int)(unsafe.Pointer(ldcArray)), C.int(groupCount), (*C.int)(unsafe.Pointer(groupSize)))))
 	return
 }
 

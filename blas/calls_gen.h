@@ -27,13 +27,17 @@ enum {
 	CGX_cublasDestroy,
 	CGX_cublasDgemm,
 	CGX_cublasDgemmBatched,
+	CGX_cublasDgemmGroupedBatched,
 	CGX_cublasDgemmStridedBatched,
 	CGX_cublasDgemv,
 	CGX_cublasDnrm2,
 	CGX_cublasDznrm2,
+	CGX_cublasGemmGroupedBatchedEx,
 	CGX_cublasLtCreate,
 	CGX_cublasLtDestroy,
+	CGX_cublasLtGetVersion,
 	CGX_cublasLtMatmul,
+	CGX_cublasLtMatmulAlgoCheck,
 	CGX_cublasLtMatmulAlgoGetHeuristic,
 	CGX_cublasLtMatmulDescCreate,
 	CGX_cublasLtMatmulDescDestroy,
@@ -43,6 +47,7 @@ enum {
 	CGX_cublasLtMatmulPreferenceSetAttribute,
 	CGX_cublasLtMatrixLayoutCreate,
 	CGX_cublasLtMatrixLayoutDestroy,
+	CGX_cublasLtMatrixLayoutSetAttribute,
 	CGX_cublasSaxpy,
 	CGX_cublasScnrm2,
 	CGX_cublasSdot,
@@ -52,6 +57,7 @@ enum {
 	CGX_cublasSetWorkspace,
 	CGX_cublasSgemm,
 	CGX_cublasSgemmBatched,
+	CGX_cublasSgemmGroupedBatched,
 	CGX_cublasSgemmStridedBatched,
 	CGX_cublasSgemv,
 	CGX_cublasSnrm2,
@@ -82,13 +88,17 @@ typedef unsigned int (*cgx_cublasDdot_t)(uintptr_t handle, int n, const void *x,
 typedef unsigned int (*cgx_cublasDestroy_t)(uintptr_t handle);
 typedef unsigned int (*cgx_cublasDgemm_t)(uintptr_t handle, unsigned int transa, unsigned int transb, int m, int n, int k, const void *alpha, const void *a, int lda, const void *b, int ldb, const void *beta, void *c, int ldc);
 typedef unsigned int (*cgx_cublasDgemmBatched_t)(uintptr_t handle, unsigned int transa, unsigned int transb, int m, int n, int k, const void *alpha, void *aarray, int lda, void *barray, int ldb, const void *beta, void *carray, int ldc, int batchCount);
+typedef unsigned int (*cgx_cublasDgemmGroupedBatched_t)(uintptr_t handle, void *transaArray, void *transbArray, const void *mArray, const void *nArray, const void *kArray, const void *alphaArray, void *aarray, const void *ldaArray, void *barray, const void *ldbArray, const void *betaArray, void *carray, const void *ldcArray, int groupCount, const void *groupSize);
 typedef unsigned int (*cgx_cublasDgemmStridedBatched_t)(uintptr_t handle, unsigned int transa, unsigned int transb, int m, int n, int k, const void *alpha, const void *a, int lda, long long strideA, const void *b, int ldb, long long strideB, const void *beta, void *c, int ldc, long long strideC, int batchCount);
 typedef unsigned int (*cgx_cublasDgemv_t)(uintptr_t handle, unsigned int trans, int m, int n, const void *alpha, const void *a, int lda, const void *x, int incx, const void *beta, void *y, int incy);
 typedef unsigned int (*cgx_cublasDnrm2_t)(uintptr_t handle, int n, const void *x, int incx, void *result);
 typedef unsigned int (*cgx_cublasDznrm2_t)(uintptr_t handle, int n, void *x, int incx, void *result);
+typedef unsigned int (*cgx_cublasGemmGroupedBatchedEx_t)(uintptr_t handle, void *transaArray, void *transbArray, const void *mArray, const void *nArray, const void *kArray, const void *alphaArray, void *aarray, unsigned int atype, const void *ldaArray, void *barray, unsigned int btype, const void *ldbArray, const void *betaArray, void *carray, unsigned int ctype, const void *ldcArray, int groupCount, const void *groupSize, unsigned int computeType);
 typedef unsigned int (*cgx_cublasLtCreate_t)(void *lightHandle);
 typedef unsigned int (*cgx_cublasLtDestroy_t)(uintptr_t lightHandle);
+typedef unsigned long (*cgx_cublasLtGetVersion_t)(void);
 typedef unsigned int (*cgx_cublasLtMatmul_t)(uintptr_t lightHandle, uintptr_t computeDesc, const void *alpha, const void *a, uintptr_t adesc, const void *b, uintptr_t bdesc, const void *beta, const void *c, uintptr_t cdesc, void *d, uintptr_t ddesc, void *algo, void *workspace, unsigned long workspaceSizeInBytes, uintptr_t stream);
+typedef unsigned int (*cgx_cublasLtMatmulAlgoCheck_t)(uintptr_t lightHandle, uintptr_t operationDesc, uintptr_t adesc, uintptr_t bdesc, uintptr_t cdesc, uintptr_t ddesc, void *algo, void *result);
 typedef unsigned int (*cgx_cublasLtMatmulAlgoGetHeuristic_t)(uintptr_t lightHandle, uintptr_t operationDesc, uintptr_t adesc, uintptr_t bdesc, uintptr_t cdesc, uintptr_t ddesc, uintptr_t preference, int requestedAlgoCount, void *heuristicResultsArray, void *returnAlgoCount);
 typedef unsigned int (*cgx_cublasLtMatmulDescCreate_t)(void *matmulDesc, unsigned int computeType, unsigned int scaleType);
 typedef unsigned int (*cgx_cublasLtMatmulDescDestroy_t)(uintptr_t matmulDesc);
@@ -98,6 +108,7 @@ typedef unsigned int (*cgx_cublasLtMatmulPreferenceDestroy_t)(uintptr_t pref);
 typedef unsigned int (*cgx_cublasLtMatmulPreferenceSetAttribute_t)(uintptr_t pref, unsigned int attr, const void *buf, unsigned long sizeInBytes);
 typedef unsigned int (*cgx_cublasLtMatrixLayoutCreate_t)(void *matLayout, unsigned int type_, unsigned long rows, unsigned long cols, long ld);
 typedef unsigned int (*cgx_cublasLtMatrixLayoutDestroy_t)(uintptr_t matLayout);
+typedef unsigned int (*cgx_cublasLtMatrixLayoutSetAttribute_t)(uintptr_t matLayout, unsigned int attr, const void *buf, unsigned long sizeInBytes);
 typedef unsigned int (*cgx_cublasSaxpy_t)(uintptr_t handle, int n, const void *alpha, const void *x, int incx, void *y, int incy);
 typedef unsigned int (*cgx_cublasScnrm2_t)(uintptr_t handle, int n, void *x, int incx, void *result);
 typedef unsigned int (*cgx_cublasSdot_t)(uintptr_t handle, int n, const void *x, int incx, const void *y, int incy, void *result);
@@ -107,6 +118,7 @@ typedef unsigned int (*cgx_cublasSetStream_t)(uintptr_t handle, uintptr_t stream
 typedef unsigned int (*cgx_cublasSetWorkspace_t)(uintptr_t handle, void *workspace, unsigned long workspaceSizeInBytes);
 typedef unsigned int (*cgx_cublasSgemm_t)(uintptr_t handle, unsigned int transa, unsigned int transb, int m, int n, int k, const void *alpha, const void *a, int lda, const void *b, int ldb, const void *beta, void *c, int ldc);
 typedef unsigned int (*cgx_cublasSgemmBatched_t)(uintptr_t handle, unsigned int transa, unsigned int transb, int m, int n, int k, const void *alpha, void *aarray, int lda, void *barray, int ldb, const void *beta, void *carray, int ldc, int batchCount);
+typedef unsigned int (*cgx_cublasSgemmGroupedBatched_t)(uintptr_t handle, void *transaArray, void *transbArray, const void *mArray, const void *nArray, const void *kArray, const void *alphaArray, void *aarray, const void *ldaArray, void *barray, const void *ldbArray, const void *betaArray, void *carray, const void *ldcArray, int groupCount, const void *groupSize);
 typedef unsigned int (*cgx_cublasSgemmStridedBatched_t)(uintptr_t handle, unsigned int transa, unsigned int transb, int m, int n, int k, const void *alpha, const void *a, int lda, long long strideA, const void *b, int ldb, long long strideB, const void *beta, void *c, int ldc, long long strideC, int batchCount);
 typedef unsigned int (*cgx_cublasSgemv_t)(uintptr_t handle, unsigned int trans, int m, int n, const void *alpha, const void *a, int lda, const void *x, int incx, const void *beta, void *y, int incy);
 typedef unsigned int (*cgx_cublasSnrm2_t)(uintptr_t handle, int n, const void *x, int incx, void *result);
@@ -132,13 +144,17 @@ cg_ret cgx_blas_cublasDdot(uintptr_t ctx, uintptr_t handle, int n, const double 
 cg_ret cgx_blas_cublasDestroy(uintptr_t ctx, uintptr_t handle);
 cg_ret cgx_blas_cublasDgemm(uintptr_t ctx, uintptr_t handle, unsigned int transa, unsigned int transb, int m, int n, int k, const double *alpha, const double *a, int lda, const double *b, int ldb, const double *beta, double *c, int ldc);
 cg_ret cgx_blas_cublasDgemmBatched(uintptr_t ctx, uintptr_t handle, unsigned int transa, unsigned int transb, int m, int n, int k, const double *alpha, void *aarray, int lda, void *barray, int ldb, const double *beta, void *carray, int ldc, int batchCount);
+cg_ret cgx_blas_cublasDgemmGroupedBatched(uintptr_t ctx, uintptr_t handle, unsigned int *transaArray, unsigned int *transbArray, const int *mArray, const int *nArray, const int *kArray, const double *alphaArray, void *aarray, const int *ldaArray, void *barray, const int *ldbArray, const double *betaArray, void *carray, const int *ldcArray, int groupCount, const int *groupSize);
 cg_ret cgx_blas_cublasDgemmStridedBatched(uintptr_t ctx, uintptr_t handle, unsigned int transa, unsigned int transb, int m, int n, int k, const double *alpha, const double *a, int lda, long long strideA, const double *b, int ldb, long long strideB, const double *beta, double *c, int ldc, long long strideC, int batchCount);
 cg_ret cgx_blas_cublasDgemv(uintptr_t ctx, uintptr_t handle, unsigned int trans, int m, int n, const double *alpha, const double *a, int lda, const double *x, int incx, const double *beta, double *y, int incy);
 cg_ret cgx_blas_cublasDnrm2(uintptr_t ctx, uintptr_t handle, int n, const double *x, int incx, double *result);
 cg_ret cgx_blas_cublasDznrm2(uintptr_t ctx, uintptr_t handle, int n, void *x, int incx, double *result);
+cg_ret cgx_blas_cublasGemmGroupedBatchedEx(uintptr_t ctx, uintptr_t handle, unsigned int *transaArray, unsigned int *transbArray, const int *mArray, const int *nArray, const int *kArray, const void *alphaArray, void *aarray, unsigned int atype, const int *ldaArray, void *barray, unsigned int btype, const int *ldbArray, const void *betaArray, void *carray, unsigned int ctype, const int *ldcArray, int groupCount, const int *groupSize, unsigned int computeType);
 cg_ret cgx_blas_cublasLtCreate(uintptr_t ctx, uintptr_t *lightHandle);
 cg_ret cgx_blas_cublasLtDestroy(uintptr_t ctx, uintptr_t lightHandle);
+cg_ret cgx_blas_cublasLtGetVersion(uintptr_t ctx, unsigned long *ret_);
 cg_ret cgx_blas_cublasLtMatmul(uintptr_t ctx, uintptr_t lightHandle, uintptr_t computeDesc, const void *alpha, const void *a, uintptr_t adesc, const void *b, uintptr_t bdesc, const void *beta, const void *c, uintptr_t cdesc, void *d, uintptr_t ddesc, void *algo, void *workspace, unsigned long workspaceSizeInBytes, uintptr_t stream);
+cg_ret cgx_blas_cublasLtMatmulAlgoCheck(uintptr_t ctx, uintptr_t lightHandle, uintptr_t operationDesc, uintptr_t adesc, uintptr_t bdesc, uintptr_t cdesc, uintptr_t ddesc, void *algo, void *result);
 cg_ret cgx_blas_cublasLtMatmulAlgoGetHeuristic(uintptr_t ctx, uintptr_t lightHandle, uintptr_t operationDesc, uintptr_t adesc, uintptr_t bdesc, uintptr_t cdesc, uintptr_t ddesc, uintptr_t preference, int requestedAlgoCount, void *heuristicResultsArray, int *returnAlgoCount);
 cg_ret cgx_blas_cublasLtMatmulDescCreate(uintptr_t ctx, uintptr_t *matmulDesc, unsigned int computeType, unsigned int scaleType);
 cg_ret cgx_blas_cublasLtMatmulDescDestroy(uintptr_t ctx, uintptr_t matmulDesc);
@@ -148,6 +164,7 @@ cg_ret cgx_blas_cublasLtMatmulPreferenceDestroy(uintptr_t ctx, uintptr_t pref);
 cg_ret cgx_blas_cublasLtMatmulPreferenceSetAttribute(uintptr_t ctx, uintptr_t pref, unsigned int attr, const void *buf, unsigned long sizeInBytes);
 cg_ret cgx_blas_cublasLtMatrixLayoutCreate(uintptr_t ctx, uintptr_t *matLayout, unsigned int type_, unsigned long rows, unsigned long cols, long ld);
 cg_ret cgx_blas_cublasLtMatrixLayoutDestroy(uintptr_t ctx, uintptr_t matLayout);
+cg_ret cgx_blas_cublasLtMatrixLayoutSetAttribute(uintptr_t ctx, uintptr_t matLayout, unsigned int attr, const void *buf, unsigned long sizeInBytes);
 cg_ret cgx_blas_cublasSaxpy(uintptr_t ctx, uintptr_t handle, int n, const float *alpha, const float *x, int incx, float *y, int incy);
 cg_ret cgx_blas_cublasScnrm2(uintptr_t ctx, uintptr_t handle, int n, void *x, int incx, float *result);
 cg_ret cgx_blas_cublasSdot(uintptr_t ctx, uintptr_t handle, int n, const float *x, int incx, const float *y, int incy, float *result);
@@ -157,6 +174,7 @@ cg_ret cgx_blas_cublasSetStream(uintptr_t ctx, uintptr_t handle, uintptr_t strea
 cg_ret cgx_blas_cublasSetWorkspace(uintptr_t ctx, uintptr_t handle, void *workspace, unsigned long workspaceSizeInBytes);
 cg_ret cgx_blas_cublasSgemm(uintptr_t ctx, uintptr_t handle, unsigned int transa, unsigned int transb, int m, int n, int k, const float *alpha, const float *a, int lda, const float *b, int ldb, const float *beta, float *c, int ldc);
 cg_ret cgx_blas_cublasSgemmBatched(uintptr_t ctx, uintptr_t handle, unsigned int transa, unsigned int transb, int m, int n, int k, const float *alpha, void *aarray, int lda, void *barray, int ldb, const float *beta, void *carray, int ldc, int batchCount);
+cg_ret cgx_blas_cublasSgemmGroupedBatched(uintptr_t ctx, uintptr_t handle, unsigned int *transaArray, unsigned int *transbArray, const int *mArray, const int *nArray, const int *kArray, const float *alphaArray, void *aarray, const int *ldaArray, void *barray, const int *ldbArray, const float *betaArray, void *carray, const int *ldcArray, int groupCount, const int *groupSize);
 cg_ret cgx_blas_cublasSgemmStridedBatched(uintptr_t ctx, uintptr_t handle, unsigned int transa, unsigned int transb, int m, int n, int k, const float *alpha, const float *a, int lda, long long strideA, const float *b, int ldb, long long strideB, const float *beta, float *c, int ldc, long long strideC, int batchCount);
 cg_ret cgx_blas_cublasSgemv(uintptr_t ctx, uintptr_t handle, unsigned int trans, int m, int n, const float *alpha, const float *a, int lda, const float *x, int incx, const float *beta, float *y, int incy);
 cg_ret cgx_blas_cublasSnrm2(uintptr_t ctx, uintptr_t handle, int n, const float *x, int incx, float *result);

@@ -287,22 +287,22 @@ func TestMatmulChecks(t *testing.T) {
 	const m, n, k = 4, 5, 6
 	a, b, c := fake(2*m*k), fake(2*k*n), fake(2*m*n)
 	fn := "Matmul"
-	wantClosed(t, "Half, ComputeFloat32", Matmul[Half](zero, ComputeFloat32, NoTrans, NoTrans, m, n, k, 1, a, m, b, k, 0, c, m))
-	wantClosed(t, "Half, ComputeFloat16", Matmul[Half](zero, ComputeFloat16, NoTrans, NoTrans, m, n, k, 1, a, m, b, k, 0, c, m))
-	wantClosed(t, "BFloat16", Matmul[BFloat16](zero, ComputeFloat32, Trans, Trans, m, n, k, 1, a, k, b, n, 0, c, m))
-	wantClosed(t, "float32, ComputeTF32", Matmul[float32](zero, ComputeTF32, NoTrans, NoTrans, m, n, k, 1, fake(4*m*k), m, fake(4*k*n), k, 0, fake(4*m*n), m))
-	if err := Matmul[Half](zero, ComputeFloat32, NoTrans, NoTrans, 0, n, k, 1, a, 1, b, k, 0, c, 1); err != nil {
+	wantClosed(t, "Half, ComputeFloat32", Matmul[Half](zero, ComputeFloat32, NoTrans, NoTrans, m, n, k, 1, a, m, b, k, 0, c, m, nil))
+	wantClosed(t, "Half, ComputeFloat16", Matmul[Half](zero, ComputeFloat16, NoTrans, NoTrans, m, n, k, 1, a, m, b, k, 0, c, m, nil))
+	wantClosed(t, "BFloat16", Matmul[BFloat16](zero, ComputeFloat32, Trans, Trans, m, n, k, 1, a, k, b, n, 0, c, m, nil))
+	wantClosed(t, "float32, ComputeTF32", Matmul[float32](zero, ComputeTF32, NoTrans, NoTrans, m, n, k, 1, fake(4*m*k), m, fake(4*k*n), k, 0, fake(4*m*n), m, nil))
+	if err := Matmul[Half](zero, ComputeFloat32, NoTrans, NoTrans, 0, n, k, 1, a, 1, b, k, 0, c, 1, nil); err != nil {
 		t.Errorf("m 0: %v, want nil: nothing to do", err)
 	}
-	wantArgErr(t, "no compute type", Matmul[Half](zero, 0, NoTrans, NoTrans, m, n, k, 1, a, m, b, k, 0, c, m), fn, "compute", "compute = ComputeType(0) is not ComputeFloat32, ComputeFloat16 or ComputeTF32")
-	wantArgErr(t, "ComputeFloat16 of BFloat16", Matmul[BFloat16](zero, ComputeFloat16, NoTrans, NoTrans, m, n, k, 1, a, m, b, k, 0, c, m), fn, "compute", "needs Half matrices, not BFloat16")
-	wantArgErr(t, "ComputeTF32 of Half", Matmul[Half](zero, ComputeTF32, NoTrans, NoTrans, m, n, k, 1, a, m, b, k, 0, c, m), fn, "compute", "needs float32 matrices, not Half")
-	wantArgErr(t, "ComputeFloat16 of float32", Matmul[float32](zero, ComputeFloat16, NoTrans, NoTrans, m, n, k, 1, fake(4*m*k), m, fake(4*k*n), k, 0, fake(4*m*n), m), fn, "compute", "not float32")
-	wantArgErr(t, "k 0", Matmul[Half](zero, ComputeFloat32, NoTrans, NoTrans, m, n, 0, 1, a, m, b, 1, 0, c, m), fn, "k", "k = 0")
-	wantArgErr(t, "a short", Matmul[BFloat16](zero, ComputeFloat32, NoTrans, NoTrans, m, n, k, 1, fake(2*m*k-1), m, b, k, 0, c, m), fn, "a", "A (4×6 BFloat16, column-major, lda 4) needs 48 bytes")
+	wantArgErr(t, "no compute type", Matmul[Half](zero, 0, NoTrans, NoTrans, m, n, k, 1, a, m, b, k, 0, c, m, nil), fn, "compute", "compute = ComputeType(0) is not ComputeFloat32, ComputeFloat16 or ComputeTF32")
+	wantArgErr(t, "ComputeFloat16 of BFloat16", Matmul[BFloat16](zero, ComputeFloat16, NoTrans, NoTrans, m, n, k, 1, a, m, b, k, 0, c, m, nil), fn, "compute", "needs Half matrices, not BFloat16")
+	wantArgErr(t, "ComputeTF32 of Half", Matmul[Half](zero, ComputeTF32, NoTrans, NoTrans, m, n, k, 1, a, m, b, k, 0, c, m, nil), fn, "compute", "needs float32 matrices, not Half")
+	wantArgErr(t, "ComputeFloat16 of float32", Matmul[float32](zero, ComputeFloat16, NoTrans, NoTrans, m, n, k, 1, fake(4*m*k), m, fake(4*k*n), k, 0, fake(4*m*n), m, nil), fn, "compute", "not float32")
+	wantArgErr(t, "k 0", Matmul[Half](zero, ComputeFloat32, NoTrans, NoTrans, m, n, 0, 1, a, m, b, 1, 0, c, m, nil), fn, "k", "k = 0")
+	wantArgErr(t, "a short", Matmul[BFloat16](zero, ComputeFloat32, NoTrans, NoTrans, m, n, k, 1, fake(2*m*k-1), m, b, k, 0, c, m, nil), fn, "a", "A (4×6 BFloat16, column-major, lda 4) needs 48 bytes")
 	fn = "MatmulRowMajor"
-	wantClosed(t, "row-major", MatmulRowMajor[Half](zero, ComputeFloat32, NoTrans, NoTrans, m, n, k, 1, a, k, b, n, 0, c, n))
-	wantArgErr(t, "row-major ldb", MatmulRowMajor[Half](zero, ComputeFloat32, NoTrans, NoTrans, m, n, k, 1, a, k, b, 4, 0, c, n), fn, "ldb", "ldb = 4 must be at least 5: B is 6×5, row-major")
+	wantClosed(t, "row-major", MatmulRowMajor[Half](zero, ComputeFloat32, NoTrans, NoTrans, m, n, k, 1, a, k, b, n, 0, c, n, nil))
+	wantArgErr(t, "row-major ldb", MatmulRowMajor[Half](zero, ComputeFloat32, NoTrans, NoTrans, m, n, k, 1, a, k, b, 4, 0, c, n, nil), fn, "ldb", "ldb = 4 must be at least 5: B is 6×5, row-major")
 }
 
 func TestOperandChecks(t *testing.T) {

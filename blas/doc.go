@@ -1,7 +1,9 @@
-// Package blas is dense linear algebra on the GPU: cuBLAS (GEMM, batched
-// and strided-batched GEMM, GEMV, AXPY, DOT, NRM2 for float32, float64,
-// complex64 and complex128) and cuBLASLt (GEMM of Half, BFloat16 and
-// float32 with an explicit compute type), on core's Buffers and Streams.
+// Package blas is dense linear algebra on the GPU: cuBLAS (GEMM, batched,
+// strided-batched and grouped GEMM, GEMV, AXPY, DOT, NRM2 for float32,
+// float64, complex64 and complex128) and cuBLASLt (Matmul: GEMM of Half,
+// BFloat16 and float32 with an explicit compute type, fused epilogues and
+// strided batches, and FP8 GEMM with per-tensor scales), on core's
+// Buffers and Streams.
 //
 // # Handles and streams
 //
@@ -52,7 +54,21 @@
 // float32 GEMMs compute in float32 unless Options.TF32 allows TF32
 // tensor cores. Matmul takes its arithmetic explicitly (ComputeFloat32,
 // ComputeFloat16, ComputeTF32); Half and BFloat16 are Go types here, with
-// conversions from and to float32 that round as CUDA's do.
+// conversions from and to float32 that round as CUDA's do, and so are the
+// FP8 formats E4M3 and E5M2 of MatmulFP8.
+//
+// # Matmul
+//
+// Matmul and MatmulRowMajor take a *MatmulOptions (nil for none): an
+// Epilogue that cuBLASLt applies in the GEMM's kernel (bias, ReLU, GELU,
+// and for training the auxiliary output of the forward pass and the
+// backward epilogues that read it, with bias gradients), and a strided
+// batch. MatmulFP8 multiplies E4M3 and E5M2 matrices with per-tensor
+// scales on Ada and Hopper GPUs and newer. The first Matmul of a shape
+// times cuBLASLt's top candidate algorithms and keeps the fastest, for
+// the Handle, the process and, with Options.MatmulTuning = TuneDisk,
+// later processes (see Tuning). GemmGrouped runs groups of GEMMs of
+// different shapes in one call.
 //
 // The package is named blas, not cublas, because bindings/cublas is the
 // C API itself; this one is its Go form, and it also covers cuBLASLt.

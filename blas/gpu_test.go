@@ -423,7 +423,7 @@ func testMatmul[T MatmulScalar](t *testing.T, h *Handle, s *core.Stream, ct Comp
 		fn = MatmulRowMajor[T]
 	}
 	what := fmt.Sprintf("%v %v %v %v m=%d n=%d k=%d pad=%d off=%d", ct, lay, tA, tB, m, n, k, pad, off)
-	if err := fn(h, ct, tA, tB, m, n, k, 1.5, A.view(t, libtest.Upload(t, s, a), esz), A.ld, B.view(t, libtest.Upload(t, s, b), esz), B.ld, -0.5, C.view(t, cb, esz), C.ld); err != nil {
+	if err := fn(h, ct, tA, tB, m, n, k, 1.5, A.view(t, libtest.Upload(t, s, a), esz), A.ld, B.view(t, libtest.Upload(t, s, b), esz), B.ld, -0.5, C.view(t, cb, esz), C.ld, nil); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
 	ref, bound := refGemm(tA, tB, m, n, k, 1.5, -0.5, A, toCs(a), B, toCs(b), C, toCs(c))
@@ -492,7 +492,7 @@ func TestGPUNoTF32(t *testing.T) {
 	t.Run("Gemm", func(t *testing.T) { exact(t, run(t, nil, gemm)) })
 	t.Run("Matmul", func(t *testing.T) {
 		exact(t, run(t, nil, func(h *Handle, a, b, c *core.Buffer) error {
-			return Matmul[float32](h, ComputeFloat32, NoTrans, NoTrans, n, n, n, 1, a, n, b, n, 0, c, n)
+			return Matmul[float32](h, ComputeFloat32, NoTrans, NoTrans, n, n, n, 1, a, n, b, n, 0, c, n, nil)
 		}))
 	})
 	// Asked for, TF32 may be used (cuBLAS chooses): either value is right.
@@ -507,7 +507,7 @@ func TestGPUNoTF32(t *testing.T) {
 	})
 	t.Run("ComputeTF32", func(t *testing.T) {
 		c := run(t, nil, func(h *Handle, a, b, c *core.Buffer) error {
-			return Matmul[float32](h, ComputeTF32, NoTrans, NoTrans, n, n, n, 1, a, n, b, n, 0, c, n)
+			return Matmul[float32](h, ComputeTF32, NoTrans, NoTrans, n, n, n, 1, a, n, b, n, 0, c, n, nil)
 		})
 		for i, v := range c {
 			if v != want && v != 256 {
@@ -580,7 +580,7 @@ func TestGPUHandle(t *testing.T) {
 		}
 		before := count()
 		for range 3 {
-			if err := Matmul[Half](h, ComputeFloat32, NoTrans, NoTrans, n, n, n, 1, a, n, b, n, 0, c, n); err != nil {
+			if err := Matmul[Half](h, ComputeFloat32, NoTrans, NoTrans, n, n, n, 1, a, n, b, n, 0, c, n, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -588,7 +588,7 @@ func TestGPUHandle(t *testing.T) {
 			t.Errorf("3 Matmuls of one shape: %d plans, want %d", got, before+1)
 		}
 		v, _ := a.View(2, a.Size()-2) // 2-byte aligned: another plan
-		if err := Matmul[Half](h, ComputeFloat32, NoTrans, NoTrans, n-1, n, n, 1, v, n, b, n, 0, c, n); err != nil {
+		if err := Matmul[Half](h, ComputeFloat32, NoTrans, NoTrans, n-1, n, n, 1, v, n, b, n, 0, c, n, nil); err != nil {
 			t.Fatal(err)
 		}
 		if got := count(); got != before+2 {
@@ -609,6 +609,21 @@ func TestGPUHandle(t *testing.T) {
 		gemm()
 		if got := testing.AllocsPerRun(200, gemm); got != 0 {
 			t.Errorf("Gemm: %v allocations per call", got)
+		}
+		// A Matmul of a known shape, plain and with a bias epilogue
+		// (whose descriptor takes the bias's address on every call).
+		ah, bh, ch, bias := libtest.Upload(t, s, make([]Half, n*n)), libtest.Upload(t, s, make([]Half, n*n)), libtest.Upload(t, s, make([]Half, n*n)), libtest.Upload(t, s, make([]Half, n))
+		epi := &MatmulOptions{Epilogue: EpilogueReLUBias, Bias: bias}
+		for _, o := range []*MatmulOptions{nil, epi} {
+			mm := func() {
+				if err := Matmul[Half](h, ComputeFloat32, NoTrans, NoTrans, n, n, n, 1, ah, n, bh, n, 0, ch, n, o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mm()
+			if got := testing.AllocsPerRun(200, mm); got != 0 {
+				t.Errorf("Matmul (options %v): %v allocations per call", o, got)
+			}
 		}
 		if err := s.Sync(); err != nil {
 			t.Fatal(err)

@@ -26,6 +26,14 @@ type Options struct {
 	// compute in float32 (CUBLAS_COMPUTE_32F). Matmul takes its compute
 	// type per call instead.
 	TF32 bool
+	// MatmulTuning says how Matmul chooses its algorithm for a new shape:
+	// by timing cuBLASLt's top candidates (TuneTimed, the default), also
+	// keeping the choice on disk (TuneDisk), or by the heuristic alone
+	// (TuneOff). See Tuning.
+	MatmulTuning Tuning
+	// MatmulCandidates is how many of the heuristic's candidates tuning
+	// times: 0 is 8; at most 64.
+	MatmulCandidates int
 }
 
 // Handle is a cuBLAS handle and a cuBLASLt handle bound to one stream:
@@ -57,6 +65,8 @@ type state struct {
 	dev    *core.Device
 	tf32   bool
 	wsSize int // asked for
+	tuning Tuning
+	nCand  int
 	// Set by setup, before any operation reads them.
 	ws    unsafe.Pointer // the workspace's device address
 	wsLen uint64         // and its size
@@ -76,7 +86,13 @@ func New(stream *core.Stream, opts *Options) (*Handle, error) {
 	if o.WorkspaceSize < 0 {
 		return nil, argErr("New", "opts.WorkspaceSize", "negative WorkspaceSize %d", o.WorkspaceSize)
 	}
-	s := &state{tf32: o.TF32, wsSize: o.WorkspaceSize}
+	if o.MatmulTuning >= numTunings {
+		return nil, argErr("New", "opts.MatmulTuning", "opts.MatmulTuning = %v is not TuneTimed, TuneOff or TuneDisk", o.MatmulTuning)
+	}
+	if o.MatmulCandidates < 0 || o.MatmulCandidates > maxCandidates {
+		return nil, argErr("New", "opts.MatmulCandidates", "opts.MatmulCandidates = %d is not between 0 (the default, %d) and %d", o.MatmulCandidates, defaultCandidates, maxCandidates)
+	}
+	s := &state{tf32: o.TF32, wsSize: o.WorkspaceSize, tuning: o.MatmulTuning, nCand: o.MatmulCandidates}
 	st, err := libhandle.New(libhandle.Lib[handles]{
 		Package: "blas", Shared: true,
 		Create:    func(ctx driver.Context, h *handles) error { return cublasCreate(ctx, &h.blas) },

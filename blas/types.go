@@ -20,6 +20,21 @@ type MatmulScalar interface {
 	Half | BFloat16 | float32
 }
 
+// FP8 is an element type of MatmulFP8's A and B.
+type FP8 interface {
+	E4M3 | E5M2
+}
+
+// FP8Result is an element type of MatmulFP8's C.
+type FP8Result interface {
+	Half | BFloat16 | float32 | E4M3 | E5M2
+}
+
+// anyType is every element type of the package.
+type anyType interface {
+	Scalar | MatmulScalar | FP8
+}
+
 // Transpose says what a routine does to a matrix before multiplying it.
 // It is lib.Transpose, the type sparse takes too.
 type Transpose = lib.Transpose
@@ -83,14 +98,14 @@ type ArgError = lib.ArgError
 
 // elem describes an element type.
 type elem struct {
-	kind    byte // 's', 'd', 'c', 'z', 'h' (Half), 'b' (BFloat16)
+	kind    byte // 's', 'd', 'c', 'z', 'h' (Half), 'b' (BFloat16), '4' (E4M3), '5' (E5M2)
 	name    string
 	size    int
 	complex bool
 	dt      cublas.DataType
 }
 
-func elemOf[T Scalar | MatmulScalar]() elem {
+func elemOf[T anyType]() elem {
 	var z T
 	switch any(z).(type) {
 	case float32:
@@ -102,11 +117,22 @@ func elemOf[T Scalar | MatmulScalar]() elem {
 	case complex128:
 		return elem{'z', "complex128", 16, true, cublas.C64F}
 	case Half:
-		return elem{'h', "Half", 2, false, cublas.R16F}
-	default: // BFloat16
-		return elem{'b', "BFloat16", 2, false, cublas.R16bf}
+		return halfElem
+	case BFloat16:
+		return bfloat16Elem
+	case E4M3:
+		return elem{'4', "E4M3", 1, false, cublas.R8FE4M3}
+	default: // E5M2
+		return elem{'5', "E5M2", 1, false, cublas.R8FE5M2}
 	}
 }
+
+var (
+	halfElem     = elem{'h', "Half", 2, false, cublas.R16F}
+	bfloat16Elem = elem{'b', "BFloat16", 2, false, cublas.R16bf}
+)
+
+func (e elem) fp8() bool { return e.kind == '4' || e.kind == '5' }
 
 // scalars is host memory for one call's alpha and beta, or its result.
 // The bindings' C calls are not marked nocallback, so the compiler cannot

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+
+	"github.com/cudago/cudago/bindings/driver"
 )
 
 func TestGPUGraphCaptureReplay(t *testing.T) {
@@ -34,6 +36,9 @@ func TestGPUGraphCaptureReplay(t *testing.T) {
 		if err := s.BeginCapture(CaptureRelaxed); err == nil {
 			t.Error("a second BeginCapture: no error")
 		}
+		if st, err := s.CaptureStatus(); err != nil || st != driver.StreamCaptureStatusActive {
+			t.Errorf("CaptureStatus while capturing: %v, %v; want active", st, err)
+		}
 		for range 100 {
 			if err := Launch(s, cfg, k, buf, v, int32(n)); err != nil {
 				t.Fatal(err)
@@ -45,6 +50,9 @@ func TestGPUGraphCaptureReplay(t *testing.T) {
 		g, err := s.EndCapture()
 		if err != nil {
 			t.Fatal(err)
+		}
+		if st, err := s.CaptureStatus(); err != nil || st != driver.StreamCaptureStatusNone {
+			t.Errorf("CaptureStatus after EndCapture: %v, %v; want none", st, err)
 		}
 		return g
 	}

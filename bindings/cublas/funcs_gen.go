@@ -628,8 +628,8 @@ var procs = dl.NewTable(pathfinder.CuBLAS, dl.Dlsym, []dl.Proc{
 	{Name: "cublasGemmBatchedEx_64", Symbols: []string{"cublasGemmBatchedEx_64"}, Since: "12.4.5", Version: 0},
 	{Name: "cublasGemmEx", Symbols: []string{"cublasGemmEx"}, Since: "12.4.5", Version: 0},
 	{Name: "cublasGemmEx_64", Symbols: []string{"cublasGemmEx_64"}, Since: "12.4.5", Version: 0},
-	{Name: "cublasGemmGroupedBatchedEx", Symbols: []string{"cublasGemmGroupedBatchedEx"}, Since: "13.1.0", Version: 0},
-	{Name: "cublasGemmGroupedBatchedEx_64", Symbols: []string{"cublasGemmGroupedBatchedEx_64"}, Since: "13.1.0", Version: 0},
+	{Name: "cublasGemmGroupedBatchedEx", Symbols: []string{"cublasGemmGroupedBatchedEx"}, Since: "12.5.0", Version: 0},
+	{Name: "cublasGemmGroupedBatchedEx_64", Symbols: []string{"cublasGemmGroupedBatchedEx_64"}, Since: "12.5.0", Version: 0},
 	{Name: "cublasGemmStridedBatchedEx", Symbols: []string{"cublasGemmStridedBatchedEx"}, Since: "12.4.5", Version: 0},
 	{Name: "cublasGemmStridedBatchedEx_64", Symbols: []string{"cublasGemmStridedBatchedEx_64"}, Since: "12.4.5", Version: 0},
 	{Name: "cublasGetAtomicsMode", Symbols: []string{"cublasGetAtomicsMode"}, Since: "12.4.5", Version: 0},
@@ -3507,7 +3507,7 @@ func GemmEx64(handle Handle, transa Operation, transb Operation, m int64, n int6
 	return
 }
 
-// GemmGroupedBatchedEx calls cublasGemmGroupedBatchedEx. It needs version 13.1.0 or newer of the library.
+// GemmGroupedBatchedEx calls cublasGemmGroupedBatchedEx. It needs version 12.5.0 or newer of the library.
 func GemmGroupedBatchedEx(handle Handle, transaArray *Operation, transbArray *Operation, mArray *int32, nArray *int32, kArray *int32, alphaArray unsafe.Pointer, aarray *unsafe.Pointer, atype DataType, ldaArray *int32, barray *unsafe.Pointer, btype DataType, ldbArray *int32, betaArray unsafe.Pointer, carray *unsafe.Pointer, ctype DataType, ldcArray *int32, groupCount int32, groupSize *int32, computeType ComputeType) (err error) {
 	fn, err := procs.Get(231)
 	if err != nil {
@@ -3518,7 +3518,7 @@ func GemmGroupedBatchedEx(handle Handle, transaArray *Operation, transbArray *Op
 	return
 }
 
-// GemmGroupedBatchedEx64 calls cublasGemmGroupedBatchedEx_64. It needs version 13.1.0 or newer of the library.
+// GemmGroupedBatchedEx64 calls cublasGemmGroupedBatchedEx_64. It needs version 12.5.0 or newer of the library.
 func GemmGroupedBatchedEx64(handle Handle, transaArray *Operation, transbArray *Operation, mArray *int64, nArray *int64, kArray *int64, alphaArray unsafe.Pointer, aarray *unsafe.Pointer, atype DataType, ldaArray *int64, barray *unsafe.Pointer, btype DataType, ldbArray *int64, betaArray unsafe.Pointer, carray *unsafe.Pointer, ctype DataType, ldcArray *int64, groupCount int64, groupSize *int64, computeType ComputeType) (err error) {
 	fn, err := procs.Get(232)
 	if err != nil {

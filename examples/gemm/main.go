@@ -98,7 +98,7 @@ func run() error {
 	}
 	defer free16()
 	da16, db16, dc16 := bf[0], bf[1], bf[2]
-	if err := blas.MatmulRowMajor[blas.BFloat16](h, blas.ComputeFloat32, blas.NoTrans, blas.NoTrans, m, n, k, 1, da16, k, db16, n, 0, dc16, n); err != nil {
+	if err := blas.MatmulRowMajor[blas.BFloat16](h, blas.ComputeFloat32, blas.NoTrans, blas.NoTrans, m, n, k, 1, da16, k, db16, n, 0, dc16, n, nil); err != nil {
 		return err
 	}
 	c16 := make([]blas.BFloat16, m*n)

@@ -317,6 +317,9 @@ func init() {
 		foreign:          mathForeign,
 		rename:           map[string]string{"cublasStatus_t": "Status"},
 		symbolCandidates: cublasAPI,
+		// Not in 12.4's header, but in cuBLAS since 12.5 (CUDA 12.5), not
+		// since 13.0's header: the missing-function error names 12.5.
+		since: map[string]string{"cublasGemmGroupedBatchedEx": "12.5.0", "cublasGemmGroupedBatchedEx_64": "12.5.0"},
 	}
 }
 
