@@ -78,10 +78,10 @@ func NewSuite() (*Suite, error) {
 	if s.Ctx, err = dev.PrimaryContext().Handle(); err != nil {
 		return nil, err
 	}
-	if s.Stream, err = dev.NewStream(core.StreamOptions{}); err != nil {
+	if s.Stream, err = dev.NewStream(nil); err != nil {
 		return nil, err
 	}
-	if s.NB, err = dev.NewStream(core.StreamOptions{NonBlocking: true}); err != nil {
+	if s.NB, err = dev.NewStream(&core.StreamOptions{NonBlocking: true}); err != nil {
 		return nil, err
 	}
 	t0 := time.Now()

@@ -637,7 +637,7 @@ func TestGPUHandle(t *testing.T) {
 		if !errors.Is(err, core.ErrClosed) {
 			t.Errorf("Axpy into a closed Buffer: %v, want core.ErrClosed", err)
 		}
-		s2, err := d.NewStream(core.StreamOptions{})
+		s2, err := d.NewStream(nil)
 		if err != nil {
 			t.Fatal(err)
 		}

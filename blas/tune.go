@@ -202,10 +202,10 @@ func (t *timer) time(h *Handle, run *tuneRun, algo *cublaslt.MatmulAlgo) (time.D
 	s := h.st.Stream()
 	if t.start == nil {
 		var err error
-		if t.start, err = s.Context().NewEvent(core.EventOptions{Timing: true}); err != nil {
+		if t.start, err = s.Context().NewEvent(&core.EventOptions{Timing: true}); err != nil {
 			return 0, err
 		}
-		if t.end, err = s.Context().NewEvent(core.EventOptions{Timing: true}); err != nil {
+		if t.end, err = s.Context().NewEvent(&core.EventOptions{Timing: true}); err != nil {
 			return 0, err
 		}
 		t.d = run.c

@@ -39,7 +39,7 @@ extern "C" __global__ void addk(float *x, int n) {
 func TestGPUConcurrencyStress(t *testing.T) {
 	dev := requireGPU(t)
 	d := stressDuration(t)
-	shared, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	shared, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestGPUConcurrencyStress(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			err := func() error {
-				private, err := dev.NewStream(StreamOptions{})
+				private, err := dev.NewStream(nil)
 				if err != nil {
 					return err
 				}

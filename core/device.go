@@ -277,7 +277,7 @@ func (d *Device) Sync() error { return d.primary.Sync() }
 func (d *Device) MemoryInfo() (free, total uint64, err error) { return d.primary.MemoryInfo() }
 
 // NewStream creates a stream in the device's primary context.
-func (d *Device) NewStream(opts StreamOptions) (*Stream, error) { return d.primary.NewStream(opts) }
+func (d *Device) NewStream(opts *StreamOptions) (*Stream, error) { return d.primary.NewStream(opts) }
 
 // DefaultStream returns the legacy default (NULL) stream of the primary
 // context, which synchronizes with every blocking stream.
@@ -289,7 +289,7 @@ func (d *Device) DefaultStream() *Stream { return d.primary.DefaultStream() }
 func (d *Device) PerThreadStream() *Stream { return d.primary.PerThreadStream() }
 
 // NewEvent creates an event in the device's primary context.
-func (d *Device) NewEvent(opts EventOptions) (*Event, error) { return d.primary.NewEvent(opts) }
+func (d *Device) NewEvent(opts *EventOptions) (*Event, error) { return d.primary.NewEvent(opts) }
 
 // StreamPriorityRange returns the least and greatest stream priorities
 // (greatest is the numerically lowest, such as 0 and -5).

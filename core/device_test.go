@@ -129,7 +129,7 @@ func TestGPUCreateContext(t *testing.T) {
 	if c.IsPrimary() {
 		t.Error("a created context says it is primary")
 	}
-	s, err := c.NewStream(StreamOptions{NonBlocking: true})
+	s, err := c.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@
 //	x, _ := core.Alloc[float32](dev, n, nil)
 //	defer x.Close()
 //	core.CopyToDevice(x, hostX)
-//	s, _ := dev.NewStream(core.StreamOptions{})
+//	s, _ := dev.NewStream(nil)
 //	core.Launch(s, core.LaunchConfig{Grid: core.Dim(n / 256), Block: core.Dim(256)}, k, float32(2), x, y, int32(n))
 //	err := s.Sync()
 //

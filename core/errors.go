@@ -151,3 +151,13 @@ func (r *recorded) len() int {
 	defer r.mu.Unlock()
 	return len(r.errs)
 }
+
+// optsOf is *p, or the zero options (the defaults) when p is nil: every
+// options struct of core is taken by pointer, nil meaning the defaults.
+func optsOf[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}

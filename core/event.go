@@ -39,7 +39,8 @@ const (
 )
 
 // NewEvent creates an event in context c.
-func (c *Context) NewEvent(opts EventOptions) (*Event, error) {
+func (c *Context) NewEvent(options *EventOptions) (*Event, error) {
+	opts := optsOf(options)
 	if opts.Interprocess && opts.Timing {
 		return nil, errors.New("core: NewEvent: an interprocess event cannot have Timing")
 	}

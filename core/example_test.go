@@ -185,7 +185,7 @@ extern "C" __global__ void scale(float* x, float a, int n) {
 	}
 
 	// The default streams cannot capture.
-	s, err := dev.NewStream(core.StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&core.StreamOptions{NonBlocking: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func ExampleStream_WaitContext() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	s, err := dev.NewStream(core.StreamOptions{})
+	s, err := dev.NewStream(nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -152,12 +152,13 @@ type InstantiateOptions struct {
 }
 
 // Instantiate makes an executable graph of g.
-func (g *Graph) Instantiate() (*GraphExec, error) { return g.InstantiateWith(InstantiateOptions{}) }
+func (g *Graph) Instantiate() (*GraphExec, error) { return g.InstantiateWith(nil) }
 
 // InstantiateWith makes an executable graph of g with options o. Only a
 // top-level graph is instantiated: the bodies of its conditional nodes
 // come with it.
-func (g *Graph) InstantiateWith(o InstantiateOptions) (*GraphExec, error) {
+func (g *Graph) InstantiateWith(options *InstantiateOptions) (*GraphExec, error) {
+	o := optsOf(options)
 	if g.top != nil {
 		return nil, errors.New("core: Graph.Instantiate: the body of a conditional node is instantiated with the graph that holds it")
 	}

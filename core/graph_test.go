@@ -11,7 +11,7 @@ import (
 func TestGPUGraphCaptureReplay(t *testing.T) {
 	dev := gpuDevice(t)
 	k := kernelsFor(t, dev)["add"]
-	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func gridFor(n int) LaunchConfig {
 
 func testStream(t *testing.T, dev *Device) *Stream {
 	t.Helper()
-	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func buildGraph(t *testing.T, dev *Device) *Graph {
 
 func instantiate(t *testing.T, g *Graph, o InstantiateOptions) *GraphExec {
 	t.Helper()
-	e := try(g.InstantiateWith(o)).must(t)
+	e := try(g.InstantiateWith(&o)).must(t)
 	t.Cleanup(func() { e.Close() })
 	return e
 }
@@ -311,7 +311,7 @@ func TestGPUGraphEvents(t *testing.T) {
 	s1, s2 := testStream(t, dev), testStream(t, dev)
 	x, y := devInts(t, dev, s1, 1), devInts(t, dev, s1, 1)
 	const cycles = int64(20_000_000) // about 10 ms
-	ev := try(dev.NewEvent(EventOptions{})).must(t)
+	ev := try(dev.NewEvent(nil)).must(t)
 	defer ev.Close()
 
 	g1 := buildGraph(t, dev)

@@ -178,7 +178,8 @@ func validateSplit(count, partition int, o *SMSplitOptions) error {
 // MaxGroups returns how many groups of at least opts.MinCount SMs a Split
 // with opts would make at most (opts.Groups is not used), as the driver
 // counts them.
-func (r *SMResource) MaxGroups(opts SMSplitOptions) (int, error) {
+func (r *SMResource) MaxGroups(options *SMSplitOptions) (int, error) {
+	opts := optsOf(options)
 	if err := r.splittable(); err != nil {
 		return 0, err
 	}
@@ -213,14 +214,15 @@ func (r *SMResource) splittable() error {
 //
 // A group and the remainder cannot be split again; make a green context
 // of one (Device.CreateGreenContext) and split its SMResource instead.
-func (r *SMResource) Split(opts SMSplitOptions) (groups []*SMResource, remainder *SMResource, err error) {
+func (r *SMResource) Split(options *SMSplitOptions) (groups []*SMResource, remainder *SMResource, err error) {
+	opts := optsOf(options)
 	if err := r.splittable(); err != nil {
 		return nil, nil, err
 	}
 	if err := validateSplit(r.Count(), r.MinPartitionSize(), &opts); err != nil {
 		return nil, nil, err
 	}
-	n, err := r.MaxGroups(opts)
+	n, err := r.MaxGroups(&opts)
 	if err != nil {
 		return nil, nil, err
 	}

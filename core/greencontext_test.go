@@ -78,21 +78,21 @@ func TestSMResourceMisuse(t *testing.T) {
 		{nil, "nil *SMResource"},
 		{&SMResource{dev: dev}, "resource of type 0, not SM"},
 	} {
-		if _, _, err := c.r.Split(SMSplitOptions{Groups: 1}); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, _, err := c.r.Split(&SMSplitOptions{Groups: 1}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Split of %v: %v, want %q", c.r, err, c.want)
 		}
-		if _, err := c.r.MaxGroups(SMSplitOptions{}); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := c.r.MaxGroups(nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("MaxGroups of %v: %v, want %q", c.r, err, c.want)
 		}
 	}
 	whole := fakeSM(dev, 132, nil)
-	if _, _, err := whole.Split(SMSplitOptions{Groups: 0}); err == nil || !strings.Contains(err.Error(), "Groups is 0") {
+	if _, _, err := whole.Split(&SMSplitOptions{Groups: 0}); err == nil || !strings.Contains(err.Error(), "Groups is 0") {
 		t.Errorf("Split into 0 groups: %v", err)
 	}
-	if _, _, err := whole.Split(SMSplitOptions{Groups: 2, MinCount: 100}); err == nil || !strings.Contains(err.Error(), "need 200 SMs, the resource has 132") {
+	if _, _, err := whole.Split(&SMSplitOptions{Groups: 2, MinCount: 100}); err == nil || !strings.Contains(err.Error(), "need 200 SMs, the resource has 132") {
 		t.Errorf("Split into more than there is: %v", err)
 	}
-	if _, err := whole.MaxGroups(SMSplitOptions{MinCount: 133}); err == nil || !strings.Contains(err.Error(), "MinCount 133 is not within 0..132") {
+	if _, err := whole.MaxGroups(&SMSplitOptions{MinCount: 133}); err == nil || !strings.Contains(err.Error(), "MinCount 133 is not within 0..132") {
 		t.Errorf("MaxGroups of more than there is: %v", err)
 	}
 }
@@ -304,7 +304,7 @@ func TestGPUGreenContextSMs(t *testing.T) {
 		t.Errorf("the device's SMResource has %d SMs, the device %d", all.Count(), dev.MultiprocessorCount())
 	}
 	t.Logf("%v: %d SMs, minimum partition %d, co-scheduled alignment %d", dev, all.Count(), all.MinPartitionSize(), all.CoscheduledAlignment())
-	groups, rest, err := all.Split(SMSplitOptions{Groups: 2, MinCount: 16})
+	groups, rest, err := all.Split(&SMSplitOptions{Groups: 2, MinCount: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +351,7 @@ func TestGPUGreenContextSMs(t *testing.T) {
 		if err != nil || r.Count() != g.Count() {
 			t.Errorf("green context %d: SMResource %v, %v; want %d SMs", i, r, err, g.Count())
 		}
-		if streams[i], err = c.NewStream(StreamOptions{}); err != nil {
+		if streams[i], err = c.NewStream(nil); err != nil {
 			t.Fatal(err)
 		}
 		defer streams[i].Close()
@@ -405,7 +405,7 @@ func TestGPUGreenContextDefaultStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	groups, _, err := all.Split(SMSplitOptions{Groups: 2, MinCount: 16})
+	groups, _, err := all.Split(&SMSplitOptions{Groups: 2, MinCount: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +414,7 @@ func TestGPUGreenContextDefaultStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	s, err := c.NewStream(StreamOptions{})
+	s, err := c.NewStream(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,7 +433,7 @@ func TestGPUGreenContextDefaultStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, _, err := mine.Split(SMSplitOptions{Groups: 1, MinCount: 8})
+	sub, _, err := mine.Split(&SMSplitOptions{Groups: 1, MinCount: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +442,7 @@ func TestGPUGreenContextDefaultStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	s2, err := c2.NewStream(StreamOptions{})
+	s2, err := c2.NewStream(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,26 +476,26 @@ func TestGPUGreenContextMisuse(t *testing.T) {
 		{Groups: 3, MinCount: n / 2},
 		{Groups: 1, MinCount: n + 1},
 	} {
-		if g, _, err := all.Split(opts); err == nil || !strings.HasPrefix(err.Error(), "core: SMResource.Split: ") {
+		if g, _, err := all.Split(&opts); err == nil || !strings.HasPrefix(err.Error(), "core: SMResource.Split: ") {
 			t.Errorf("Split(%+v): %d groups, %v; want an error", opts, len(g), err)
 		}
 	}
-	maxGroups, err := all.MaxGroups(SMSplitOptions{MinCount: 8})
+	maxGroups, err := all.MaxGroups(&SMSplitOptions{MinCount: 8})
 	if err != nil || maxGroups < 2 || maxGroups > n/8 {
 		t.Fatalf("MaxGroups of 8 SMs: %d, %v", maxGroups, err)
 	}
-	if _, _, err := all.Split(SMSplitOptions{Groups: maxGroups + 1, MinCount: 8}); err == nil {
+	if _, _, err := all.Split(&SMSplitOptions{Groups: maxGroups + 1, MinCount: 8}); err == nil {
 		t.Errorf("Split into %d groups of 8 SMs, one more than MaxGroups: no error", maxGroups+1)
 	}
-	a, _, err := all.Split(SMSplitOptions{Groups: 2, MinCount: 16})
+	a, _, err := all.Split(&SMSplitOptions{Groups: 2, MinCount: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, err := all.Split(SMSplitOptions{Groups: 2, MinCount: 16})
+	b, _, err := all.Split(&SMSplitOptions{Groups: 2, MinCount: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := a[0].Split(SMSplitOptions{Groups: 1}); err == nil || !strings.Contains(err.Error(), "cannot be split again") {
+	if _, _, err := a[0].Split(&SMSplitOptions{Groups: 1}); err == nil || !strings.Contains(err.Error(), "cannot be split again") {
 		t.Errorf("Split of a group: %v", err)
 	}
 	for _, res := range [][]*SMResource{nil, {a[0], b[1]}, {a[0], a[0]}, {a[0], nil}} {
@@ -521,11 +521,11 @@ func TestGPUGreenContextMisuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.NewStream(StreamOptions{Priority: -1})
+	s, err := c.NewStream(&StreamOptions{Priority: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := c.NewEvent(EventOptions{})
+	e, err := c.NewEvent(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -553,8 +553,8 @@ func TestGPUGreenContextMisuse(t *testing.T) {
 		t.Errorf("second Close: %v", err)
 	}
 	for name, err := range map[string]error{
-		"NewStream":              func() error { _, err := c.NewStream(StreamOptions{}); return err }(),
-		"NewEvent":               func() error { _, err := c.NewEvent(EventOptions{}); return err }(),
+		"NewStream":              func() error { _, err := c.NewStream(nil); return err }(),
+		"NewEvent":               func() error { _, err := c.NewEvent(nil); return err }(),
 		"Sync":                   c.Sync(),
 		"SMResource":             func() error { _, err := c.SMResource(); return err }(),
 		"Handle":                 func() error { _, err := c.Handle(); return err }(),

@@ -26,7 +26,7 @@ import (
 // (ListenIPC, DialIPC) carries both over a Unix-domain socket:
 //
 //	// exporter                                  // importer
-//	r, _ := core.NewIPCMemoryResource(dev, core.IPCMemoryOptions{})
+//	r, _ := core.NewIPCMemoryResource(dev, nil)
 //	buf, _ := r.Allocate(n, nil)
 //	l, _ := core.ListenIPC(path)                 ch, _ := core.DialIPC(ctx, path)
 //	ch, _ := l.Accept(ctx)
@@ -89,7 +89,8 @@ type IPCMemoryResource struct {
 
 // NewIPCMemoryResource creates a pool on dev that can be shared with other
 // processes through a file descriptor.
-func NewIPCMemoryResource(dev *Device, opts IPCMemoryOptions) (*IPCMemoryResource, error) {
+func NewIPCMemoryResource(dev *Device, options *IPCMemoryOptions) (*IPCMemoryResource, error) {
+	opts := optsOf(options)
 	if dev == nil {
 		return nil, errors.New("core: NewIPCMemoryResource: nil *Device")
 	}

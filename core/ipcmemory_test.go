@@ -24,11 +24,11 @@ func fakeDevice(ordinal int) *Device {
 }
 
 func TestIPCMemoryResourceMisuse(t *testing.T) {
-	if _, err := NewIPCMemoryResource(nil, IPCMemoryOptions{}); err == nil {
+	if _, err := NewIPCMemoryResource(nil, nil); err == nil {
 		t.Error("NewIPCMemoryResource(nil): no error")
 	}
 	d := fakeDevice(0)
-	if _, err := NewIPCMemoryResource(d, IPCMemoryOptions{MaxSize: -1}); err == nil || !strings.Contains(err.Error(), "negative MaxSize") {
+	if _, err := NewIPCMemoryResource(d, &IPCMemoryOptions{MaxSize: -1}); err == nil || !strings.Contains(err.Error(), "negative MaxSize") {
 		t.Errorf("NewIPCMemoryResource with MaxSize -1: %v", err)
 	}
 	f, err := os.CreateTemp(t.TempDir(), "h")
@@ -154,7 +154,7 @@ func ipcCapable(t *testing.T, dev *Device) {
 func TestGPUIPCResource(t *testing.T) {
 	dev := requireGPU(t)
 	ipcCapable(t, dev)
-	r, err := NewIPCMemoryResource(dev, IPCMemoryOptions{MaxSize: 64 << 20})
+	r, err := NewIPCMemoryResource(dev, &IPCMemoryOptions{MaxSize: 64 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestGPUIPCResource(t *testing.T) {
 	if r.Imported() {
 		t.Error("a new resource says it is imported")
 	}
-	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,12 +274,12 @@ const (
 func TestGPUIPCChildProcess(t *testing.T) {
 	dev := requireGPU(t)
 	ipcCapable(t, dev)
-	r, err := NewIPCMemoryResource(dev, IPCMemoryOptions{})
+	r, err := NewIPCMemoryResource(dev, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +489,7 @@ func TestGPUIPCPeerChild(t *testing.T) {
 	if ok, err := d1.CanAccessPeer(d0); err != nil || !ok {
 		t.Skipf("%v cannot access %v directly (%v)", d1, d0, err)
 	}
-	r, err := NewIPCMemoryResource(d0, IPCMemoryOptions{})
+	r, err := NewIPCMemoryResource(d0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -589,7 +589,7 @@ func TestHelperIPCPeerChild(t *testing.T) {
 	if err != nil {
 		fail("%v", err)
 	}
-	s, err := d1.NewStream(StreamOptions{})
+	s, err := d1.NewStream(nil)
 	if err != nil {
 		fail("%v", err)
 	}

@@ -186,7 +186,7 @@ func TestLaunchRejectsBadConfigFirst(t *testing.T) {
 func TestGPUSaxpy(t *testing.T) {
 	dev := gpuDevice(t)
 	k := kernelsFor(t, dev)["saxpy"]
-	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +351,7 @@ func TestGPUSaxpy(t *testing.T) {
 func TestGPULaunchMixedArgsNoAllocs(t *testing.T) {
 	dev := gpuDevice(t)
 	k := kernelsFor(t, dev)["mixed"]
-	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +438,7 @@ func TestGPUConcurrentLaunches(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			errs <- func() error {
-				s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+				s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 				if err != nil {
 					return err
 				}
@@ -491,7 +491,7 @@ func TestGPUConcurrentLaunches(t *testing.T) {
 func TestGPULaunchParameterBuffers(t *testing.T) {
 	dev := gpuDevice(t)
 	ks := kernelsFor(t, dev)
-	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,7 +127,7 @@ func TestGPULeak(t *testing.T) {
 	n := leakCycles(t)
 	ks := kernelsFor(t, dev)
 	cubin := testKernels.cubin
-	s, err := dev.NewStream(StreamOptions{})
+	s, err := dev.NewStream(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,14 +152,14 @@ func TestGPULeak(t *testing.T) {
 	}
 	cases := []cycle{
 		{"Stream", n, func() error {
-			st, err := dev.NewStream(StreamOptions{NonBlocking: true})
+			st, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 			if err != nil {
 				return err
 			}
 			return st.Close()
 		}},
 		{"Event", n, func() error {
-			e, err := dev.NewEvent(EventOptions{Timing: true})
+			e, err := dev.NewEvent(&EventOptions{Timing: true})
 			if err != nil {
 				return err
 			}
@@ -302,10 +302,10 @@ func TestGPULeakFinalizers(t *testing.T) {
 			if _, err := o.Handle(); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := dev.NewStream(StreamOptions{}); err != nil {
+			if _, err := dev.NewStream(nil); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := dev.NewEvent(EventOptions{}); err != nil {
+			if _, err := dev.NewEvent(nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -28,7 +28,7 @@ func BenchmarkManagedPrefetch(b *testing.B) {
 	if size > free || size > budget {
 		b.Skipf("needs 1 GiB of managed memory resident on the device: %d MiB free, budget %d MiB", free>>20, budget>>20)
 	}
-	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		b.Fatal(err)
 	}

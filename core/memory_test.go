@@ -86,7 +86,7 @@ func TestBufferChecksBeforeDriver(t *testing.T) {
 
 func TestGPUBuffers(t *testing.T) {
 	dev := gpuDevice(t)
-	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestGPUBuffers(t *testing.T) {
 	}
 
 	// A buffer whose stream was closed is freed on the default stream.
-	s2, err := dev.NewStream(StreamOptions{})
+	s2, err := dev.NewStream(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

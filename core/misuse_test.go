@@ -265,7 +265,7 @@ func TestMisuseClosedCompilers(t *testing.T) {
 func TestGPUMisuse(t *testing.T) {
 	dev := requireGPU(t)
 	ks := kernelsFor(t, dev)
-	s, err := dev.NewStream(StreamOptions{})
+	s, err := dev.NewStream(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +320,7 @@ func TestGPUMisuse(t *testing.T) {
 	}
 
 	// Closed stream and event.
-	s2, err := dev.NewStream(StreamOptions{})
+	s2, err := dev.NewStream(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +340,7 @@ func TestGPUMisuse(t *testing.T) {
 	if err := CopyToDeviceAsync(s2, x, []float32{1}); !errors.Is(err, ErrClosed) {
 		t.Errorf("CopyToDeviceAsync on a closed stream = %v", err)
 	}
-	ev, err := dev.NewEvent(EventOptions{})
+	ev, err := dev.NewEvent(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,8 +354,8 @@ func TestGPUMisuse(t *testing.T) {
 	if err := s.Wait(ev); !errors.Is(err, ErrClosed) {
 		t.Errorf("Wait on a closed event = %v", err)
 	}
-	e1, _ := dev.NewEvent(EventOptions{})
-	e2, _ := dev.NewEvent(EventOptions{})
+	e1, _ := dev.NewEvent(nil)
+	e2, _ := dev.NewEvent(nil)
 	if _, err := Elapsed(e1, e2); err == nil {
 		t.Error("Elapsed of unrecorded events without timing succeeded")
 	}

@@ -110,7 +110,7 @@ func TestGPUDeviceMethodsOwnContext(t *testing.T) {
 
 		// Streams and events are created in d's context.
 		wrong()
-		s, err := d.NewStream(StreamOptions{NonBlocking: true})
+		s, err := d.NewStream(&StreamOptions{NonBlocking: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +118,7 @@ func TestGPUDeviceMethodsOwnContext(t *testing.T) {
 			t.Errorf("%v.NewStream with %v current: the stream's context is %#x (%v); want %#x, not %#x", d, other, c, err, dh, oh)
 		}
 		wrong()
-		e, err := d.NewEvent(EventOptions{})
+		e, err := d.NewEvent(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,7 +268,7 @@ func interleavedStep(d, other *Device, add *Kernel, in, out []float32, v float32
 			s.Close()
 		}
 	}()
-	step("NewStream", func() (e error) { s, e = d.NewStream(StreamOptions{NonBlocking: true}); return })
+	step("NewStream", func() (e error) { s, e = d.NewStream(&StreamOptions{NonBlocking: true}); return })
 	step("Allocate", func() (e error) { buf, e = d.Allocate(4*n, s); return })
 	step("the pointer's device", func() error {
 		if ord, e := pointerDevice(buf.Ptr()); e != nil || ord != d.Ordinal() {
@@ -283,7 +283,7 @@ func interleavedStep(d, other *Device, add *Kernel, in, out []float32, v float32
 	step("Stream.Record", func() (e error) { ev, e = s.Record(); return })
 	step("Event.Sync", func() error { return ev.Sync() })
 	step("Stream.Wait, on the other device, for the event", func() error {
-		os, e := other.NewStream(StreamOptions{NonBlocking: true})
+		os, e := other.NewStream(&StreamOptions{NonBlocking: true})
 		if e != nil {
 			return e
 		}

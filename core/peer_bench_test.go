@@ -44,7 +44,7 @@ func BenchmarkPeerCopy(b *testing.B) {
 }
 
 func benchPeerCopy(b *testing.B, from, to *Device, n int) {
-	s, err := to.NewStream(StreamOptions{NonBlocking: true})
+	s, err := to.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		b.Fatal(err)
 	}

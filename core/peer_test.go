@@ -123,7 +123,7 @@ func TestPeerCopyChecks(t *testing.T) {
 // devices, on the machine's one GPU.
 func TestGPUCopyFromViews(t *testing.T) {
 	dev := requireGPU(t)
-	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,12 +210,12 @@ func TestGPUPeerCopy(t *testing.T) {
 	if ok, err := d0.CanAccessPeer(d0); err != nil || ok {
 		t.Errorf("CanAccessPeer(itself) = %v, %v; want false (the driver's answer)", ok, err)
 	}
-	s0, err := d0.NewStream(StreamOptions{NonBlocking: true})
+	s0, err := d0.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s0.Close()
-	s1, err := d1.NewStream(StreamOptions{NonBlocking: true})
+	s1, err := d1.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func TestGPUPeerCopy(t *testing.T) {
 	}
 	if cnt, _ := DeviceCount(); cnt >= 3 {
 		d2, _ := GetDevice(2)
-		s2, err := d2.NewStream(StreamOptions{})
+		s2, err := d2.NewStream(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -361,7 +361,7 @@ func TestGPUPeerSyncWaitsForSource(t *testing.T) {
 	if d1.Arch() != d0.Arch() {
 		t.Skipf("the test kernels are built for sm_%s, device 1 is sm_%s", d0.Arch(), d1.Arch())
 	}
-	s1, err := d1.NewStream(StreamOptions{NonBlocking: true})
+	s1, err := d1.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,7 +456,7 @@ func peerKernelRoundTrip(t *testing.T, k *Kernel, run *Device, buf *Buffer) {
 	if err := CopyToDevice(buf, in); err != nil {
 		t.Fatal(err)
 	}
-	s, err := run.NewStream(StreamOptions{})
+	s, err := run.NewStream(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,7 +490,7 @@ func TestGPUPeerPoolAccess(t *testing.T) {
 		t.Skipf("%v cannot access %v directly (%v)", d1, d0, err)
 	}
 	k := kernelsFor(t, d0)["add"]
-	ipc, err := NewIPCMemoryResource(d0, IPCMemoryOptions{})
+	ipc, err := NewIPCMemoryResource(d0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

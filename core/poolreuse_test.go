@@ -60,12 +60,12 @@ func TestGPUPoolReuse(t *testing.T) {
 	dev := requireGPU(t)
 	ctx := dev.PrimaryContext()
 	mr := NewDeviceMemoryResource(dev)
-	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	s2, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s2, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestGPUPoolReuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := cc.NewStream(StreamOptions{})
+	cs, err := cc.NewStream(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestGPUPoolReuse(t *testing.T) {
 func TestGPUPoolReuseOutOfMemory(t *testing.T) {
 	dev := requireGPU(t)
 	ctx := dev.PrimaryContext()
-	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func readMixed(t *testing.T, out *Buffer) []float32 {
 func TestGPUPreparedLaunch(t *testing.T) {
 	dev := gpuDevice(t)
 	k := kernelsFor(t, dev)["mixed"]
-	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestGPUPreparedLaunch(t *testing.T) {
 func TestGPUPreparedLaunchConcurrent(t *testing.T) {
 	dev := gpuDevice(t)
 	k := kernelsFor(t, dev)["add"]
-	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,8 @@ type Stream struct {
 
 // NewStream creates a stream in context c. In a green context it is
 // always non-blocking (cuGreenCtxStreamCreate requires it).
-func (c *Context) NewStream(opts StreamOptions) (*Stream, error) {
+func (c *Context) NewStream(options *StreamOptions) (*Stream, error) {
+	opts := optsOf(options)
 	h, err := c.acquire()
 	if err != nil {
 		return nil, err
@@ -217,7 +218,7 @@ func (s *Stream) Wait(e *Event) error {
 // Record records a new event (timing disabled) on the stream: it
 // completes when the work queued so far does. Close it when done.
 func (s *Stream) Record() (*Event, error) {
-	e, err := s.ctx.NewEvent(EventOptions{})
+	e, err := s.ctx.NewEvent(nil)
 	if err != nil {
 		return nil, err
 	}

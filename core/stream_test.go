@@ -58,10 +58,10 @@ func TestClosedStreamAndEvent(t *testing.T) {
 	if _, err := s.Record(); !errors.Is(err, ErrClosed) {
 		t.Errorf("Record: %v", err)
 	}
-	if _, err := s.ctx.NewStream(StreamOptions{}); !errors.Is(err, ErrClosed) {
+	if _, err := s.ctx.NewStream(nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("NewStream in a closed context: %v", err)
 	}
-	if _, err := s.ctx.NewEvent(EventOptions{}); !errors.Is(err, ErrClosed) {
+	if _, err := s.ctx.NewEvent(nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("NewEvent in a closed context: %v", err)
 	}
 
@@ -90,7 +90,7 @@ func TestClosedStreamAndEvent(t *testing.T) {
 	if _, err := Elapsed(&Event{}, e); err == nil {
 		t.Errorf("Elapsed of an event without timing: no error")
 	}
-	if _, err := (&Context{}).NewEvent(EventOptions{Timing: true, Interprocess: true}); err == nil {
+	if _, err := (&Context{}).NewEvent(&EventOptions{Timing: true, Interprocess: true}); err == nil {
 		t.Errorf("NewEvent(Timing+Interprocess): no error")
 	}
 	if err := s.BeginCapture(CaptureMode(9)); err == nil {
@@ -202,22 +202,22 @@ func TestHostCallbackRegistry(t *testing.T) {
 
 func TestGPUStreamsAndEvents(t *testing.T) {
 	dev := gpuDevice(t)
-	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	_, greatest, _ := dev.StreamPriorityRange()
-	hi, err := dev.NewStream(StreamOptions{Priority: greatest})
+	hi, err := dev.NewStream(&StreamOptions{Priority: greatest})
 	if err != nil {
 		t.Fatal(err)
 	}
-	start, err := dev.NewEvent(EventOptions{Timing: true})
+	start, err := dev.NewEvent(&EventOptions{Timing: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer start.Close()
-	end, err := dev.NewEvent(EventOptions{Timing: true, BlockingSync: true})
+	end, err := dev.NewEvent(&EventOptions{Timing: true, BlockingSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestGPUStreamsAndEvents(t *testing.T) {
 	}
 
 	// An interprocess event gives a handle.
-	ipc, err := dev.NewEvent(EventOptions{Interprocess: true})
+	ipc, err := dev.NewEvent(&EventOptions{Interprocess: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestGPUStreamsAndEvents(t *testing.T) {
 
 func TestGPUDoneWaitContextHostFunc(t *testing.T) {
 	dev := gpuDevice(t)
-	s, err := dev.NewStream(StreamOptions{})
+	s, err := dev.NewStream(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

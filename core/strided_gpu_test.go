@@ -221,7 +221,7 @@ func TestGPUStrided3DCopies(t *testing.T) {
 
 func TestGPUStridedCopyView(t *testing.T) {
 	dev := requireGPU(t)
-	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func TestGPUStridedKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := dev.NewStream(StreamOptions{})
+	s, err := dev.NewStream(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

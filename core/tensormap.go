@@ -489,7 +489,11 @@ func (s *tmScratch) bytes() []byte {
 // (cuTensorMapEncodeTiled), after checking opts (Validate) and the
 // device (compute capability 9.0; a box must fit in a block's shared
 // memory).
-func NewTensorMapTiled(b *Buffer, opts TensorMapTiledOptions) (*TensorMap, error) {
+func NewTensorMapTiled(b *Buffer, options *TensorMapTiledOptions) (*TensorMap, error) {
+	if options == nil {
+		return nil, fmt.Errorf("core: %s: nil *%s: the tensor map's shape and box are required", "NewTensorMapTiled", "TensorMapTiledOptions")
+	}
+	opts := *options
 	const what = "NewTensorMapTiled"
 	dev, err := tmBuffer(what, b)
 	if err != nil {
@@ -531,7 +535,11 @@ func NewTensorMapTiled(b *Buffer, opts TensorMapTiledOptions) (*TensorMap, error
 // NewTensorMapIm2col encodes an im2col tensor map of b's memory
 // (cuTensorMapEncodeIm2col), after checking opts (Validate) and the
 // device (compute capability 9.0).
-func NewTensorMapIm2col(b *Buffer, opts TensorMapIm2colOptions) (*TensorMap, error) {
+func NewTensorMapIm2col(b *Buffer, options *TensorMapIm2colOptions) (*TensorMap, error) {
+	if options == nil {
+		return nil, fmt.Errorf("core: %s: nil *%s: the tensor map's shape and box are required", "NewTensorMapIm2col", "TensorMapIm2colOptions")
+	}
+	opts := *options
 	const what = "NewTensorMapIm2col"
 	dev, err := tmBuffer(what, b)
 	if err != nil {

@@ -208,7 +208,7 @@ func TestGPUTensorMapTiledCopy(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", shape.rows, shape.cols), func(t *testing.T) {
 			rows, cols := shape.rows, shape.cols
 			m, b := tmaMatrix(t, dev, rows, cols)
-			tm, err := NewTensorMapTiled(b, TensorMapTiledOptions{
+			tm, err := NewTensorMapTiled(b, &TensorMapTiledOptions{
 				DataType: driver.TensorMapDataTypeFloat32,
 				Dims:     []uint64{uint64(cols), uint64(rows)},
 				Strides:  []uint64{uint64(cols) * 4},
@@ -237,7 +237,7 @@ func TestGPUTensorMapTiledCopy(t *testing.T) {
 			if err := tiles.Memset32(0x7fc00001); err != nil { // a NaN the kernel must overwrite
 				t.Fatal(err)
 			}
-			s, err := dev.NewStream(StreamOptions{})
+			s, err := dev.NewStream(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -305,7 +305,7 @@ func TestGPUTensorMapSwizzle128B(t *testing.T) {
 	k := tmaKernelsFor(t)["tma_swizzle"]
 	const rows, cols, boxes = 64, 32, 8
 	m, b := tmaMatrix(t, dev, rows, cols)
-	tm, err := NewTensorMapTiled(b, TensorMapTiledOptions{
+	tm, err := NewTensorMapTiled(b, &TensorMapTiledOptions{
 		DataType: driver.TensorMapDataTypeFloat32,
 		Dims:     []uint64{cols, rows},
 		Strides:  []uint64{cols * 4},
@@ -393,7 +393,7 @@ func TestGPUTensorMapWithBuffer(t *testing.T) {
 	if err := CopyToDevice(b, other); err != nil {
 		t.Fatal(err)
 	}
-	ta, err := NewTensorMapTiled(a, TensorMapTiledOptions{
+	ta, err := NewTensorMapTiled(a, &TensorMapTiledOptions{
 		DataType: driver.TensorMapDataTypeFloat32,
 		Dims:     []uint64{cols, rows},
 		Strides:  []uint64{cols * 4},
@@ -466,7 +466,7 @@ func TestGPUTensorMapClosedBuffer(t *testing.T) {
 		Strides:  []uint64{32 * 4},
 		Box:      []uint32{32, 64},
 	}
-	tm, err := NewTensorMapTiled(b, opts)
+	tm, err := NewTensorMapTiled(b, &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,7 +480,7 @@ func TestGPUTensorMapClosedBuffer(t *testing.T) {
 	if !errors.Is(err, ErrClosed) {
 		t.Errorf("Launch with the map of a closed buffer: %v, want ErrClosed", err)
 	}
-	if _, err := NewTensorMapTiled(b, opts); !errors.Is(err, ErrClosed) {
+	if _, err := NewTensorMapTiled(b, &opts); !errors.Is(err, ErrClosed) {
 		t.Errorf("NewTensorMapTiled of a closed buffer: %v, want ErrClosed", err)
 	}
 	if err := dev.Sync(); err != nil {
@@ -510,7 +510,7 @@ func TestGPUTensorMapDriverAgrees(t *testing.T) {
 	o.ElementStrides, o.OOBFill, o.L2Promotion = []uint32{1, 2}, driver.TensorMapFloatOobFillNanRequestZeroFma, driver.TensorMapL2PromotionL2128B
 	tiled = append(tiled, o)
 	for i, o := range tiled {
-		if _, err := NewTensorMapTiled(b, o); err != nil {
+		if _, err := NewTensorMapTiled(b, &o); err != nil {
 			t.Errorf("tiled map %d (%+v): %v", i, o, err)
 		}
 	}
@@ -519,7 +519,7 @@ func TestGPUTensorMapDriverAgrees(t *testing.T) {
 	o2.Swizzle, o2.ChannelsPerPixel = driver.TensorMapSwizzle128B, 32
 	ims = append(ims, o2)
 	for i, o := range ims {
-		tm, err := NewTensorMapIm2col(b, o)
+		tm, err := NewTensorMapIm2col(b, &o)
 		if err != nil {
 			t.Errorf("im2col map %d (%+v): %v", i, o, err)
 			continue

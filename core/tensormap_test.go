@@ -344,16 +344,16 @@ func (m *hostOnlyMR) DeviceAccessible() bool { return false }
 
 func TestTensorMapMisuse(t *testing.T) {
 	opts := tiledBase()
-	if _, err := NewTensorMapTiled(nil, opts); err == nil || !strings.Contains(err.Error(), "core: NewTensorMapTiled: nil *Buffer") {
+	if _, err := NewTensorMapTiled(nil, &opts); err == nil || !strings.Contains(err.Error(), "core: NewTensorMapTiled: nil *Buffer") {
 		t.Errorf("nil buffer: %v", err)
 	}
 	host := NewBuffer(tmAddr, tiledBaseSize, &hostOnlyMR{}, nil)
 	defer host.Close()
-	if _, err := NewTensorMapIm2col(host, im2colBase()); err == nil || !strings.Contains(err.Error(), "is not device-accessible") {
+	if _, err := NewTensorMapIm2col(host, new(im2colBase())); err == nil || !strings.Contains(err.Error(), "is not device-accessible") {
 		t.Errorf("host memory: %v", err)
 	}
 	nodev := NewBuffer(tmAddr, tiledBaseSize, &fakeMR{}, nil)
-	if _, err := NewTensorMapTiled(nodev, opts); err == nil || !strings.Contains(err.Error(), "has no device") {
+	if _, err := NewTensorMapTiled(nodev, &opts); err == nil || !strings.Contains(err.Error(), "has no device") {
 		t.Errorf("a resource without a device: %v", err)
 	}
 	var zero TensorMap

@@ -148,7 +148,7 @@ type texHarness struct {
 
 func newTexHarness(t *testing.T) *texHarness {
 	dev := gpuDevice(t)
-	s, err := dev.NewStream(StreamOptions{})
+	s, err := dev.NewStream(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

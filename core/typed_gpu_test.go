@@ -10,7 +10,7 @@ import (
 // element type, and pinned memory from AllocFrom read back with HostSlice.
 func TestTypedBuffersGPU(t *testing.T) {
 	dev := gpuDevice(t)
-	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,8 @@ type vmAlloc struct {
 
 // NewVirtualMemoryResource returns a resource allocating dev's memory
 // through virtual memory management, which dev must support.
-func NewVirtualMemoryResource(dev *Device, opts VirtualMemoryOptions) (*VirtualMemoryResource, error) {
+func NewVirtualMemoryResource(dev *Device, options *VirtualMemoryOptions) (*VirtualMemoryResource, error) {
+	opts := optsOf(options)
 	if dev == nil {
 		return nil, errors.New("core: NewVirtualMemoryResource: nil *Device")
 	}

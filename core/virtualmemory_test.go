@@ -19,7 +19,7 @@ func fakeVMR(d *Device) *VirtualMemoryResource {
 
 func TestVirtualMemoryMisuse(t *testing.T) {
 	d := fakeDevice(0)
-	if _, err := NewVirtualMemoryResource(nil, VirtualMemoryOptions{}); err == nil {
+	if _, err := NewVirtualMemoryResource(nil, nil); err == nil {
 		t.Error("NewVirtualMemoryResource(nil): no error")
 	}
 	d1 := fakeDevice(1)
@@ -32,7 +32,7 @@ func TestVirtualMemoryMisuse(t *testing.T) {
 		"itself":           {VirtualMemoryOptions{Peers: []PeerAccess{{Device: d}}}, "the memory's own device"},
 		"twice":            {VirtualMemoryOptions{Peers: []PeerAccess{{Device: d1}, {Device: d1, ReadOnly: true}}}, "listed twice"},
 	} {
-		if _, err := NewVirtualMemoryResource(d, tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := NewVirtualMemoryResource(d, &tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", name, err, tc.want)
 		}
 	}
@@ -179,7 +179,7 @@ func iota32(n int, from float32) []float32 {
 // misuses the driver would see.
 func TestGPUVirtualMemory(t *testing.T) {
 	dev := requireGPU(t)
-	r, err := NewVirtualMemoryResource(dev, VirtualMemoryOptions{Reserve: 256 << 20})
+	r, err := NewVirtualMemoryResource(dev, &VirtualMemoryOptions{Reserve: 256 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestGPUVirtualMemory(t *testing.T) {
 	if _, err := r.Grow(plain, 2*g); err == nil || !strings.Contains(err.Error(), "not of this VirtualMemoryResource") {
 		t.Errorf("growing a DeviceMemoryResource buffer: %v", err)
 	}
-	r2, err := NewVirtualMemoryResource(dev, VirtualMemoryOptions{Reserve: 8 << 20})
+	r2, err := NewVirtualMemoryResource(dev, &VirtualMemoryOptions{Reserve: 8 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestGPUVirtualMemory(t *testing.T) {
 	if _, err := r.Allocate(r.Reserve()+1, nil); err == nil {
 		t.Error("Allocate of more than the reservation: no error")
 	}
-	if _, err := NewVirtualMemoryResource(dev, VirtualMemoryOptions{Peers: []PeerAccess{{Device: dev}}}); err == nil {
+	if _, err := NewVirtualMemoryResource(dev, &VirtualMemoryOptions{Peers: []PeerAccess{{Device: dev}}}); err == nil {
 		t.Error("the device as its own peer: no error")
 	}
 
@@ -343,17 +343,17 @@ func TestGPUVirtualMemoryGrowWhileRunning(t *testing.T) {
 	}
 	dev := requireGPU(t)
 	ks := vmmKernels(t, dev)
-	r, err := NewVirtualMemoryResource(dev, VirtualMemoryOptions{Reserve: 128 << 20})
+	r, err := NewVirtualMemoryResource(dev, &VirtualMemoryOptions{Reserve: 128 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := r.Granularity()
-	s, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	s2, err := dev.NewStream(StreamOptions{NonBlocking: true})
+	s2, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,7 +435,7 @@ func TestGPUVirtualMemoryPeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !ok {
-		if _, err := NewVirtualMemoryResource(d0, VirtualMemoryOptions{Peers: []PeerAccess{{Device: d1}}}); err == nil || !strings.Contains(err.Error(), "cannot access") {
+		if _, err := NewVirtualMemoryResource(d0, &VirtualMemoryOptions{Peers: []PeerAccess{{Device: d1}}}); err == nil || !strings.Contains(err.Error(), "cannot access") {
 			t.Errorf("a peer that cannot access the device: %v", err)
 		}
 		t.Skipf("%v cannot access %v's memory", d1, d0)
@@ -444,13 +444,13 @@ func TestGPUVirtualMemoryPeer(t *testing.T) {
 		t.Skipf("devices of different architectures (sm_%s, sm_%s)", d0.Arch(), d1.Arch())
 	}
 	ks := vmmKernels(t, d0)
-	s1, err := d1.NewStream(StreamOptions{})
+	s1, err := d1.NewStream(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s1.Close()
 
-	rw, err := NewVirtualMemoryResource(d0, VirtualMemoryOptions{Reserve: 64 << 20, Peers: []PeerAccess{{Device: d1}}})
+	rw, err := NewVirtualMemoryResource(d0, &VirtualMemoryOptions{Reserve: 64 << 20, Peers: []PeerAccess{{Device: d1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +479,7 @@ func TestGPUVirtualMemoryPeer(t *testing.T) {
 		}
 	}
 
-	ro, err := NewVirtualMemoryResource(d0, VirtualMemoryOptions{Reserve: 64 << 20, Peers: []PeerAccess{{Device: d1, ReadOnly: true}}})
+	ro, err := NewVirtualMemoryResource(d0, &VirtualMemoryOptions{Reserve: 64 << 20, Peers: []PeerAccess{{Device: d1, ReadOnly: true}}})
 	if err != nil {
 		t.Fatal(err)
 	}

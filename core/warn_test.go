@@ -448,7 +448,7 @@ func TestNoCodeForDeviceGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer buf.Close()
-	s, err := dev.NewStream(StreamOptions{})
+	s, err := dev.NewStream(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

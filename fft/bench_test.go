@@ -191,10 +191,10 @@ func benchFFT(b *testing.B, d Desc, alloc bool) {
 // events on s around it, and reports the time per transform of p and the
 // bandwidth of its least traffic.
 func timeGPU(b *testing.B, dev *core.Device, s *core.Stream, p *Plan, run func(m int) error) {
-	start, err := dev.NewEvent(core.EventOptions{Timing: true})
+	start, err := dev.NewEvent(&core.EventOptions{Timing: true})
 	must(b, err)
 	defer start.Close()
-	end, err := dev.NewEvent(core.EventOptions{Timing: true})
+	end, err := dev.NewEvent(&core.EventOptions{Timing: true})
 	must(b, err)
 	defer end.Close()
 	must(b, run(1)) // kernels loaded, pool grown

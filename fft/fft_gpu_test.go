@@ -476,7 +476,7 @@ func TestGPUCache(t *testing.T) {
 	}
 
 	// A plan of another stream's Cache is another plan, on that stream.
-	s2, err := dev.NewStream(core.StreamOptions{})
+	s2, err := dev.NewStream(nil)
 	must(t, err)
 	defer s2.Close()
 	c2, err := New(s2, nil)
@@ -510,7 +510,7 @@ func TestGPUCache(t *testing.T) {
 // shape on another stream, and checks every result.
 func TestGPUConcurrent(t *testing.T) {
 	dev, s := gpuStream(t)
-	s2, err := dev.NewStream(core.StreamOptions{NonBlocking: true})
+	s2, err := dev.NewStream(&core.StreamOptions{NonBlocking: true})
 	must(t, err)
 	defer s2.Close()
 	shape := []int{6, 35}
@@ -613,7 +613,7 @@ func TestGPUPlanLifecycle(t *testing.T) {
 
 	// A closed stream: the transform fails cleanly, and the plan still
 	// closes (in the stream's context, which lives on).
-	s2, err := dev.NewStream(core.StreamOptions{})
+	s2, err := dev.NewStream(nil)
 	must(t, err)
 	q, err := NewPlan(s2, d)
 	must(t, err)

@@ -27,7 +27,7 @@ func gpu(t testing.TB) (*core.Device, *core.Stream) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := d.NewStream(core.StreamOptions{NonBlocking: true})
+	s, err := d.NewStream(&core.StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func gpuDev(t testing.TB) (*core.Device, *core.Stream) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := d.NewStream(core.StreamOptions{NonBlocking: true})
+	s, err := d.NewStream(&core.StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,7 +515,7 @@ func TestGPUSplitAbort(t *testing.T) {
 	if err := AllReduce[float32](c, gone, out, 3, Sum, s); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("AllReduce of a closed Buffer: %v", err)
 	}
-	s2, err := d.NewStream(core.StreamOptions{})
+	s2, err := d.NewStream(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -529,7 +529,7 @@ func TestGPUSplitAbort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ctx.Close()
-	s3, err := ctx.NewStream(core.StreamOptions{})
+	s3, err := ctx.NewStream(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -557,7 +557,7 @@ func BenchmarkGPUAllReduce(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := d.NewStream(core.StreamOptions{NonBlocking: true})
+	s, err := d.NewStream(&core.StreamOptions{NonBlocking: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -699,7 +699,7 @@ func TestGPUInitAllMulti(t *testing.T) {
 		if comms[r].Rank() != r || comms[r].Count() != k || comms[r].Device() != d {
 			t.Fatalf("comm %d is %v", r, comms[r])
 		}
-		if streams[r], err = d.NewStream(core.StreamOptions{NonBlocking: true}); err != nil {
+		if streams[r], err = d.NewStream(&core.StreamOptions{NonBlocking: true}); err != nil {
 			t.Fatal(err)
 		}
 		defer streams[r].Close()
@@ -821,7 +821,7 @@ func TestHelperRank(t *testing.T) {
 	}
 	defer c.Close()
 	d := c.Device()
-	s, err := d.NewStream(core.StreamOptions{})
+	s, err := d.NewStream(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

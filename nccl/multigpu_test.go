@@ -63,7 +63,7 @@ func newWorld(t *testing.T, devs []*core.Device) *world {
 		if c := comms[r]; c.Rank() != r || c.Count() != len(devs) || c.Device() != d {
 			t.Fatalf("InitAll's comm %d is %v", r, c)
 		}
-		s, err := d.NewStream(core.StreamOptions{NonBlocking: true})
+		s, err := d.NewStream(&core.StreamOptions{NonBlocking: true})
 		if err != nil {
 			t.Fatal(err)
 		}

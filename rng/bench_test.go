@@ -31,12 +31,12 @@ func benchFill(b *testing.B, typ Type, o op, size int) {
 	defer buf.Close()
 	g := newGen(b, s, Options{Type: typ, Seed: 1})
 	p := params{mean: 0, stddev: 1, lambda: 10}
-	start, err := s.Context().NewEvent(core.EventOptions{Timing: true})
+	start, err := s.Context().NewEvent(&core.EventOptions{Timing: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer start.Close()
-	end, err := s.Context().NewEvent(core.EventOptions{Timing: true})
+	end, err := s.Context().NewEvent(&core.EventOptions{Timing: true})
 	if err != nil {
 		b.Fatal(err)
 	}

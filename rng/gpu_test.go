@@ -634,7 +634,7 @@ func TestGPUClose(t *testing.T) {
 	if err := s.Sync(); err != nil { // b is used on s2 below
 		t.Fatal(err)
 	}
-	s2, err := s.Device().NewStream(core.StreamOptions{})
+	s2, err := s.Device().NewStream(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

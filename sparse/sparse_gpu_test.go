@@ -434,7 +434,7 @@ func TestGPUClosed(t *testing.T) {
 		t.Errorf("closed matrix: %v, want core.ErrClosed", err)
 	}
 	// The stream goes first: the handle is still destroyed cleanly.
-	s2, err := s.Device().NewStream(core.StreamOptions{})
+	s2, err := s.Device().NewStream(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func run() error {
 	}
 	defer comm.Close()
 	dev := comm.Device()
-	s, err := dev.NewStream(core.StreamOptions{})
+	s, err := dev.NewStream(nil)
 	if err != nil {
 		return err
 	}

@@ -98,7 +98,7 @@ func run() error {
 	for i := range n {
 		x[i], y[i] = float32(i), float32(2*i)
 	}
-	s, err := dev.NewStream(core.StreamOptions{})
+	s, err := dev.NewStream(nil)
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func run() error {
 		fmt.Printf("no GPU, so the FFT was not run: %v\n", err)
 		return nil
 	}
-	s, err := dev.NewStream(core.StreamOptions{})
+	s, err := dev.NewStream(nil)
 	if err != nil {
 		return err
 	}

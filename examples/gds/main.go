@@ -107,7 +107,7 @@ func run() error {
 	fmt.Printf("read %d bytes into GPU memory (O_DIRECT: %t)\n", n, f.Direct())
 
 	// The buffer into a new file, on a stream.
-	s, err := dev.NewStream(core.StreamOptions{})
+	s, err := dev.NewStream(nil)
 	if err != nil {
 		return err
 	}

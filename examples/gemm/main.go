@@ -58,7 +58,7 @@ func run() error {
 		fmt.Printf("no GPU, so the GEMMs were not run: %v\n", err)
 		return nil
 	}
-	s, err := dev.NewStream(core.StreamOptions{})
+	s, err := dev.NewStream(nil)
 	if err != nil {
 		return err
 	}

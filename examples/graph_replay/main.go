@@ -126,7 +126,7 @@ func run() error {
 	}
 
 	// The default streams cannot capture: use a stream of our own.
-	s, err := dev.NewStream(core.StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&core.StreamOptions{NonBlocking: true})
 	if err != nil {
 		return err
 	}
@@ -167,12 +167,12 @@ func run() error {
 	if err := exec.Upload(s); err != nil {
 		return err
 	}
-	start, err := dev.NewEvent(core.EventOptions{Timing: true})
+	start, err := dev.NewEvent(&core.EventOptions{Timing: true})
 	if err != nil {
 		return err
 	}
 	defer start.Close()
-	end, err := dev.NewEvent(core.EventOptions{Timing: true})
+	end, err := dev.NewEvent(&core.EventOptions{Timing: true})
 	if err != nil {
 		return err
 	}

@@ -174,7 +174,7 @@ func run() error {
 		return err
 	}
 
-	s, err := dev.NewStream(core.StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&core.StreamOptions{NonBlocking: true})
 	if err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ func produce() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	mr, err := core.NewIPCMemoryResource(dev, core.IPCMemoryOptions{})
+	mr, err := core.NewIPCMemoryResource(dev, nil)
 	if err != nil {
 		return err
 	}

@@ -86,7 +86,7 @@ func run() error {
 	for i := range x {
 		x[i] = float32(i%100) / 10
 	}
-	s, err := dev.NewStream(core.StreamOptions{})
+	s, err := dev.NewStream(nil)
 	if err != nil {
 		return err
 	}

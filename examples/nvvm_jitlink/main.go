@@ -108,7 +108,7 @@ func run() error {
 	for i := range in {
 		in[i] = float32(i) * 0.5
 	}
-	s, err := dev.NewStream(core.StreamOptions{})
+	s, err := dev.NewStream(nil)
 	if err != nil {
 		return err
 	}

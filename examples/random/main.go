@@ -31,7 +31,7 @@ func run() error {
 		fmt.Printf("no GPU, so the normal generation was not run: %v\n", err)
 		return nil
 	}
-	s, err := dev.NewStream(core.StreamOptions{})
+	s, err := dev.NewStream(nil)
 	if err != nil {
 		return err
 	}

@@ -134,7 +134,7 @@ func run() error {
 	if err := core.CopyToDevice(in, m); err != nil {
 		return err
 	}
-	tm, err := core.NewTensorMapTiled(in, options)
+	tm, err := core.NewTensorMapTiled(in, &options)
 	if err != nil {
 		return err
 	}

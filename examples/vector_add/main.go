@@ -86,17 +86,17 @@ func run() error {
 
 	var streams [2]*core.Stream
 	for i := range streams {
-		if streams[i], err = dev.NewStream(core.StreamOptions{NonBlocking: true}); err != nil {
+		if streams[i], err = dev.NewStream(&core.StreamOptions{NonBlocking: true}); err != nil {
 			return err
 		}
 		defer streams[i].Close()
 	}
-	start, err := dev.NewEvent(core.EventOptions{Timing: true})
+	start, err := dev.NewEvent(&core.EventOptions{Timing: true})
 	if err != nil {
 		return err
 	}
 	defer start.Close()
-	end, err := dev.NewEvent(core.EventOptions{Timing: true})
+	end, err := dev.NewEvent(&core.EventOptions{Timing: true})
 	if err != nil {
 		return err
 	}

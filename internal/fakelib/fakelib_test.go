@@ -46,7 +46,7 @@ func env(tb testing.TB) (*core.Device, *core.Stream) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s, err := dev.NewStream(core.StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&core.StreamOptions{NonBlocking: true})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func Stream(t testing.TB, opts core.StreamOptions) *core.Stream {
 	if err != nil {
 		t.Fatalf("GetDevice(0): %v", err)
 	}
-	s, err := dev.NewStream(opts)
+	s, err := dev.NewStream(&opts)
 	if err != nil {
 		t.Fatalf("NewStream: %v", err)
 	}
@@ -88,7 +88,7 @@ func Concurrently[T io.Closer](t testing.TB, n int, s *core.Stream, shared T, op
 				errs <- work(w, s, shared)
 				return
 			}
-			ws, err := s.Device().NewStream(core.StreamOptions{})
+			ws, err := s.Device().NewStream(nil)
 			if err != nil {
 				errs <- err
 				return

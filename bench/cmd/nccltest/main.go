@@ -226,7 +226,7 @@ func run(o options) (bool, error) {
 	}
 	defer comm.Close()
 	dev := comm.Device()
-	s, err := dev.NewStream(core.StreamOptions{NonBlocking: true})
+	s, err := dev.NewStream(&core.StreamOptions{NonBlocking: true})
 	if err != nil {
 		return false, err
 	}
