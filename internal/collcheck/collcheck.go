@@ -189,30 +189,30 @@ func (c Case) RecvElems(rank, n int) int {
 
 // Add adds rank comm's part of the case to g: one operation, or a Send
 // and a Recv for SendRecv.
-func (c Case) Add(g *nccl.Group, comm *nccl.Comm, send, recv *core.Buffer, s *core.Stream) error {
+func (c Case) Add(g *nccl.Group, comm *nccl.Comm, s *core.Stream, send, recv *core.Buffer) error {
 	switch c.Kind {
 	case AllReduce:
-		return g.AllReduce(comm, send, recv, c.Count, c.Type, c.Op, s)
+		return g.AllReduce(comm, s, send, recv, c.Count, c.Type, c.Op)
 	case Broadcast:
-		return g.Broadcast(comm, send, recv, c.Count, c.Type, c.Root, s)
+		return g.Broadcast(comm, s, send, recv, c.Count, c.Type, c.Root)
 	case Reduce:
-		return g.Reduce(comm, send, recv, c.Count, c.Type, c.Op, c.Root, s)
+		return g.Reduce(comm, s, send, recv, c.Count, c.Type, c.Op, c.Root)
 	case AllGather:
-		return g.AllGather(comm, send, recv, c.Count, c.Type, s)
+		return g.AllGather(comm, s, send, recv, c.Count, c.Type)
 	case ReduceScatter:
-		return g.ReduceScatter(comm, send, recv, c.Count, c.Type, c.Op, s)
+		return g.ReduceScatter(comm, s, send, recv, c.Count, c.Type, c.Op)
 	case AlltoAll:
-		return g.AlltoAll(comm, send, recv, c.Count, c.Type, s)
+		return g.AlltoAll(comm, s, send, recv, c.Count, c.Type)
 	case Gather:
-		return g.Gather(comm, send, recv, c.Count, c.Type, c.Root, s)
+		return g.Gather(comm, s, send, recv, c.Count, c.Type, c.Root)
 	case Scatter:
-		return g.Scatter(comm, send, recv, c.Count, c.Type, c.Root, s)
+		return g.Scatter(comm, s, send, recv, c.Count, c.Type, c.Root)
 	case SendRecv:
 		n, r := comm.Count(), comm.Rank()
-		if err := g.Send(comm, send, c.Count, c.Type, (r+1)%n, s); err != nil {
+		if err := g.Send(comm, s, send, c.Count, c.Type, (r+1)%n); err != nil {
 			return err
 		}
-		return g.Recv(comm, recv, c.Count, c.Type, (r+n-1)%n, s)
+		return g.Recv(comm, s, recv, c.Count, c.Type, (r+n-1)%n)
 	}
 	return fmt.Errorf("collcheck: %v is no operation", c.Kind)
 }
@@ -220,27 +220,27 @@ func (c Case) Add(g *nccl.Group, comm *nccl.Comm, send, recv *core.Buffer, s *co
 // Call issues rank comm's part of the case by itself, with the Comm's
 // methods (SendRecv, whose Send and Recv must be grouped, in a Group of
 // its own).
-func (c Case) Call(comm *nccl.Comm, send, recv *core.Buffer, s *core.Stream) error {
+func (c Case) Call(comm *nccl.Comm, s *core.Stream, send, recv *core.Buffer) error {
 	switch c.Kind {
 	case AllReduce:
-		return comm.AllReduce(send, recv, c.Count, c.Type, c.Op, s)
+		return comm.AllReduce(s, send, recv, c.Count, c.Type, c.Op)
 	case Broadcast:
-		return comm.Broadcast(send, recv, c.Count, c.Type, c.Root, s)
+		return comm.Broadcast(s, send, recv, c.Count, c.Type, c.Root)
 	case Reduce:
-		return comm.Reduce(send, recv, c.Count, c.Type, c.Op, c.Root, s)
+		return comm.Reduce(s, send, recv, c.Count, c.Type, c.Op, c.Root)
 	case AllGather:
-		return comm.AllGather(send, recv, c.Count, c.Type, s)
+		return comm.AllGather(s, send, recv, c.Count, c.Type)
 	case ReduceScatter:
-		return comm.ReduceScatter(send, recv, c.Count, c.Type, c.Op, s)
+		return comm.ReduceScatter(s, send, recv, c.Count, c.Type, c.Op)
 	case AlltoAll:
-		return comm.AlltoAll(send, recv, c.Count, c.Type, s)
+		return comm.AlltoAll(s, send, recv, c.Count, c.Type)
 	case Gather:
-		return comm.Gather(send, recv, c.Count, c.Type, c.Root, s)
+		return comm.Gather(s, send, recv, c.Count, c.Type, c.Root)
 	case Scatter:
-		return comm.Scatter(send, recv, c.Count, c.Type, c.Root, s)
+		return comm.Scatter(s, send, recv, c.Count, c.Type, c.Root)
 	}
 	var g nccl.Group
-	if err := c.Add(&g, comm, send, recv, s); err != nil {
+	if err := c.Add(&g, comm, s, send, recv); err != nil {
 		return err
 	}
 	return g.Run()
