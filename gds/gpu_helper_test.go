@@ -171,7 +171,7 @@ func probeDir(dir string) error {
 	if err := dev.Sync(); err != nil {
 		return err
 	}
-	f, err := Open(p, os.O_RDONLY, 0)
+	f, err := Open(p, os.O_RDONLY, 0, nil)
 	if err != nil {
 		return err
 	}

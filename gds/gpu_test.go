@@ -53,7 +53,7 @@ func TestGPURoundTrip(t *testing.T) {
 			defer os.Remove(in)
 			for _, async := range []bool{false, true} {
 				how := map[bool]string{false: "ReadAt", true: "ReadAtAsync"}[async]
-				f, err := Open(in, os.O_RDONLY, 0)
+				f, err := Open(in, os.O_RDONLY, 0, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -77,7 +77,7 @@ func TestGPURoundTrip(t *testing.T) {
 				sameBytes(t, how, readBack(t, buf), data)
 
 				out := filepath.Join(dir, "out")
-				g, err := Open(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+				g, err := Open(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -119,7 +119,7 @@ func TestGPUOffsetsAndViews(t *testing.T) {
 	if err := os.WriteFile(in, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(in, os.O_RDWR, 0)
+	f, err := Open(in, os.O_RDWR, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestGPUOffsetsAndViews(t *testing.T) {
 	if err := os.WriteFile(out, slices.Repeat([]byte{0x5A}, 20000), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g, err := Open(out, os.O_RDWR, 0)
+	g, err := Open(out, os.O_RDWR, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestGPUStreamOrder(t *testing.T) {
 	if err := os.WriteFile(in, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(in, os.O_RDONLY, 0)
+	f, err := Open(in, os.O_RDONLY, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestGPUEOF(t *testing.T) {
 	if err := os.WriteFile(in, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(in, os.O_RDONLY, 0)
+	f, err := Open(in, os.O_RDONLY, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestGPURegister(t *testing.T) {
 	if err := os.WriteFile(in, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(in, os.O_RDONLY, 0)
+	f, err := Open(in, os.O_RDONLY, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestGPUAutoRegister(t *testing.T) {
 	if err := os.WriteFile(in, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(in, os.O_RDONLY, 0)
+	f, err := Open(in, os.O_RDONLY, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +384,7 @@ func TestGPUConcurrent(t *testing.T) {
 	if err := os.WriteFile(in, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(in, os.O_RDONLY, 0)
+	f, err := Open(in, os.O_RDONLY, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +429,7 @@ func TestGPUCloseWaits(t *testing.T) {
 	if err := os.WriteFile(in, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(in, os.O_RDONLY, 0)
+	f, err := Open(in, os.O_RDONLY, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,14 +461,14 @@ func TestGPUCloseWaits(t *testing.T) {
 func TestGPUFileErrors(t *testing.T) {
 	dev, s := gpu(t)
 	dir := dataDir(t)
-	if _, err := Open(filepath.Join(dir, "missing"), os.O_RDONLY, 0); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := Open(filepath.Join(dir, "missing"), os.O_RDONLY, 0, nil); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Open of a missing file: %v, want fs.ErrNotExist", err)
 	}
 	p := filepath.Join(dir, "x")
 	if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(p, os.O_RDONLY, 0)
+	f, err := Open(p, os.O_RDONLY, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +477,7 @@ func TestGPUFileErrors(t *testing.T) {
 	if _, err := f.WriteAt(buf, 0); err == nil {
 		t.Error("WriteAt on a read-only file succeeded")
 	}
-	g, err := OpenFile(p, os.O_RDONLY, 0, &Options{Buffered: true})
+	g, err := Open(p, os.O_RDONLY, 0, &Options{Buffered: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -501,7 +501,7 @@ func TestGPUZCloseDriver(t *testing.T) {
 	if err := os.WriteFile(p, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(p, os.O_RDONLY, 0)
+	f, err := Open(p, os.O_RDONLY, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -519,7 +519,7 @@ func TestGPUZCloseDriver(t *testing.T) {
 	if len(registered()) != 0 {
 		t.Error("registrations outlive CloseDriver")
 	}
-	f, err = Open(p, os.O_RDONLY, 0)
+	f, err = Open(p, os.O_RDONLY, 0, nil)
 	if err != nil {
 		t.Fatalf("Open after CloseDriver: %v", err)
 	}
