@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/ctwin"
-	"github.com/cudago/cudago/internal/libtest"
+	"github.com/cudago/cudago/internal/testing/ctwin"
+	"github.com/cudago/cudago/internal/testing/libtest"
 )
 
 // fill returns n pseudo-random values in [-1, 1) of T, cheaply (the
@@ -102,7 +102,7 @@ func BenchmarkGemm8192Unrestricted(b *testing.B) {
 //
 // Its C twin ("C") is a loop in C calling cublasSgemm_v2 on the same
 // cuBLAS handle through the entry point the bindings resolve
-// (internal/ctwin), timed the same way: c-ns/op is its time per call.
+// (internal/testing/ctwin), timed the same way: c-ns/op is its time per call.
 func BenchmarkGemmSmall64(b *testing.B) {
 	const n, chunk = 64, 500
 	_, s, h := gpu(b, nil)

@@ -6,7 +6,7 @@ import (
 	"github.com/cudago/cudago/bindings/cublas"
 	"github.com/cudago/cudago/bindings/cublaslt"
 	"github.com/cudago/cudago/bindings/driver"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // TestOnlyGeneratedCalls: every library call goes through the generated

@@ -5,7 +5,7 @@ import (
 
 	"github.com/cudago/cudago/bindings/cufft"
 	"github.com/cudago/cudago/bindings/driver"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // TestOnlyGeneratedCalls: every library call goes through the generated

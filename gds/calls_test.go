@@ -5,7 +5,7 @@ import (
 
 	"github.com/cudago/cudago/bindings/cufile"
 	"github.com/cudago/cudago/bindings/driver"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // TestOnlyGeneratedCalls: every libcufile call goes through the generated

@@ -13,8 +13,8 @@ import (
 	"github.com/cudago/cudago/bindings/cufile"
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/bindtest"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/bindtest"
+	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/lib"
 	"github.com/cudago/cudago/pathfinder"
 )

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/bindtest"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/bindtest"
+	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/pathfinder"
 )
 

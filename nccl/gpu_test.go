@@ -16,7 +16,7 @@ import (
 
 	ncclb "github.com/cudago/cudago/bindings/nccl"
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // The GPU tests run a communicator of one rank (InitAll of one device,

@@ -9,14 +9,14 @@ import (
 
 	ncclb "github.com/cudago/cudago/bindings/nccl"
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/collcheck"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/collcheck"
+	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/nccl"
 )
 
 // The multi-GPU tests make every GPU of the machine a rank of one
 // communicator in this process (InitAll) and check every collective's
-// result on every rank against the CPU (internal/collcheck: the inputs
+// result on every rank against the CPU (internal/testing/collcheck: the inputs
 // are small integers, so that every result is exact). They skip with
 // fewer GPUs than they need, saying how many.
 

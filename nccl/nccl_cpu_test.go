@@ -11,15 +11,15 @@ import (
 	ncclb "github.com/cudago/cudago/bindings/nccl"
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/dl"
-	"github.com/cudago/cudago/internal/newglibc"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/newglibc"
+	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/lib"
 	"github.com/cudago/cudago/pathfinder"
 	"github.com/cudago/cudago/rendezvous"
 )
 
 // Debian's libnccl2 needs glibc 2.38: on CI's Debian 12 the tests run
-// under the glibc setup-cuda.sh unpacks (see internal/newglibc).
+// under the glibc setup-cuda.sh unpacks (see internal/testing/newglibc).
 func TestMain(m *testing.M) {
 	if os.Getenv("CUDAGO_NCCL_TEST_HELPER") == "nvls" {
 		// A child of TestNVLSDefault: report what init left.

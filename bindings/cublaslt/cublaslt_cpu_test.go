@@ -9,8 +9,8 @@ import (
 	"unsafe"
 
 	"github.com/cudago/cudago/bindings/cublas"
-	"github.com/cudago/cudago/internal/bindtest"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/bindtest"
+	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/pathfinder"
 )
 

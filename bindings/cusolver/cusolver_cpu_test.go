@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cudago/cudago/internal/bindtest"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/bindtest"
+	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/pathfinder"
 )
 

@@ -2,7 +2,7 @@ package driver_test
 
 import (
 	"fmt"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 	"runtime"
 	"slices"
 	"strings"

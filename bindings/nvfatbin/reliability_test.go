@@ -2,7 +2,7 @@ package nvfatbin_test
 
 import (
 	"errors"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 	"runtime"
 	"strings"
 	"testing"

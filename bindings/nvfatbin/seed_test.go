@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvfatbin"
-	"github.com/cudago/cudago/internal/seeds"
+	"github.com/cudago/cudago/internal/testing/seeds"
 )
 
 var (

@@ -3,7 +3,7 @@ package nvrtc_test
 import (
 	"bytes"
 	"fmt"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 
 	"github.com/cudago/cudago/bindings/nvrtc"
 )

@@ -2,7 +2,7 @@ package nvvm_test
 
 import (
 	"errors"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 	"os"
 	"os/exec"
 	"strings"

@@ -7,8 +7,8 @@ import (
 	"unsafe"
 
 	"github.com/cudago/cudago/bindings/driver"
-	"github.com/cudago/cudago/internal/bindtest"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/bindtest"
+	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/internal/version"
 	"github.com/cudago/cudago/pathfinder"
 )

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 const saxpySrc = `

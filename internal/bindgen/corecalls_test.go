@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 var driverModel struct {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // TestNCCLSince checks the configured versions of NCCL's functions: each

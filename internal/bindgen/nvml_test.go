@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // TestNVMLModel checks what nvml.h needs of the generator: the revisions

@@ -12,7 +12,7 @@
 // Checks: AllReduce, Reduce and ReduceScatter with every Op, Broadcast,
 // AllGather, AlltoAll, Gather, Scatter and a Send/Recv ring, for float32,
 // float64, bfloat16 and int32, at each of -counts elements
-// (internal/collcheck says how results are known). Every rank prints
+// (internal/testing/collcheck says how results are known). Every rank prints
 // one line with its tally and one per wrong result:
 //
 //	CHECK impl=cudago rank=1 ranks=4 cases=336 passed=336 failed=0 skipped=0 seconds=2.1
@@ -55,7 +55,7 @@ import (
 
 	ncclb "github.com/cudago/cudago/bindings/nccl"
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/collcheck"
+	"github.com/cudago/cudago/internal/testing/collcheck"
 	"github.com/cudago/cudago/nccl"
 	"github.com/cudago/cudago/pathfinder"
 )

@@ -5,4 +5,4 @@
 // Nothing imports it.
 package calltest
 
-//go:generate go run ../bindgen -calls .
+//go:generate go run ../../bindgen -calls .

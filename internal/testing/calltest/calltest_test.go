@@ -22,9 +22,9 @@ import (
 	"github.com/cudago/cudago/bindings/cusparse"
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/bindings/nvvm"
-	"github.com/cudago/cudago/internal/bindtest"
 	"github.com/cudago/cudago/internal/dl"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/bindtest"
+	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/pathfinder"
 )
 

@@ -9,7 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/cudago/cudago/internal/dl"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/internal/version"
 	"github.com/cudago/cudago/pathfinder"
 )

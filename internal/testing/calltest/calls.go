@@ -9,7 +9,7 @@ package calltest
 // mean.
 
 // A few calls of every math library (and a count-checked one of NVVM),
-// for the generator's tests: internal/calltest calls them without a GPU
+// for the generator's tests: internal/testing/calltest calls them without a GPU
 // and compares them with the bindings.
 //cudago:libs cublas cublaslt curand cufft cusparse cusolver nvvm cufile
 

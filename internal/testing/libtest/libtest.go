@@ -11,7 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // Stream skips t without a GPU (fails it with CUDAGO_REQUIRE_GPU=1) and
