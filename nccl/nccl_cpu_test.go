@@ -30,12 +30,6 @@ func TestMain(m *testing.M) {
 	os.Exit(newglibc.Main(m, func() error { _, err := pathfinder.Load(pathfinder.NCCL); return err }))
 }
 
-// TestOnlyGeneratedCalls: every NCCL call goes through the generated
-// in-context calls (calls_gen.go).
-func TestOnlyGeneratedCalls(t *testing.T) {
-	testenv.OnlyGeneratedCalls(t, map[string]map[string]string{"nccl": ncclb.Functions, "driver": driver.Functions})
-}
-
 // TestNVLSDefault runs the test binary with NCCL_NVLS_ENABLE unset, and
 // set to 1: the package's init sets 0 in the first case only.
 func TestNVLSDefault(t *testing.T) {
