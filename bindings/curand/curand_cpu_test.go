@@ -2,7 +2,6 @@ package curand
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -52,22 +51,11 @@ func TestEntryPoints(t *testing.T) {
 // TestVersion checks that the library reports its version through the
 // bindings, the same as pathfinder reads it.
 func TestVersion(t *testing.T) {
-	_, want := bindtest.Load(t, pathfinder.CuRAND)
+	p := bindtest.Version(t, pathfinder.CuRAND, GetProperty, MajorVersion, MinorVersion, PatchLevel)
 	var v int32
-	if err := GetVersion(&v); err != nil {
-		t.Fatal(err)
+	if err := GetVersion(&v); err != nil || v != p[0]*1000+p[1]*100+p[2] || p[0] != 10 {
+		t.Fatalf("GetVersion = %d, %v; GetProperty says %v", v, err, p)
 	}
-	var parts [3]int32
-	for i, p := range []LibraryPropertyType{MajorVersion, MinorVersion, PatchLevel} {
-		if err := GetProperty(p, &parts[i]); err != nil {
-			t.Fatalf("GetProperty(%v): %v", p, err)
-		}
-	}
-	got := fmt.Sprintf("%d.%d.%d", parts[0], parts[1], parts[2])
-	if got != want || v != parts[0]*1000+parts[1]*100+parts[2] || parts[0] != 10 {
-		t.Fatalf("GetVersion %d, GetProperty %s; pathfinder says %s", v, got, want)
-	}
-	t.Logf("cuRAND %s (%d)", got, v)
 	if err := GetProperty(LibraryPropertyType(7), &v); !errors.Is(err, StatusOutOfRange) {
 		t.Errorf("GetProperty(7) = %v, want CURAND_STATUS_OUT_OF_RANGE", err)
 	}

@@ -2,8 +2,6 @@ package cusparse
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/cudago/cudago/internal/testing/bindtest"
@@ -24,13 +22,7 @@ func TestCount(t *testing.T) {
 		}
 	}
 	// cusparseStatus_t: 12 codes.
-	n := 0
-	for v := range 64 {
-		if !strings.HasPrefix(Status(v).String(), "cusparseStatus_t(") {
-			n++
-		}
-	}
-	if n != 12 {
+	if n := len(bindtest.Named[Status]("cusparseStatus_t", 64)); n != 12 {
 		t.Errorf("Status has %d codes, want 12", n)
 	}
 }
@@ -72,18 +64,9 @@ func TestEntryPoints(t *testing.T) {
 // handle, which needs a GPU: without one, it is the documented invalid
 // value for a NULL handle).
 func TestVersion(t *testing.T) {
-	_, want := bindtest.Load(t, pathfinder.CuSPARSE)
-	var parts [3]int32
-	for i, p := range []LibraryPropertyType{MajorVersion, MinorVersion, PatchLevel} {
-		if err := GetProperty(p, &parts[i]); err != nil {
-			t.Fatalf("GetProperty(%v): %v", p, err)
-		}
+	if p := bindtest.Version(t, pathfinder.CuSPARSE, GetProperty, MajorVersion, MinorVersion, PatchLevel); p[0] != 12 {
+		t.Fatalf("cuSPARSE %v, want 12.x", p)
 	}
-	got := fmt.Sprintf("%d.%d.%d", parts[0], parts[1], parts[2])
-	if got != want || parts[0] != 12 {
-		t.Fatalf("GetProperty %s; pathfinder says %s", got, want)
-	}
-	t.Logf("cuSPARSE %s", got)
 	LoggerSetLevel(0) // no "On entry to ..." lines on stderr for the bad calls below
 	var v int32
 	if err := GetVersion(0, &v); !errors.Is(err, StatusInvalidValue) {

@@ -4,7 +4,9 @@ package bindtest
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -87,4 +89,36 @@ func Resolves(t *testing.T, lib pathfinder.Lib, tab Table, absent ...string) int
 	}
 	t.Logf("%s %s (%s): %d of %d entry points found", lib, have, l.Path, found, tab.Len())
 	return found
+}
+
+// Version loads lib and reads its version through its bindings'
+// GetProperty, with the properties major, minor and patch level: it must
+// be the version pathfinder reads from the library. It returns the three
+// numbers, for the caller to check the library's own GetVersion against.
+func Version[P any](t *testing.T, lib pathfinder.Lib, getProperty func(P, *int32) error, major, minor, patch P) [3]int32 {
+	t.Helper()
+	_, want := Load(t, lib)
+	var parts [3]int32
+	for i, p := range []P{major, minor, patch} {
+		if err := getProperty(p, &parts[i]); err != nil {
+			t.Fatalf("GetProperty(%v): %v", p, err)
+		}
+	}
+	if got := fmt.Sprintf("%d.%d.%d", parts[0], parts[1], parts[2]); got != want {
+		t.Fatalf("GetProperty says %s; pathfinder says %s", got, want)
+	}
+	t.Logf("%s %s", lib, want)
+	return parts
+}
+
+// Named returns the values of a status or enum type below limit that its
+// String names: those that do not print as "typ(n)".
+func Named[S ~int32 | ~uint32](typ string, limit int) []S {
+	var out []S
+	for v := range limit {
+		if !strings.HasPrefix(fmt.Sprint(S(v)), typ+"(") {
+			out = append(out, S(v))
+		}
+	}
+	return out
 }
