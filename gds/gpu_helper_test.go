@@ -13,31 +13,18 @@ import (
 
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/testing/bindtest"
-	"github.com/cudago/cudago/internal/testing/testenv"
+	"github.com/cudago/cudago/internal/testing/libtest"
 	"github.com/cudago/cudago/pathfinder"
 )
 
-// gpu returns device 0 and a new non-blocking stream, closed when the
-// test ends; it skips without a GPU (fails with CUDAGO_REQUIRE_GPU=1).
+// gpu returns device 0 and a new non-blocking stream, synchronized and
+// closed when the test ends; it skips without a GPU (fails with
+// CUDAGO_REQUIRE_GPU=1).
 func gpu(t testing.TB) (*core.Device, *core.Stream) {
 	t.Helper()
-	testenv.RequireGPU(t)
+	s := libtest.SyncedStream(t, core.StreamOptions{NonBlocking: true})
 	bindtest.Load(t, pathfinder.CuFile) // a GPU machine without libcufile skips
-	d, err := core.GetDevice(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := d.NewStream(core.StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Sync(); err != nil {
-			t.Errorf("Stream.Sync: %v", err)
-		}
-		s.Close()
-	})
-	return d, s
+	return s.Device(), s
 }
 
 // alloc allocates n bytes on s, ready for synchronous transfers (which do

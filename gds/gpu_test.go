@@ -58,22 +58,7 @@ func TestGPURoundTrip(t *testing.T) {
 					t.Fatal(err)
 				}
 				buf := alloc(t, dev, s, n)
-				var got int
-				if async {
-					p, err := f.ReadAtAsync(s, buf, 0)
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, err = p.Wait()
-				} else {
-					got, err = f.ReadAt(buf, 0)
-				}
-				if err != nil || got != n {
-					t.Fatalf("%s: %d bytes, %v; want %d", how, got, err, n)
-				}
-				if err := f.Close(); err != nil {
-					t.Fatal(err)
-				}
+				transferAll(t, how, f, opRead, async, s, buf)
 				sameBytes(t, how, readBack(t, buf), data)
 
 				out := filepath.Join(dir, "out")
@@ -81,21 +66,7 @@ func TestGPURoundTrip(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if async {
-					p, err := g.WriteAtAsync(s, buf, 0)
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, err = p.Wait()
-				} else {
-					got, err = g.WriteAt(buf, 0)
-				}
-				if err != nil || got != n {
-					t.Fatalf("write after %s: %d bytes, %v; want %d", how, got, err, n)
-				}
-				if err := g.Close(); err != nil {
-					t.Fatal(err)
-				}
+				transferAll(t, "write after "+how, g, opWrite, async, s, buf)
 				back, err := os.ReadFile(out)
 				if err != nil {
 					t.Fatal(err)
@@ -106,6 +77,37 @@ func TestGPURoundTrip(t *testing.T) {
 				t.Logf("%s and back: %d bytes, O_DIRECT %t", how, n, f.Direct())
 			}
 		})
+	}
+}
+
+// transferAll reads (opRead) or writes all of buf with f at offset 0,
+// synchronously or queued on s and waited for, then closes f.
+func transferAll(t *testing.T, how string, f *File, k opKind, async bool, s *core.Stream, buf *core.Buffer) {
+	t.Helper()
+	var got int
+	var err error
+	switch {
+	case async:
+		var p *Pending
+		if k == opRead {
+			p, err = f.ReadAtAsync(s, buf, 0)
+		} else {
+			p, err = f.WriteAtAsync(s, buf, 0)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err = p.Wait()
+	case k == opRead:
+		got, err = f.ReadAt(buf, 0)
+	default:
+		got, err = f.WriteAt(buf, 0)
+	}
+	if err != nil || got != buf.Size() {
+		t.Fatalf("%s: %d bytes, %v; want %d", how, got, err, buf.Size())
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 

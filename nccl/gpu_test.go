@@ -16,6 +16,7 @@ import (
 
 	ncclb "github.com/cudago/cudago/bindings/nccl"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/testing/libtest"
 	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
@@ -30,22 +31,8 @@ import (
 // gpuDev returns device 0 and a stream on it; it skips without a GPU.
 func gpuDev(t testing.TB) (*core.Device, *core.Stream) {
 	t.Helper()
-	testenv.RequireGPU(t)
-	d, err := core.GetDevice(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := d.NewStream(core.StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Sync(); err != nil {
-			t.Errorf("Stream.Sync: %v", err)
-		}
-		s.Close()
-	})
-	return d, s
+	s := libtest.SyncedStream(t, core.StreamOptions{NonBlocking: true})
+	return s.Device(), s
 }
 
 // oneRank returns the communicators of one rank the tests use: from

@@ -31,6 +31,19 @@ func Stream(t testing.TB, opts core.StreamOptions) *core.Stream {
 	return s
 }
 
+// SyncedStream is Stream, synchronized before it is closed: an error of
+// the work queued there fails t.
+func SyncedStream(t testing.TB, opts core.StreamOptions) *core.Stream {
+	t.Helper()
+	s := Stream(t, opts)
+	t.Cleanup(func() {
+		if err := s.Sync(); err != nil {
+			t.Errorf("Stream.Sync: %v", err)
+		}
+	})
+	return s
+}
+
 // Open calls open and returns what it made, failing t on its error; the
 // object is closed when t ends, and an error of its Close fails t.
 func Open[T io.Closer](t testing.TB, open func() (T, error)) T {
