@@ -55,7 +55,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
+
+	"github.com/cudago/cudago/internal/fsutil"
 )
 
 func main() {
@@ -161,21 +162,5 @@ func headersDir(flagValue string) (string, error) {
 	return findHeaders()
 }
 
-// findHeaders walks up from the working directory to the repository root and
-// returns the shared/cuda-headers folder that lies beside it.
-func findHeaders() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		for _, c := range []string{filepath.Join(d, "shared", "cuda-headers"), filepath.Join(d, "..", "shared", "cuda-headers")} {
-			if _, err := os.Stat(filepath.Join(c, "13.0", "cuda.h")); err == nil {
-				return filepath.Abs(c)
-			}
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no shared/cuda-headers found above %s; pass -headers", wd)
-		}
-	}
-}
+// findHeaders finds ../shared/cuda-headers beside the repository.
+func findHeaders() (string, error) { return fsutil.FindShared("cuda-headers", "13.0/cuda.h") }

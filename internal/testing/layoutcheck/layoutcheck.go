@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cudago/cudago/internal/fsutil"
 )
 
 // Case is one C expression (sizeof, _Alignof, offsetof) and the Go value
@@ -22,24 +24,8 @@ type Case struct {
 	Go uintptr
 }
 
-// HeadersDir finds ../shared/cuda-headers beside the repository by walking
-// up from the working directory.
-func HeadersDir() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		for _, c := range []string{filepath.Join(d, "shared", "cuda-headers"), filepath.Join(d, "..", "shared", "cuda-headers")} {
-			if _, err := os.Stat(filepath.Join(c, "13.0", "cuda.h")); err == nil {
-				return filepath.Abs(c)
-			}
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no shared/cuda-headers found above %s", wd)
-		}
-	}
-}
+// HeadersDir finds ../shared/cuda-headers beside the repository.
+func HeadersDir() (string, error) { return fsutil.FindShared("cuda-headers", "13.0/cuda.h") }
 
 // Check compiles a C program that includes header (e.g. "13.0/cuda.h") and
 // prints every case's C value, and fails t for each mismatch.

@@ -4,33 +4,18 @@ package seeds
 
 import (
 	"bufio"
-	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/cudago/cudago/internal/fsutil"
 )
 
-// Dir finds ../shared/seeds beside the repository by walking up from the
-// working directory.
-func Dir() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		for _, c := range []string{filepath.Join(d, "shared", "seeds"), filepath.Join(d, "..", "shared", "seeds")} {
-			if _, err := os.Stat(filepath.Join(c, "README.md")); err == nil {
-				return c, nil
-			}
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no shared/seeds found above %s", wd)
-		}
-	}
-}
+// Dir finds ../shared/seeds beside the repository.
+func Dir() (string, error) { return fsutil.FindShared("seeds", "README.md") }
 
 // Lines returns the non-empty lines of a seed file.
 func Lines(name string) ([]string, error) {
