@@ -1,11 +1,13 @@
 package testenv
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // RSS returns the process's resident set size (VmRSS of
@@ -57,4 +59,32 @@ func RSSGrowth(n int, f func()) int64 {
 		}
 	}
 	return least
+}
+
+// BadInput checks one call that had to fail (a compile or link of bad
+// input): its error is an E, the bindings' *Error, matching code unless
+// code is zero, with a log (the compiler's or linker's; "" when there is
+// none) holding want; and calling again 200 times grows the process by
+// at most limit bytes, so nothing leaks on the error paths.
+func BadInput[E error, C interface {
+	comparable
+	error
+}](t *testing.T, err error, code C, log, want string, limit int64, again func()) {
+	t.Helper()
+	var e E
+	if !errors.As(err, &e) {
+		t.Fatalf("error %T %v, want %T", err, err, e)
+	}
+	var none C
+	if code != none && !errors.Is(err, code) {
+		t.Errorf("error %v, want %v", err, code)
+	}
+	if !strings.Contains(log, want) {
+		t.Errorf("log %q lacks %q", log, want)
+	}
+	g := RSSGrowth(200, again)
+	t.Logf("RSS growth over 200 failures: %d KiB", g>>10)
+	if g > limit {
+		t.Errorf("RSS grew by %d KiB over 200 failures (limit %d KiB)", g>>10, limit>>10)
+	}
 }
