@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/cudago/cudago/internal/testing/testenv"
+	"github.com/cudago/cudago/internal/testing/layoutcheck"
 	"github.com/cudago/cudago/internal/version"
 )
 
@@ -14,13 +14,7 @@ import (
 // folder and requires the committed files to be byte-identical: the
 // generator is deterministic and nobody edited its output by hand.
 func TestGeneratedUpToDate(t *testing.T) {
-	headers, err := findHeaders()
-	if err != nil {
-		if testenv.OnGPUMachine() {
-			t.Skipf("%v: shared/ is not carried to the GPU machine; this test runs in CI", err)
-		}
-		t.Fatal(err)
-	}
+	headers := layoutcheck.Headers(t)
 	for name, cfg := range configs {
 		t.Run(name, func(t *testing.T) {
 			out := t.TempDir()

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/cudago/cudago/internal/testing/testenv"
+	"github.com/cudago/cudago/internal/testing/layoutcheck"
 )
 
 var driverModel struct {
@@ -18,13 +18,7 @@ var driverModel struct {
 // coreModel is the driver's model, built once for the core tests.
 func coreModel(t *testing.T) *model {
 	t.Helper()
-	headers, err := findHeaders()
-	if err != nil {
-		if testenv.OnGPUMachine() {
-			t.Skipf("%v: shared/ is not carried to the GPU machine; this test runs in CI", err)
-		}
-		t.Fatal(err)
-	}
+	headers := layoutcheck.Headers(t)
 	driverModel.once.Do(func() { driverModel.m, driverModel.err = buildModel(configs["driver"], headers) })
 	if driverModel.err != nil {
 		t.Fatal(driverModel.err)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/cudago/cudago/internal/testing/testenv"
+	"github.com/cudago/cudago/internal/testing/layoutcheck"
 )
 
 // TestMathABIStable compares every function that the math libraries'
@@ -13,13 +13,7 @@ import (
 // symbol name alone. A header update that changes one must give the
 // package the runtime's treatment (abiCheck and a resolver).
 func TestMathABIStable(t *testing.T) {
-	headers, err := findHeaders()
-	if err != nil {
-		if testenv.OnGPUMachine() {
-			t.Skipf("%v: shared/ is not carried to the GPU machine; this test runs in CI", err)
-		}
-		t.Fatal(err)
-	}
+	headers := layoutcheck.Headers(t)
 	for _, name := range []string{"curand", "cufft", "cublas", "cublaslt", "cusparse", "cusolver"} {
 		cfg := *configs[name]
 		cfg.abiCheck = true
@@ -43,13 +37,7 @@ func TestMathABIStable(t *testing.T) {
 // to 12.4's cudaMemAdvise_v2, cudaGetDeviceProperties (13.0's struct
 // layout) has no fallback, and cudaMalloc is one ABI everywhere.
 func TestRuntimeABIRevisions(t *testing.T) {
-	headers, err := findHeaders()
-	if err != nil {
-		if testenv.OnGPUMachine() {
-			t.Skipf("%v: shared/ is not carried to the GPU machine; this test runs in CI", err)
-		}
-		t.Fatal(err)
-	}
+	headers := layoutcheck.Headers(t)
 	m, err := buildModel(configs["runtime"], headers)
 	if err != nil {
 		t.Fatal(err)

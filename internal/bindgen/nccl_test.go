@@ -4,19 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cudago/cudago/internal/testing/testenv"
+	"github.com/cudago/cudago/internal/testing/layoutcheck"
 )
 
 // TestNCCLSince checks the configured versions of NCCL's functions: each
 // one is applied, and one that contradicts the headers is refused.
 func TestNCCLSince(t *testing.T) {
-	headers, err := findHeaders()
-	if err != nil {
-		if testenv.OnGPUMachine() {
-			t.Skipf("%v: shared/ is not carried to the GPU machine; this test runs in CI", err)
-		}
-		t.Fatal(err)
-	}
+	headers := layoutcheck.Headers(t)
 	base := configs["nccl"]
 	m, err := buildModel(base, headers)
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cudago/cudago/internal/testing/testenv"
+	"github.com/cudago/cudago/internal/testing/layoutcheck"
 )
 
 // TestNVMLModel checks what nvml.h needs of the generator: the revisions
@@ -14,13 +14,7 @@ import (
 // a pointer and versioned structs stay pointers, and the configured
 // overrides apply.
 func TestNVMLModel(t *testing.T) {
-	headers, err := findHeaders()
-	if err != nil {
-		if testenv.OnGPUMachine() {
-			t.Skipf("%v: shared/ is not carried to the GPU machine; this test runs in CI", err)
-		}
-		t.Fatal(err)
-	}
+	headers := layoutcheck.Headers(t)
 	m, err := buildModel(configs["nvml"], headers)
 	if err != nil {
 		t.Fatal(err)

@@ -24,8 +24,21 @@ type Case struct {
 	Go uintptr
 }
 
-// HeadersDir finds ../shared/cuda-headers beside the repository.
-func HeadersDir() (string, error) { return fsutil.FindShared("cuda-headers", "13.0/cuda.h") }
+// Headers returns NVIDIA's headers in ../shared/cuda-headers. Where they
+// are missing it skips t on the GPU machine (CUDAGO_REQUIRE_GPU=1: the
+// bundle carries the repository, not ../shared, and these tests run in
+// CI) and fails t elsewhere.
+func Headers(t testing.TB) string {
+	t.Helper()
+	dir, err := fsutil.FindShared("cuda-headers", "13.0/cuda.h")
+	if err != nil {
+		if os.Getenv("CUDAGO_REQUIRE_GPU") == "1" {
+			t.Skipf("%v: shared/ is not carried to the GPU machine; this test runs in CI", err)
+		}
+		t.Fatal(err)
+	}
+	return dir
+}
 
 // Check compiles a C program that includes header (e.g. "13.0/cuda.h") and
 // prints every case's C value, and fails t for each mismatch.
@@ -34,14 +47,7 @@ func Check(t *testing.T, header string, cases []Case) {
 	if len(cases) == 0 {
 		t.Skip("no structs in " + header)
 	}
-	dir, err := HeadersDir()
-	if err != nil {
-		if os.Getenv("CUDAGO_REQUIRE_GPU") == "1" {
-			// The GPU bundle carries the repository, not ../shared.
-			t.Skipf("%v: shared/ is not carried to the GPU machine; this test runs in CI", err)
-		}
-		t.Fatal(err)
-	}
+	dir := Headers(t)
 	cc := os.Getenv("CC")
 	if cc == "" {
 		cc = "gcc"
