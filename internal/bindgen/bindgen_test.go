@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cudago/cudago/internal/testing/layoutcheck"
@@ -130,5 +131,16 @@ func TestHeaderVersions(t *testing.T) {
 	m.cfg.others = m.cfg.others[:1]
 	if got := m.oldest(); got != "12.10" {
 		t.Errorf("oldest of 13.0, 12.10 = %q, want 12.10", got)
+	}
+}
+
+// containsAll fails t for each of wants that text, what t describes ("the
+// Go file"), lacks.
+func containsAll(t *testing.T, what, text string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %q", what, want)
+		}
 	}
 }
