@@ -78,6 +78,23 @@ func readBack(t testing.TB, b *core.Buffer) []byte {
 	return out
 }
 
+// inputFile writes n random bytes (from seed) to the file "in" of dir and
+// opens it with flag; the File is closed when the test ends.
+func inputFile(t testing.TB, dir string, n int, seed uint64, flag int) ([]byte, *File) {
+	t.Helper()
+	data := randomBytes(n, seed)
+	in := filepath.Join(dir, "in")
+	if err := os.WriteFile(in, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(in, flag, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return data, f
+}
+
 // dataDir returns an empty folder, removed when the test ends, on a file
 // system where cuFile reads files: the first of CUDAGO_GDS_DIR, the
 // temporary folder and the package's folder (on the GPU machine's disk)

@@ -116,16 +116,7 @@ func transferAll(t *testing.T, how string, f *File, k opKind, async bool, s *cor
 func TestGPUOffsetsAndViews(t *testing.T) {
 	dev, s := gpu(t)
 	dir := dataDir(t)
-	data := randomBytes(3*4096+123, 7)
-	in := filepath.Join(dir, "in")
-	if err := os.WriteFile(in, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(in, os.O_RDWR, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	data, f := inputFile(t, dir, 3*4096+123, 7, os.O_RDWR)
 	const size = 10000
 	buf := alloc(t, dev, s, size)
 	if err := buf.Memset8(0xAB); err != nil {
@@ -189,16 +180,7 @@ func TestGPUOffsetsAndViews(t *testing.T) {
 func TestGPUStreamOrder(t *testing.T) {
 	dev, s := gpu(t)
 	dir := dataDir(t)
-	data := randomBytes(1<<20, 3)
-	in := filepath.Join(dir, "in")
-	if err := os.WriteFile(in, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(in, os.O_RDONLY, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	data, f := inputFile(t, dir, 1<<20, 3, os.O_RDONLY)
 	buf := alloc(t, dev, s, len(data))
 	head, err := buf.View(0, 10)
 	if err != nil {
@@ -228,16 +210,7 @@ func TestGPUStreamOrder(t *testing.T) {
 func TestGPUEOF(t *testing.T) {
 	dev, s := gpu(t)
 	dir := dataDir(t)
-	data := randomBytes(100, 4)
-	in := filepath.Join(dir, "in")
-	if err := os.WriteFile(in, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(in, os.O_RDONLY, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	data, f := inputFile(t, dir, 100, 4, os.O_RDONLY)
 	buf := alloc(t, dev, s, 4096)
 	if n, err := f.ReadAt(buf, 0); n != 100 || err != io.EOF {
 		t.Errorf("ReadAt of 4096 from a 100-byte file: %d, %v; want 100, io.EOF", n, err)
@@ -264,16 +237,7 @@ func TestGPUEOF(t *testing.T) {
 func TestGPURegister(t *testing.T) {
 	dev, s := gpu(t)
 	dir := dataDir(t)
-	data := randomBytes(1<<20, 5)
-	in := filepath.Join(dir, "in")
-	if err := os.WriteFile(in, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(in, os.O_RDONLY, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	data, f := inputFile(t, dir, 1<<20, 5, os.O_RDONLY)
 	buf, err := dev.Allocate(len(data), s)
 	if err != nil {
 		t.Fatal(err)
@@ -344,16 +308,7 @@ func TestGPUAutoRegister(t *testing.T) {
 	autoRegister = func() bool { return true }
 	defer func() { autoRegister = nil }()
 	dir := dataDir(t)
-	data := randomBytes(1<<16, 6)
-	in := filepath.Join(dir, "in")
-	if err := os.WriteFile(in, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(in, os.O_RDONLY, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	data, f := inputFile(t, dir, 1<<16, 6, os.O_RDONLY)
 	buf, err := dev.Allocate(len(data), s)
 	if err != nil {
 		t.Fatal(err)
@@ -381,16 +336,7 @@ func TestGPUConcurrent(t *testing.T) {
 	dev, s := gpu(t)
 	dir := dataDir(t)
 	const parts, part = 16, 65536 + 7
-	data := randomBytes(parts*part, 8)
-	in := filepath.Join(dir, "in")
-	if err := os.WriteFile(in, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(in, os.O_RDONLY, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	data, f := inputFile(t, dir, parts*part, 8, os.O_RDONLY)
 	buf := alloc(t, dev, s, len(data))
 	var wg sync.WaitGroup
 	errs := make(chan error, parts)
@@ -426,15 +372,7 @@ func TestGPUConcurrent(t *testing.T) {
 func TestGPUCloseWaits(t *testing.T) {
 	dev, s := gpu(t)
 	dir := dataDir(t)
-	data := randomBytes(8<<20, 9)
-	in := filepath.Join(dir, "in")
-	if err := os.WriteFile(in, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(in, os.O_RDONLY, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, f := inputFile(t, dir, 8<<20, 9, os.O_RDONLY)
 	buf := alloc(t, dev, s, len(data))
 	p, err := f.ReadAtAsync(s, buf, 0)
 	if err != nil {
