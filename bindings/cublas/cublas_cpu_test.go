@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/internal/testing/bindtest"
-	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/pathfinder"
 )
 
@@ -83,21 +82,12 @@ func TestVersion(t *testing.T) {
 // CUBLAS_STATUS_NOT_INITIALIZED ("the CUDA Runtime initialization
 // failed"), not a crash.
 func TestCreateWithoutGPU(t *testing.T) {
-	bindtest.Load(t, pathfinder.CuBLAS)
-	var h Handle
-	err := Create(&h)
-	if testenv.GPUError() == nil {
-		if err != nil {
-			t.Fatalf("Create with a GPU: %v", err)
-		}
-		if err := Destroy(h); err != nil {
-			t.Fatal(err)
-		}
-		return
+	_, err := bindtest.Create(t, pathfinder.CuBLAS, Create, nil, Destroy)
+	if err == nil {
+		return // with a GPU
 	}
 	var e *Error
 	if !errors.Is(err, StatusNotInitialized) || !errors.As(err, &e) || e.Func != "cublasCreate" || e.Message == "" {
 		t.Fatalf("Create without a GPU = %v (%T), want CUBLAS_STATUS_NOT_INITIALIZED", err, err)
 	}
-	t.Logf("without a GPU: %v", err)
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/cudago/cudago/bindings/cublas"
 	"github.com/cudago/cudago/internal/testing/bindtest"
-	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/pathfinder"
 )
 
@@ -55,23 +54,14 @@ func TestVersion(t *testing.T) {
 // CUBLAS_STATUS_NOT_INITIALIZED ("the CUDA Runtime initialization
 // failed"), not a crash.
 func TestCreateWithoutGPU(t *testing.T) {
-	bindtest.Load(t, pathfinder.CuBLASLt)
-	var h Handle
-	err := Create(&h)
-	if testenv.GPUError() == nil {
-		if err != nil {
-			t.Fatalf("Create with a GPU: %v", err)
-		}
-		if err := Destroy(h); err != nil {
-			t.Fatal(err)
-		}
-		return
+	_, err := bindtest.Create(t, pathfinder.CuBLASLt, Create, nil, Destroy)
+	if err == nil {
+		return // with a GPU
 	}
 	var e *Error
 	if !errors.Is(err, cublas.StatusNotInitialized) || !errors.As(err, &e) || e.Func != "cublasLtCreate" || e.Message == "" {
 		t.Fatalf("Create without a GPU = %v (%T), want CUBLAS_STATUS_NOT_INITIALIZED", err, err)
 	}
-	t.Logf("without a GPU: %v", err)
 }
 
 // TestDescriptors needs no GPU: a matmul descriptor made by the library

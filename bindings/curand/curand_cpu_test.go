@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/internal/testing/bindtest"
-	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/pathfinder"
 )
 
@@ -65,23 +64,14 @@ func TestVersion(t *testing.T) {
 // generator fails with CURAND_STATUS_INITIALIZATION_FAILED ("if there was a
 // problem setting up the GPU"), not a crash; a host generator still works.
 func TestCreateGeneratorWithoutGPU(t *testing.T) {
-	bindtest.Load(t, pathfinder.CuRAND)
-	var g Generator
-	err := CreateGenerator(&g, RngPseudoDefault)
-	if testenv.GPUError() == nil {
-		if err != nil {
-			t.Fatalf("CreateGenerator with a GPU: %v", err)
-		}
-		if err := DestroyGenerator(g); err != nil {
-			t.Fatal(err)
-		}
-		return
+	g, err := bindtest.Create(t, pathfinder.CuRAND, func(g *Generator) error { return CreateGenerator(g, RngPseudoDefault) }, nil, DestroyGenerator)
+	if err == nil {
+		return // with a GPU
 	}
 	var e *Error
 	if !errors.Is(err, StatusInitializationFailed) || !errors.As(err, &e) || e.Func != "curandCreateGenerator" || g != 0 {
 		t.Fatalf("CreateGenerator without a GPU = %v (%T), handle %#x; want CURAND_STATUS_INITIALIZATION_FAILED", err, err, g)
 	}
-	t.Logf("without a GPU: %v", err)
 
 	if err := CreateGeneratorHost(&g, RngPseudoDefault); err != nil {
 		t.Fatalf("CreateGeneratorHost: %v", err)

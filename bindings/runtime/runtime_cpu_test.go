@@ -7,7 +7,6 @@ import (
 
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/internal/testing/bindtest"
-	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/internal/version"
 	"github.com/cudago/cudago/pathfinder"
 )
@@ -128,23 +127,14 @@ func dlVersion(v int32) string {
 // (cudaErrorInsufficientDriver where it finds no driver, cudaErrorNoDevice
 // where the driver finds no device), not a crash.
 func TestStreamWithoutGPU(t *testing.T) {
-	bindtest.Load(t, pathfinder.CUDART)
-	var s Stream
-	err := StreamCreate(&s)
-	if testenv.GPUError() == nil {
-		if err != nil {
-			t.Fatalf("StreamCreate with a GPU: %v", err)
-		}
-		if err := StreamDestroy(s); err != nil {
-			t.Fatal(err)
-		}
-		return
+	s, err := bindtest.Create(t, pathfinder.CUDART, StreamCreate, nil, StreamDestroy)
+	if err == nil {
+		return // with a GPU
 	}
 	var e *Error
 	if !errors.Is(err, ErrorInsufficientDriver) && !errors.Is(err, ErrorNoDevice) || !errors.As(err, &e) || e.Func != "cudaStreamCreate" || e.Message == "" || s != 0 {
 		t.Fatalf("StreamCreate without a GPU = %v (%T), want cudaErrorInsufficientDriver or cudaErrorNoDevice", err, err)
 	}
-	t.Logf("without a GPU: %v", err)
 	if n, err := GetDeviceCount(); !errors.Is(err, e.Code) || n != 0 {
 		t.Fatalf("GetDeviceCount = %d, %v; want 0 and %v", n, err, e.Code)
 	}

@@ -122,3 +122,32 @@ func Named[S ~int32 | ~uint32](typ string, limit int) []S {
 	}
 	return out
 }
+
+// Create checks a library's first call that needs the GPU (creating a
+// handle), through create. With a GPU it must succeed: use, when not nil,
+// runs on the handle, destroy frees it, and Create returns a nil error.
+// Without one it must fail, not crash: Create returns the handle and the
+// error for the caller to check the library's documented code.
+func Create[H any](t *testing.T, lib pathfinder.Lib, create func(*H) error, use func(H), destroy func(H) error) (H, error) {
+	t.Helper()
+	Load(t, lib)
+	var h H
+	err := create(&h)
+	if testenv.GPUError() != nil {
+		if err == nil {
+			t.Fatalf("creating a %T without a GPU succeeded", h)
+		}
+		t.Logf("without a GPU: %v", err)
+		return h, err
+	}
+	if err != nil {
+		t.Fatalf("creating a %T with a GPU: %v", h, err)
+	}
+	if use != nil {
+		use(h)
+	}
+	if err := destroy(h); err != nil {
+		t.Fatal(err)
+	}
+	return h, nil
+}
