@@ -56,7 +56,7 @@ func run() error {
 		fmt.Printf("no GPU, so the FFT was not run: %v\n", err)
 		return nil
 	}
-	s := dev.DefaultStream() // the legacy default stream, which needs no Close
+	s := dev.DefaultStream()
 	plans, err := fft.New(s, nil) // the Cache of s's plans
 	if err != nil {
 		return err

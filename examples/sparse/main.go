@@ -75,7 +75,7 @@ func run() error {
 		fmt.Printf("no GPU, so SpMV was not run: %v\n", err)
 		return nil
 	}
-	s := dev.DefaultStream() // the legacy default stream, which needs no Close
+	s := dev.DefaultStream()
 	a, err := sparse.NewCSR(s, n, n, off, col, val) // checked on the CPU, then copied
 	if err != nil {
 		return err
