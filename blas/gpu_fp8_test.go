@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/libtest"
+	"github.com/cudago/cudago/internal/testing/libtest"
 )
 
 // fp8Info is what the FP8 test needs of an element type: conversions
