@@ -5,11 +5,11 @@
 // plans and call the library, every call crossing cgo into the fake
 // exactly as into NVIDIA's. The fakes return at once, so what such a
 // benchmark times is cudago's own work per call, and its C twin
-// (internal/testing/ctwin) times a C loop over the same fake: their difference is
-// what the Go side costs. Internal/testing/fakecuda does the same for core's hot
-// paths from inside core; this package works through pathfinder's
-// override variables (CUDAGO_DRIVER_PATH and the others), so that it
-// serves packages that only see core's exported API.
+// (internal/testing/ctwin) times a C loop over the same fake: their
+// difference is what the Go side costs. Internal/testing/fakecuda does the
+// same for core's hot paths from inside core; this package works through
+// pathfinder's override variables (CUDAGO_DRIVER_PATH and the others), so
+// that it serves packages that only see core's exported API.
 //
 // The variables must be set before the process loads any CUDA library:
 // a test binary that uses the fakes sets them in TestMain, and uses

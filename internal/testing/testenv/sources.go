@@ -20,9 +20,10 @@ out[tid] = compute(a, x[tid], y[tid]);
 `
 
 // SeedNVVMKernel is the LLVM IR of the "NVVM LLVM IR Compilation" example
-// of internal/testing/seeds/testdata/seeds/jit-compilation-nvvm-nvjitlink.txt, verbatim: it lacks
-// the !nvvmir.version and kernel annotations that libNVVM needs, which
-// tests append.
+// of
+// internal/testing/seeds/testdata/seeds/jit-compilation-nvvm-nvjitlink.txt,
+// verbatim: it lacks the !nvvmir.version and kernel annotations that
+// libNVVM needs, which tests append.
 const SeedNVVMKernel = `
 target datalayout = "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
