@@ -11,7 +11,7 @@ import (
 
 	"github.com/cudago/cudago/bench/cbase"
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 var suite struct {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/libtest"
+	"github.com/cudago/cudago/internal/testing/libtest"
 )
 
 // The GEMM rows of issue 24, against bench/bench_torch_gemm.py (CuPy and

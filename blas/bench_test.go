@@ -7,8 +7,8 @@ import (
 
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/ctwin"
-	"github.com/cudago/cudago/internal/libtest"
+	"github.com/cudago/cudago/internal/testing/ctwin"
+	"github.com/cudago/cudago/internal/testing/libtest"
 )
 
 // fill returns n pseudo-random values in [-1, 1) of T, cheaply (the
@@ -104,7 +104,7 @@ func BenchmarkGemm8192Unrestricted(b *testing.B) {
 //
 // "cudago" is Gemm; "C" is its C twin, a loop in C calling cublasSgemm_v2
 // on the same cuBLAS handle, matrices and stream through the entry point
-// the bindings resolve (internal/ctwin), timed the same way: ns/op and
+// the bindings resolve (internal/testing/ctwin), timed the same way: ns/op and
 // allocs/op of each. "interleaved" alternates a chunk of each, so that
 // both meet the same clocks and neighbours: its ns/op is cudago's, c-ns/op
 // the C twin's, and x-C the ratio, the target (at most 1.03).

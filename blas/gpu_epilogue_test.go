@@ -9,7 +9,7 @@ import (
 
 	"github.com/cudago/cudago/bindings/cublas"
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/libtest"
+	"github.com/cudago/cudago/internal/testing/libtest"
 )
 
 // gelu is the tanh form cuBLASLt's GELU epilogues compute, and its

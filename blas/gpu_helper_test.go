@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/libtest"
+	"github.com/cudago/cudago/internal/testing/libtest"
 )
 
 // gpu returns device 0, a new stream and a Handle on it, closed when the

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/libtest"
+	"github.com/cudago/cudago/internal/testing/libtest"
 )
 
 // tuneEvents records the tuning hook's events until the test ends.

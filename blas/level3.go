@@ -49,7 +49,7 @@ func gemmIn[T Scalar](fn string, l layout, h *Handle, tA, tB Transpose, m, n, k 
 		}
 	}
 	// h.do's steps, written out: its closure cost a small GEMM's call
-	// more than the rest of do (BenchmarkGemmSmall64 in internal/fakelib).
+	// more than the rest of do (BenchmarkGemmSmall64 in internal/testing/fakelib).
 	ops := h.operands(fn)
 	defer ops.Release()
 	var cl call

@@ -15,7 +15,7 @@ import (
 
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // childEnv makes the test binary the child of TestGPUCheckpointRestore

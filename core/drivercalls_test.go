@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/bindings/driver"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // directDriverCallsAllowed are the calls of bindings/driver functions that

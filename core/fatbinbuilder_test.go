@@ -13,7 +13,7 @@ import (
 
 	"github.com/cudago/cudago/bindings/nvfatbin"
 	"github.com/cudago/cudago/fatbin"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 func newBuilder(t *testing.T, opts *FatbinOptions) *FatbinBuilder {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/bindings/nvfatbin"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/pathfinder"
 )
 

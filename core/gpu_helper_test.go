@@ -3,7 +3,7 @@ package core
 import (
 	"testing"
 
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // requireGPU skips a GPU test without a usable GPU, and fails it instead

@@ -1,7 +1,7 @@
 package core
 
 import (
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 	"os"
 	"runtime"
 	"strconv"

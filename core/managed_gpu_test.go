@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/cudago/cudago/bindings/driver"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // managedSource holds the kernels of the managed-memory tests and

@@ -10,7 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/cudago/cudago/bindings/driver"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // Several devices: every Device method acts in that device's primary

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/bindings/driver"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // codes compiles one code of every kind, in memory.

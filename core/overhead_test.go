@@ -12,12 +12,12 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/cudago/cudago/internal/fakecuda"
+	"github.com/cudago/cudago/internal/testing/fakecuda"
 )
 
 // cudago's own cost on the hot paths (Launch, pool Allocate + Close),
 // measured without a GPU: the driver entry points those paths call are
-// replaced by C fakes (internal/fakecuda) that return at once, so the
+// replaced by C fakes (internal/testing/fakecuda) that return at once, so the
 // benchmarks run the real code, cgo calls included, and what they time is
 // core's Go side plus the C shims. BenchmarkOverheadLaunch and
 // BenchmarkOverheadPool compare with the same C calls made once per

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/cudago/cudago/internal/ctwin"
+	"github.com/cudago/cudago/internal/testing/ctwin"
 )
 
 // BenchmarkPeerCopy copies between devices 0 and 1, both ways, at 64 MiB
@@ -14,7 +14,7 @@ import (
 //     then a wait for the stream, per copy);
 //   - cudago-async: CopyFromAsync back to back, one wait at the end (as
 //     PyTorch's copy_ loop is timed);
-//   - C-pool: the C twin (internal/ctwin) on the same pool memory, the
+//   - C-pool: the C twin (internal/testing/ctwin) on the same pool memory, the
 //     same two driver calls per copy from a C loop;
 //   - C-cuMemAlloc: the C twin on cuMemAlloc memory (LegacyMemoryResource),
 //     which context peer access alone covers.

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/bindings/driver"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // tmaSource holds the kernels of the tensor map tests: TMA loads of 2-D

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/bindings/driver"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // fakeVMR is a VirtualMemoryResource with a granularity of 4096 bytes and

@@ -14,8 +14,8 @@ import (
 	"github.com/cudago/cudago/bindings/cufft"
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/ctwin"
 	"github.com/cudago/cudago/internal/libhandle"
+	"github.com/cudago/cudago/internal/testing/ctwin"
 	"github.com/cudago/cudago/pathfinder"
 )
 
@@ -33,7 +33,7 @@ import (
 //
 //	cudago  Plan.Forward into an output Buffer made once
 //	C       the C twin: a C loop calling cufftExecC2C (or R2C) on the same
-//	        cuFFT plan, Buffers and stream (internal/ctwin): whatever
+//	        cuFFT plan, Buffers and stream (internal/testing/ctwin): whatever
 //	        cudago adds on the GPU would show as a difference here
 //	cupyplan the C twin on a second plan of the same transform, made as
 //	        CuPy 14 makes its plans (cufftMakePlan1d in one dimension,

@@ -11,7 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/libtest"
+	"github.com/cudago/cudago/internal/testing/libtest"
 )
 
 // The GPU tests compare every transform with a naive O(n²) DFT computed

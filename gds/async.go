@@ -25,6 +25,8 @@ import (
 	"unsafe"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
+	"github.com/cudago/cudago/lib"
 )
 
 // alignment is the unit of O_DIRECT transfers that cuFile's stream API
@@ -40,6 +42,12 @@ const alignment = 4096
 // there. ReadAt and WriteAt take any offset and size, and so does the
 // stream API in compatibility mode.
 var ErrUnaligned = errors.New("offsets and sizes must be multiples of 4096 bytes for GPUDirect transfers on a stream")
+
+// unaligned is the *lib.ArgError of function fn for argument arg that
+// matches ErrUnaligned.
+func unaligned(fn, arg, format string, args ...any) error {
+	return &lib.ArgError{Package: "gds", Func: fn, Arg: arg, Msg: fmt.Sprintf(format, args...) + ": " + ErrUnaligned.Error(), Err: ErrUnaligned}
+}
 
 // ReadAtAsync queues on stream s a read of dst.Size() bytes of the file,
 // from offset off, into dst (cuFileReadAsync): it runs after the work
@@ -74,7 +82,7 @@ type Pending struct{ op *opState }
 // run. Wait may be called again, and from several goroutines.
 func (p *Pending) Wait() (int, error) {
 	if p == nil || p.op == nil {
-		return 0, errors.New("gds: Pending.Wait: nil *Pending")
+		return 0, libhandle.ArgErr("gds", "Pending.Wait", "p", "nil *Pending")
 	}
 	op := p.op
 	if err := op.wait(); err != nil {
@@ -138,25 +146,22 @@ func (f *File) transferAsync(k opKind, s *core.Stream, b *core.Buffer, off int64
 		return donePending(k, f.name, n, err), nil
 	}
 	if drv.info.Mode == ModeGPUDirect && f.direct && (off%alignment != 0 || size%alignment != 0) {
-		return nil, fmt.Errorf("gds: %s %s: %d bytes at offset %d: %w", m, f.name, size, off, ErrUnaligned)
+		return nil, unaligned(m, "off", "%s: %d bytes at offset %d", f.name, size, off)
 	}
 	ctx, sh, err := s.Acquire()
 	if err != nil {
 		return nil, fmt.Errorf("gds: %s %s: %w", m, f.name, err)
 	}
 	defer s.Release()
-	p, err := b.Acquire()
+	ops := libhandle.Operands{Package: "gds", Func: m, Device: s.Device()}
+	defer ops.Release()
+	ptr, err := ops.Add(k.buffer(), b, 1, "")
 	if err != nil {
-		return nil, fmt.Errorf("gds: %s %s: %w", m, f.name, err)
+		return nil, err
 	}
-	defer b.Release()
+	p := libhandle.Addr(ptr)
 	if size == 0 {
 		return donePending(k, f.name, 0, nil), nil
-	}
-	if mr := b.MemoryResource(); mr != nil {
-		if d := mr.Device(); d != nil && d != s.Device() {
-			return nil, fmt.Errorf("gds: %s %s: the buffer is memory of %v, but the stream is on %v", m, f.name, d, s.Device())
-		}
 	}
 	base, bufOff := p, int64(0)
 	e := useRegistration(b, p, ctx)
@@ -164,7 +169,7 @@ func (f *File) transferAsync(k opKind, s *core.Stream, b *core.Buffer, off int64
 		defer e.mu.RUnlock()
 		base, bufOff = e.base, int64(p-e.base)
 		if drv.info.Mode == ModeGPUDirect && f.direct && bufOff%alignment != 0 {
-			return nil, fmt.Errorf("gds: %s %s: offset %d in the registered buffer: %w", m, f.name, bufOff, ErrUnaligned)
+			return nil, unaligned(m, k.buffer(), "%s: offset %d in the registered buffer", f.name, bufOff)
 		}
 	}
 	a := (*C.gds_args)(C.calloc(1, C.sizeof_gds_args))

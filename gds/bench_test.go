@@ -116,7 +116,7 @@ func BenchmarkGDS(b *testing.B) {
 		})
 	}
 	gdsFile := func(b *testing.B, name string, flag int, opts *Options) *File {
-		f, err := OpenFile(name, flag, 0, opts)
+		f, err := Open(name, flag, 0, opts)
 		if err != nil {
 			b.Fatal(err)
 		}

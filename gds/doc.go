@@ -2,7 +2,7 @@
 // a file's bytes into GPU memory and writes GPU memory to files, through
 // NVIDIA's cuFile library, synchronously or queued on a stream.
 //
-//	f, err := gds.Open("weights.bin", os.O_RDONLY, 0)
+//	f, err := gds.Open("weights.bin", os.O_RDONLY, 0, nil)
 //	defer f.Close()
 //	buf, err := dev.Allocate(n, nil)
 //	n, err := f.ReadAt(buf, 0)                 // as io.ReaderAt: io.EOF when short
@@ -95,7 +95,7 @@
 // its bounce buffers (in compatibility mode, through a second descriptor
 // without O_DIRECT). Where the file system refuses O_DIRECT (tmpfs before
 // Linux 6.6) Open keeps the file buffered (File.Direct reports which), and
-// OpenFile with Options.Buffered asks for that. The one place alignment is
+// Open with Options.Buffered asks for that. The one place alignment is
 // needed is cuFile's stream API with GPUDirect: there ReadAtAsync and
 // WriteAtAsync refuse, before queuing anything, an offset or size that is
 // not a multiple of 4096 bytes on an O_DIRECT file (ErrUnaligned).
@@ -134,9 +134,11 @@
 // io.EOF, as io.ReaderAt does; a closed File gives an error matching
 // os.ErrClosed, a closed Buffer or Stream core.ErrClosed; a file cuFile
 // refused for want of its udev record, a *UdevError (errors.As), which
-// still matches cuFile's code. Arguments (nil
-// values, negative offsets, ranges past the largest offset, a write to a
-// file opened read-only) are checked before anything is called.
+// still matches cuFile's code. Arguments (nil values, negative offsets,
+// ranges past the largest offset, a write to a file opened read-only,
+// memory of another device than the stream's, ErrUnaligned's offsets) are
+// checked before anything is called, and a bad one is a *lib.ArgError
+// naming it.
 //
 // The package is named gds, not cufile, because bindings/cufile is the C
 // API itself; every call into libcufile goes through the generated

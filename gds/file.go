@@ -13,6 +13,7 @@ import (
 	"github.com/cudago/cudago/bindings/cufile"
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // File is an open file registered with cuFile (cuFileHandleRegister), for
@@ -40,8 +41,8 @@ type fileState struct {
 	pending map[*opState]struct{} // transfers queued on streams, not yet done
 }
 
-// Options change how OpenFile opens a file. The zero value (or nil) is
-// Open's.
+// Options change how Open opens a file. A nil *Options, or the zero
+// value, is the default: O_DIRECT where the file system takes it.
 type Options struct {
 	// Buffered opens the file without O_DIRECT: cuFile's POSIX path then
 	// goes through the page cache (a file read again is read from memory),
@@ -53,20 +54,16 @@ type Options struct {
 // the flags and permissions of os.OpenFile (O_APPEND excepted: WriteAt
 // writes at offsets). It opens the cuFile driver on first use, then the
 // file, then asks for O_DIRECT (which GPUDirect needs, and which keeps
-// the page cache out of the way), and registers the descriptor. Where the
-// file system refuses O_DIRECT (tmpfs before Linux 6.6) the file stays
-// buffered: cuFile (1.7 and newer) takes such descriptors, and Direct
-// reports which it is. Where cuFile refuses the file because the udev
-// database lacks the record of its volume (a machine without udev), the
-// error is a *UdevError naming the file to write and its two lines.
-func Open(name string, flag int, perm os.FileMode) (*File, error) {
-	return OpenFile(name, flag, perm, nil)
-}
-
-// OpenFile is Open with options.
-func OpenFile(name string, flag int, perm os.FileMode, opts *Options) (*File, error) {
+// the page cache out of the way) unless opts.Buffered, and registers the
+// descriptor. Where the file system refuses O_DIRECT (tmpfs before Linux
+// 6.6) the file stays buffered: cuFile (1.7 and newer) takes such
+// descriptors, and Direct reports which it is. Where cuFile refuses the
+// file because the udev database lacks the record of its volume (a
+// machine without udev), the error is a *UdevError naming the file to
+// write and its two lines. opts may be nil.
+func Open(name string, flag int, perm os.FileMode, opts *Options) (*File, error) {
 	if flag&os.O_APPEND != 0 {
-		return nil, fmt.Errorf("gds: open %s: O_APPEND is not supported: WriteAt writes at offsets", name)
+		return nil, libhandle.ArgErr("gds", "Open", "flag", "%s: O_APPEND is not supported: WriteAt writes at offsets", name)
 	}
 	if err := OpenDriver(); err != nil {
 		return nil, err
@@ -101,6 +98,13 @@ func OpenFile(name string, flag int, perm os.FileMode, opts *Options) (*File, er
 	file := &File{fileState: st}
 	file.cleanup = runtime.AddCleanup(file, func(st *fileState) { st.close() }, st)
 	return file, nil
+}
+
+// OpenFile is Open.
+//
+// Deprecated: use Open, which takes the options.
+func OpenFile(name string, flag int, perm os.FileMode, opts *Options) (*File, error) {
+	return Open(name, flag, perm, opts)
 }
 
 // handleTypeOpaqueFD is CU_FILE_HANDLE_TYPE_OPAQUE_FD, a Linux descriptor
@@ -225,6 +229,9 @@ const (
 	opWrite
 )
 
+// buffer names the Buffer argument of the transfer.
+func (k opKind) buffer() string { return [...]string{"dst", "src"}[k] }
+
 func (k opKind) method(async bool) string {
 	m := [...]string{"ReadAt", "WriteAt"}[k]
 	if async {
@@ -237,18 +244,18 @@ func (k opKind) method(async bool) string {
 // nil File, Buffer or Stream, a negative offset, an end past the largest
 // file offset.
 func (f *File) check(k opKind, async bool, s *core.Stream, b *core.Buffer, off int64) error {
-	m := k.method(async)
+	m, arg := k.method(async), k.buffer()
 	switch {
 	case f == nil:
-		return fmt.Errorf("gds: %s: nil *File", m)
+		return libhandle.ArgErr("gds", m, "f", "nil *File")
 	case async && s == nil:
-		return fmt.Errorf("gds: %s: nil *core.Stream", m)
+		return libhandle.ArgErr("gds", m, "s", "nil *core.Stream")
 	case b == nil:
-		return fmt.Errorf("gds: %s: nil *core.Buffer", m)
+		return libhandle.ArgErr("gds", m, arg, "nil *core.Buffer")
 	case off < 0:
-		return fmt.Errorf("gds: %s: negative offset %d", m, off)
+		return libhandle.ArgErr("gds", m, "off", "negative offset %d", off)
 	case int64(b.Size()) > math.MaxInt64-off:
-		return fmt.Errorf("gds: %s: %d bytes at offset %d end past the largest file offset", m, b.Size(), off)
+		return libhandle.ArgErr("gds", m, "off", "%d bytes at offset %d end past the largest file offset", b.Size(), off)
 	}
 	return nil
 }
@@ -271,7 +278,7 @@ func (f *File) begin(k opKind, async bool) error {
 		if k == opWrite {
 			how = "read-only"
 		}
-		return fmt.Errorf("gds: %s %s: the file is open %s", k.method(async), st.name, how)
+		return libhandle.ArgErr("gds", k.method(async), "f", "%s is open %s", st.name, how)
 	}
 	return nil
 }
@@ -289,11 +296,13 @@ func (f *File) transfer(k opKind, b *core.Buffer, off int64) (int, error) {
 
 // xfer is transfer for a File held open (begin).
 func (f *File) xfer(k opKind, b *core.Buffer, off int64) (int, error) {
-	p, err := b.Acquire()
+	ops := libhandle.Operands{Package: "gds", Func: k.method(false)}
+	defer ops.Release()
+	ptr, err := ops.Add(k.buffer(), b, 1, "")
 	if err != nil {
-		return 0, fmt.Errorf("gds: %s %s: %w", k.method(false), f.name, err)
+		return 0, err
 	}
-	defer b.Release()
+	p := libhandle.Addr(ptr)
 	size := b.Size()
 	if size == 0 {
 		return 0, nil

@@ -13,8 +13,9 @@ import (
 	"github.com/cudago/cudago/bindings/cufile"
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/bindtest"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/bindtest"
+	"github.com/cudago/cudago/internal/testing/testenv"
+	"github.com/cudago/cudago/lib"
 	"github.com/cudago/cudago/pathfinder"
 )
 
@@ -76,7 +77,7 @@ func TestOpenDriverNoGPU(t *testing.T) {
 	if again := OpenDriver(); again != err {
 		t.Errorf("OpenDriver again: %v, want the same error", again)
 	}
-	if _, e := Open(filepath.Join(t.TempDir(), "x"), os.O_RDWR|os.O_CREATE, 0o600); e != err {
+	if _, e := Open(filepath.Join(t.TempDir(), "x"), os.O_RDWR|os.O_CREATE, 0o600, nil); e != err {
 		t.Errorf("Open: %v, want the driver's error", e)
 	}
 	if _, e := Driver(); e != err {
@@ -109,29 +110,34 @@ func TestArguments(t *testing.T) {
 		err  error
 		want string
 		is   error
+		arg  string // the *lib.ArgError's Arg; "": no ArgError
 	}{
-		{"nil File", e2(nilFile.ReadAt(buf, 0)), "gds: ReadAt: nil *File", nil},
-		{"nil File async", ep(nilFile.WriteAtAsync(stream, buf, 0)), "gds: WriteAtAsync: nil *File", nil},
-		{"nil Buffer", e2(readable.ReadAt(nil, 0)), "gds: ReadAt: nil *core.Buffer", nil},
-		{"nil Stream", ep(readable.ReadAtAsync(nil, buf, 0)), "gds: ReadAtAsync: nil *core.Stream", nil},
-		{"negative offset", e2(readable.ReadAt(buf, -1)), "gds: ReadAt: negative offset -1", nil},
-		{"negative offset async", ep(writable.WriteAtAsync(stream, buf, -4096)), "gds: WriteAtAsync: negative offset -4096", nil},
-		{"past the largest offset", e2(writable.WriteAt(buf, math.MaxInt64-63)), "gds: WriteAt: 64 bytes at offset 9223372036854775744 end past the largest file offset", nil},
-		{"zero File", e2((&File{}).ReadAt(buf, 0)), "gds: ReadAt: file already closed", os.ErrClosed},
-		{"closed File", e2(closed.WriteAt(buf, 0)), "gds: WriteAt c: file already closed", os.ErrClosed},
-		{"closed File async", ep(closed.ReadAtAsync(stream, buf, 0)), "gds: ReadAtAsync c: file already closed", os.ErrClosed},
-		{"read-only", e2(readable.WriteAt(buf, 0)), "gds: WriteAt r: the file is open read-only", nil},
-		{"write-only", ep(writable.ReadAtAsync(stream, buf, 0)), "gds: ReadAtAsync w: the file is open write-only", nil},
-		{"closed Buffer", e2(readable.ReadAt(closedBuf, 0)), "gds: ReadAt r: " + core.ErrClosed.Error(), core.ErrClosed},
-		{"O_APPEND", ep2(Open("x", os.O_WRONLY|os.O_APPEND, 0)), "gds: open x: O_APPEND is not supported: WriteAt writes at offsets", nil},
-		{"Register nil", Register(nil), "gds: Register: nil *core.Buffer", nil},
-		{"Deregister nil", Deregister(nil), "gds: Deregister: nil *core.Buffer", nil},
-		{"Deregister unregistered", Deregister(buf), "gds: Deregister: the 64 bytes at 0x10000 are not registered", nil},
-		{"Deregister closed", Deregister(closedBuf), "gds: Deregister: " + core.ErrClosed.Error(), core.ErrClosed},
-		{"nil Pending", e2((*Pending)(nil).Wait()), "gds: Pending.Wait: nil *Pending", nil},
+		{"nil File", e2(nilFile.ReadAt(buf, 0)), "gds: ReadAt: nil *File", nil, "f"},
+		{"nil File async", ep(nilFile.WriteAtAsync(stream, buf, 0)), "gds: WriteAtAsync: nil *File", nil, "f"},
+		{"nil Buffer", e2(readable.ReadAt(nil, 0)), "gds: ReadAt: nil *core.Buffer", nil, "dst"},
+		{"nil Stream", ep(readable.ReadAtAsync(nil, buf, 0)), "gds: ReadAtAsync: nil *core.Stream", nil, "s"},
+		{"negative offset", e2(readable.ReadAt(buf, -1)), "gds: ReadAt: negative offset -1", nil, "off"},
+		{"negative offset async", ep(writable.WriteAtAsync(stream, buf, -4096)), "gds: WriteAtAsync: negative offset -4096", nil, "off"},
+		{"past the largest offset", e2(writable.WriteAt(buf, math.MaxInt64-63)), "gds: WriteAt: 64 bytes at offset 9223372036854775744 end past the largest file offset", nil, "off"},
+		{"zero File", e2((&File{}).ReadAt(buf, 0)), "gds: ReadAt: file already closed", os.ErrClosed, ""},
+		{"closed File", e2(closed.WriteAt(buf, 0)), "gds: WriteAt c: file already closed", os.ErrClosed, ""},
+		{"closed File async", ep(closed.ReadAtAsync(stream, buf, 0)), "gds: ReadAtAsync c: file already closed", os.ErrClosed, ""},
+		{"read-only", e2(readable.WriteAt(buf, 0)), "gds: WriteAt: r is open read-only", nil, "f"},
+		{"write-only", ep(writable.ReadAtAsync(stream, buf, 0)), "gds: ReadAtAsync: w is open write-only", nil, "f"},
+		{"closed Buffer", e2(readable.ReadAt(closedBuf, 0)), "gds: ReadAt: dst: " + core.ErrClosed.Error(), core.ErrClosed, ""},
+		{"O_APPEND", ep2(Open("x", os.O_WRONLY|os.O_APPEND, 0, nil)), "gds: Open: x: O_APPEND is not supported: WriteAt writes at offsets", nil, "flag"},
+		{"Register nil", Register(nil), "gds: Register: nil *core.Buffer", nil, "b"},
+		{"Deregister nil", Deregister(nil), "gds: Deregister: nil *core.Buffer", nil, "b"},
+		{"Deregister unregistered", Deregister(buf), "gds: Deregister: the 64 bytes at 0x10000 are not registered", nil, "b"},
+		{"Deregister closed", Deregister(closedBuf), "gds: Deregister: b: " + core.ErrClosed.Error(), core.ErrClosed, ""},
+		{"nil Pending", e2((*Pending)(nil).Wait()), "gds: Pending.Wait: nil *Pending", nil, "p"},
 	} {
 		if c.err == nil || c.err.Error() != c.want || c.is != nil && !errors.Is(c.err, c.is) {
 			t.Errorf("%s: %v, want %q", c.name, c.err, c.want)
+		}
+		var ae *lib.ArgError
+		if isArg := errors.As(c.err, &ae); isArg != (c.arg != "") || isArg && (ae.Package != "gds" || ae.Arg != c.arg) {
+			t.Errorf("%s: %#v, want a *lib.ArgError about %q: %t", c.name, c.err, c.arg, c.arg != "")
 		}
 	}
 
@@ -172,7 +178,8 @@ func TestUnaligned(t *testing.T) {
 	}{{4096, 1}, {4095, 0}, {1, 8192}} {
 		buf := fakeBuffer(t, c.size)
 		_, err := direct.ReadAtAsync(stream, buf, c.off)
-		if !errors.Is(err, ErrUnaligned) || !strings.HasPrefix(err.Error(), "gds: ReadAtAsync d: ") {
+		var ae *lib.ArgError
+		if !errors.Is(err, ErrUnaligned) || !errors.As(err, &ae) || ae.Arg != "off" || !strings.HasPrefix(err.Error(), "gds: ReadAtAsync: d: ") {
 			t.Errorf("ReadAtAsync of %d bytes at %d: %v, want ErrUnaligned", c.size, c.off, err)
 		}
 		_, err = direct.WriteAtAsync(stream, buf, c.off)
@@ -395,7 +402,7 @@ func TestAsyncAvailable(t *testing.T) {
 
 // TestOpenMissing: a missing file is the os error, after the driver.
 func TestOpenMissing(t *testing.T) {
-	_, err := Open(filepath.Join(t.TempDir(), "missing"), os.O_RDONLY, 0)
+	_, err := Open(filepath.Join(t.TempDir(), "missing"), os.O_RDONLY, 0, nil)
 	if err == nil {
 		t.Fatal("Open of a missing file succeeded")
 	}

@@ -12,32 +12,19 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/bindtest"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/bindtest"
+	"github.com/cudago/cudago/internal/testing/libtest"
 	"github.com/cudago/cudago/pathfinder"
 )
 
-// gpu returns device 0 and a new non-blocking stream, closed when the
-// test ends; it skips without a GPU (fails with CUDAGO_REQUIRE_GPU=1).
+// gpu returns device 0 and a new non-blocking stream, synchronized and
+// closed when the test ends; it skips without a GPU (fails with
+// CUDAGO_REQUIRE_GPU=1).
 func gpu(t testing.TB) (*core.Device, *core.Stream) {
 	t.Helper()
-	testenv.RequireGPU(t)
+	s := libtest.SyncedStream(t, core.StreamOptions{NonBlocking: true})
 	bindtest.Load(t, pathfinder.CuFile) // a GPU machine without libcufile skips
-	d, err := core.GetDevice(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := d.NewStream(&core.StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Sync(); err != nil {
-			t.Errorf("Stream.Sync: %v", err)
-		}
-		s.Close()
-	})
-	return d, s
+	return s.Device(), s
 }
 
 // alloc allocates n bytes on s, ready for synchronous transfers (which do
@@ -89,6 +76,23 @@ func readBack(t testing.TB, b *core.Buffer) []byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// inputFile writes n random bytes (from seed) to the file "in" of dir and
+// opens it with flag; the File is closed when the test ends.
+func inputFile(t testing.TB, dir string, n int, seed uint64, flag int) ([]byte, *File) {
+	t.Helper()
+	data := randomBytes(n, seed)
+	in := filepath.Join(dir, "in")
+	if err := os.WriteFile(in, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(in, flag, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return data, f
 }
 
 // dataDir returns an empty folder, removed when the test ends, on a file
@@ -171,7 +175,7 @@ func probeDir(dir string) error {
 	if err := dev.Sync(); err != nil {
 		return err
 	}
-	f, err := Open(p, os.O_RDONLY, 0)
+	f, err := Open(p, os.O_RDONLY, 0, nil)
 	if err != nil {
 		return err
 	}

@@ -53,49 +53,20 @@ func TestGPURoundTrip(t *testing.T) {
 			defer os.Remove(in)
 			for _, async := range []bool{false, true} {
 				how := map[bool]string{false: "ReadAt", true: "ReadAtAsync"}[async]
-				f, err := Open(in, os.O_RDONLY, 0)
+				f, err := Open(in, os.O_RDONLY, 0, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
 				buf := alloc(t, dev, s, n)
-				var got int
-				if async {
-					p, err := f.ReadAtAsync(s, buf, 0)
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, err = p.Wait()
-				} else {
-					got, err = f.ReadAt(buf, 0)
-				}
-				if err != nil || got != n {
-					t.Fatalf("%s: %d bytes, %v; want %d", how, got, err, n)
-				}
-				if err := f.Close(); err != nil {
-					t.Fatal(err)
-				}
+				transferAll(t, how, f, opRead, async, s, buf)
 				sameBytes(t, how, readBack(t, buf), data)
 
 				out := filepath.Join(dir, "out")
-				g, err := Open(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+				g, err := Open(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if async {
-					p, err := g.WriteAtAsync(s, buf, 0)
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, err = p.Wait()
-				} else {
-					got, err = g.WriteAt(buf, 0)
-				}
-				if err != nil || got != n {
-					t.Fatalf("write after %s: %d bytes, %v; want %d", how, got, err, n)
-				}
-				if err := g.Close(); err != nil {
-					t.Fatal(err)
-				}
+				transferAll(t, "write after "+how, g, opWrite, async, s, buf)
 				back, err := os.ReadFile(out)
 				if err != nil {
 					t.Fatal(err)
@@ -109,21 +80,43 @@ func TestGPURoundTrip(t *testing.T) {
 	}
 }
 
+// transferAll reads (opRead) or writes all of buf with f at offset 0,
+// synchronously or queued on s and waited for, then closes f.
+func transferAll(t *testing.T, how string, f *File, k opKind, async bool, s *core.Stream, buf *core.Buffer) {
+	t.Helper()
+	var got int
+	var err error
+	switch {
+	case async:
+		var p *Pending
+		if k == opRead {
+			p, err = f.ReadAtAsync(s, buf, 0)
+		} else {
+			p, err = f.WriteAtAsync(s, buf, 0)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err = p.Wait()
+	case k == opRead:
+		got, err = f.ReadAt(buf, 0)
+	default:
+		got, err = f.WriteAt(buf, 0)
+	}
+	if err != nil || got != buf.Size() {
+		t.Fatalf("%s: %d bytes, %v; want %d", how, got, err, buf.Size())
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestGPUOffsetsAndViews: unaligned file offsets into views at unaligned
 // offsets of a buffer, both ways and on a stream; the bytes around stay.
 func TestGPUOffsetsAndViews(t *testing.T) {
 	dev, s := gpu(t)
 	dir := dataDir(t)
-	data := randomBytes(3*4096+123, 7)
-	in := filepath.Join(dir, "in")
-	if err := os.WriteFile(in, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(in, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	data, f := inputFile(t, dir, 3*4096+123, 7, os.O_RDWR)
 	const size = 10000
 	buf := alloc(t, dev, s, size)
 	if err := buf.Memset8(0xAB); err != nil {
@@ -157,7 +150,7 @@ func TestGPUOffsetsAndViews(t *testing.T) {
 	if err := os.WriteFile(out, slices.Repeat([]byte{0x5A}, 20000), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g, err := Open(out, os.O_RDWR, 0)
+	g, err := Open(out, os.O_RDWR, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,16 +180,7 @@ func TestGPUOffsetsAndViews(t *testing.T) {
 func TestGPUStreamOrder(t *testing.T) {
 	dev, s := gpu(t)
 	dir := dataDir(t)
-	data := randomBytes(1<<20, 3)
-	in := filepath.Join(dir, "in")
-	if err := os.WriteFile(in, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(in, os.O_RDONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	data, f := inputFile(t, dir, 1<<20, 3, os.O_RDONLY)
 	buf := alloc(t, dev, s, len(data))
 	head, err := buf.View(0, 10)
 	if err != nil {
@@ -226,16 +210,7 @@ func TestGPUStreamOrder(t *testing.T) {
 func TestGPUEOF(t *testing.T) {
 	dev, s := gpu(t)
 	dir := dataDir(t)
-	data := randomBytes(100, 4)
-	in := filepath.Join(dir, "in")
-	if err := os.WriteFile(in, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(in, os.O_RDONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	data, f := inputFile(t, dir, 100, 4, os.O_RDONLY)
 	buf := alloc(t, dev, s, 4096)
 	if n, err := f.ReadAt(buf, 0); n != 100 || err != io.EOF {
 		t.Errorf("ReadAt of 4096 from a 100-byte file: %d, %v; want 100, io.EOF", n, err)
@@ -262,16 +237,7 @@ func TestGPUEOF(t *testing.T) {
 func TestGPURegister(t *testing.T) {
 	dev, s := gpu(t)
 	dir := dataDir(t)
-	data := randomBytes(1<<20, 5)
-	in := filepath.Join(dir, "in")
-	if err := os.WriteFile(in, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(in, os.O_RDONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	data, f := inputFile(t, dir, 1<<20, 5, os.O_RDONLY)
 	buf, err := dev.Allocate(len(data), s)
 	if err != nil {
 		t.Fatal(err)
@@ -342,16 +308,7 @@ func TestGPUAutoRegister(t *testing.T) {
 	autoRegister = func() bool { return true }
 	defer func() { autoRegister = nil }()
 	dir := dataDir(t)
-	data := randomBytes(1<<16, 6)
-	in := filepath.Join(dir, "in")
-	if err := os.WriteFile(in, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(in, os.O_RDONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	data, f := inputFile(t, dir, 1<<16, 6, os.O_RDONLY)
 	buf, err := dev.Allocate(len(data), s)
 	if err != nil {
 		t.Fatal(err)
@@ -379,16 +336,7 @@ func TestGPUConcurrent(t *testing.T) {
 	dev, s := gpu(t)
 	dir := dataDir(t)
 	const parts, part = 16, 65536 + 7
-	data := randomBytes(parts*part, 8)
-	in := filepath.Join(dir, "in")
-	if err := os.WriteFile(in, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(in, os.O_RDONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	data, f := inputFile(t, dir, parts*part, 8, os.O_RDONLY)
 	buf := alloc(t, dev, s, len(data))
 	var wg sync.WaitGroup
 	errs := make(chan error, parts)
@@ -424,15 +372,7 @@ func TestGPUConcurrent(t *testing.T) {
 func TestGPUCloseWaits(t *testing.T) {
 	dev, s := gpu(t)
 	dir := dataDir(t)
-	data := randomBytes(8<<20, 9)
-	in := filepath.Join(dir, "in")
-	if err := os.WriteFile(in, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(in, os.O_RDONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, f := inputFile(t, dir, 8<<20, 9, os.O_RDONLY)
 	buf := alloc(t, dev, s, len(data))
 	p, err := f.ReadAtAsync(s, buf, 0)
 	if err != nil {
@@ -461,14 +401,14 @@ func TestGPUCloseWaits(t *testing.T) {
 func TestGPUFileErrors(t *testing.T) {
 	dev, s := gpu(t)
 	dir := dataDir(t)
-	if _, err := Open(filepath.Join(dir, "missing"), os.O_RDONLY, 0); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := Open(filepath.Join(dir, "missing"), os.O_RDONLY, 0, nil); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Open of a missing file: %v, want fs.ErrNotExist", err)
 	}
 	p := filepath.Join(dir, "x")
 	if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(p, os.O_RDONLY, 0)
+	f, err := Open(p, os.O_RDONLY, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +417,7 @@ func TestGPUFileErrors(t *testing.T) {
 	if _, err := f.WriteAt(buf, 0); err == nil {
 		t.Error("WriteAt on a read-only file succeeded")
 	}
-	g, err := OpenFile(p, os.O_RDONLY, 0, &Options{Buffered: true})
+	g, err := Open(p, os.O_RDONLY, 0, &Options{Buffered: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -501,7 +441,7 @@ func TestGPUZCloseDriver(t *testing.T) {
 	if err := os.WriteFile(p, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(p, os.O_RDONLY, 0)
+	f, err := Open(p, os.O_RDONLY, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -519,7 +459,7 @@ func TestGPUZCloseDriver(t *testing.T) {
 	if len(registered()) != 0 {
 		t.Error("registrations outlive CloseDriver")
 	}
-	f, err = Open(p, os.O_RDONLY, 0)
+	f, err = Open(p, os.O_RDONLY, 0, nil)
 	if err != nil {
 		t.Fatalf("Open after CloseDriver: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // Buffer registration (cuFileBufRegister) lets cuFile move data straight
@@ -88,18 +89,20 @@ func lookup(p driver.Deviceptr, n int) *registration {
 // buffers, or Deregister them, first.
 func Register(b *core.Buffer) error {
 	if b == nil {
-		return errors.New("gds: Register: nil *core.Buffer")
+		return libhandle.ArgErr("gds", "Register", "b", "nil *core.Buffer")
 	}
 	if err := OpenDriver(); err != nil {
 		return err
 	}
-	p, err := b.Acquire()
+	ops := libhandle.Operands{Package: "gds", Func: "Register"}
+	defer ops.Release()
+	ptr, err := ops.Add("b", b, 1, "")
 	if err != nil {
-		return fmt.Errorf("gds: Register: %w", err)
+		return err
 	}
-	defer b.Release()
+	p := libhandle.Addr(ptr)
 	if b.Size() == 0 {
-		return errors.New("gds: Register: a zero-size buffer")
+		return libhandle.ArgErr("gds", "Register", "b", "a zero-size buffer")
 	}
 	ctx, err := bufferContext(b)
 	if err != nil {
@@ -120,7 +123,7 @@ func register(b *core.Buffer, p driver.Deviceptr, ctx driver.Context) (bool, err
 			return true, nil
 		}
 		if p < e.base+driver.Deviceptr(e.size) && e.base < p+driver.Deviceptr(n) {
-			return false, fmt.Errorf("gds: Register: %d bytes at %#x overlap the %d registered at %#x", n, uint64(p), e.size, uint64(e.base))
+			return false, libhandle.ArgErr("gds", "Register", "b", "%d bytes at %#x overlap the %d registered at %#x", n, uint64(p), e.size, uint64(e.base))
 		}
 	}
 	if err := cuFileBufRegister(ctx, devicePtr(p), uint64(n), 0); err != nil {
@@ -141,13 +144,15 @@ func register(b *core.Buffer, p driver.Deviceptr, ctx driver.Context) (bool, err
 // it are done. A buffer that is not registered is an error.
 func Deregister(b *core.Buffer) error {
 	if b == nil {
-		return errors.New("gds: Deregister: nil *core.Buffer")
+		return libhandle.ArgErr("gds", "Deregister", "b", "nil *core.Buffer")
 	}
-	p, err := b.Acquire()
+	ops := libhandle.Operands{Package: "gds", Func: "Deregister"}
+	defer ops.Release()
+	ptr, err := ops.Add("b", b, 1, "")
 	if err != nil {
-		return fmt.Errorf("gds: Deregister: %w", err)
+		return err
 	}
-	defer b.Release()
+	p := libhandle.Addr(ptr)
 	registry.mu.RLock()
 	var found *registration
 	for _, e := range registry.entries {
@@ -157,7 +162,7 @@ func Deregister(b *core.Buffer) error {
 	}
 	registry.mu.RUnlock()
 	if found == nil {
-		return fmt.Errorf("gds: Deregister: the %d bytes at %#x are not registered", b.Size(), uint64(p))
+		return libhandle.ArgErr("gds", "Deregister", "b", "the %d bytes at %#x are not registered", b.Size(), uint64(p))
 	}
 	return found.drop()
 }

@@ -205,7 +205,7 @@ func (c *Comm) Wait(ctx context.Context, s *core.Stream) error {
 			return err
 		}
 		if aerr := c.AsyncError(); aerr != nil {
-			if errors.Is(aerr, ErrClosed) {
+			if errors.Is(aerr, core.ErrClosed) {
 				return aerr
 			}
 			return errors.Join(fmt.Errorf("nccl: Wait: %w; the communicator was aborted", aerr), c.Abort())

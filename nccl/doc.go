@@ -16,7 +16,7 @@
 //
 //	comm, err := nccl.InitFromEnv(ctx, nil)
 //	defer comm.Close()
-//	err = nccl.AllReduce[float32](comm, buf, buf, n, nccl.Sum, stream)
+//	err = nccl.AllReduce[float32](comm, stream, buf, buf, n, nccl.Sum)
 //	err = comm.Wait(ctx, stream)
 //
 // InitRank is the same with the UniqueID handed out by other means.
@@ -30,7 +30,7 @@
 //	comms, err := nccl.InitAll(devs)
 //	var g nccl.Group
 //	for i, c := range comms {
-//		g.AllReduce(c, bufs[i], bufs[i], n, nccl.Float32, nccl.Sum, streams[i])
+//		g.AllReduce(c, streams[i], bufs[i], bufs[i], n, nccl.Float32, nccl.Sum)
 //	}
 //	err = g.Run()
 //
@@ -54,21 +54,26 @@
 // # Operations and checks
 //
 // Each operation is queued on a core.Stream and returns once NCCL has
-// queued it; wait for the stream before reading results. Counts are in
-// elements. The generic functions (AllReduce[float32], ...) take the
-// DataType from the Go element type, int8 to float64; the Comm methods and
-// the Group take a DataType, for Float16, BFloat16 and the fp8 types
-// (NCCL 2.24 and newer) too, whose bits the Buffers hold. Before NCCL is
-// called, every argument is checked, and a mistake is an *ArgError naming
-// it: a Buffer smaller than the operation needs (AllGather's recv holds
-// count × Count() elements, ReduceScatter's send too, AlltoAll's send and
-// recv both, Gather's recv and Scatter's send on the root), a nil Buffer
-// or Stream, a root or peer that is no rank, memory or a stream of
-// another device than the rank's, an unknown DataType or Op, AlltoAll's
-// send and recv overlapping. A closed communicator gives ErrClosed, a
-// closed Stream or Buffer core.ErrClosed. AlltoAll, Gather and Scatter
-// are NCCL 2.28.3's: with an older library they return the bindings'
-// *MissingFunctionError (after the argument checks), naming the version.
+// queued it; wait for the stream before reading results. A communicator
+// is not bound to one stream, so every operation takes its stream, right
+// after the communicator: AllReduce[float32](comm, stream, send, recv,
+// count, op). Counts are in elements. The generic functions
+// (AllReduce[float32], ...) take the DataType from the Go element type,
+// int8 to float64. The Comm methods and the Group take a DataType instead:
+// for Float16, BFloat16 and the fp8 types (NCCL 2.24 and newer), which Go
+// has no type for and whose bits the Buffers hold, for a type chosen at
+// run time, and in a Group because Go methods cannot have type
+// parameters. Before NCCL is called, every argument is checked, and a
+// mistake is a *lib.ArgError naming it: a Buffer smaller than the
+// operation needs (AllGather's recv holds count × Count() elements,
+// ReduceScatter's send too, AlltoAll's send and recv both, Gather's recv
+// and Scatter's send on the root), a nil Buffer or Stream, a root or peer
+// that is no rank, memory or a stream of another device than the rank's,
+// an unknown DataType or Op, AlltoAll's send and recv overlapping. A
+// closed communicator, Stream or Buffer gives an error matching
+// core.ErrClosed. AlltoAll, Gather and Scatter are NCCL 2.28.3's: with an
+// older library they return the bindings' *MissingFunctionError (after
+// the argument checks), naming the version.
 // NCCL's own errors are the bindings' *nccl.Error: the result code,
 // NCCL's message and its last warning (ncclGetLastError), matched by
 // errors.Is against bindings/nccl's Result values.

@@ -16,7 +16,8 @@ import (
 
 	ncclb "github.com/cudago/cudago/bindings/nccl"
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/libtest"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // The GPU tests run a communicator of one rank (InitAll of one device,
@@ -30,22 +31,8 @@ import (
 // gpuDev returns device 0 and a stream on it; it skips without a GPU.
 func gpuDev(t testing.TB) (*core.Device, *core.Stream) {
 	t.Helper()
-	testenv.RequireGPU(t)
-	d, err := core.GetDevice(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := d.NewStream(&core.StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Sync(); err != nil {
-			t.Errorf("Stream.Sync: %v", err)
-		}
-		s.Close()
-	})
-	return d, s
+	s := libtest.SyncedStream(t, core.StreamOptions{NonBlocking: true})
+	return s.Device(), s
 }
 
 // oneRank returns the communicators of one rank the tests use: from
@@ -263,17 +250,17 @@ func groupCase(t *testing.T, d *core.Device, s *core.Stream, c *Comm, dt DataTyp
 		if (dt == Float8E4M3 || dt == Float8E5M2) && op == Avg {
 			continue // alone below: NCCL 2.28.3 may refuse it
 		}
-		add("AllReduce "+op.String(), func(out *core.Buffer) error { return g.AllReduce(c, in, out, n, dt, op, s) })
-		add("Reduce "+op.String(), func(out *core.Buffer) error { return g.Reduce(c, in, out, n, dt, op, 0, s) })
-		add("ReduceScatter "+op.String(), func(out *core.Buffer) error { return g.ReduceScatter(c, in, out, n, dt, op, s) })
+		add("AllReduce "+op.String(), func(out *core.Buffer) error { return g.AllReduce(c, s, in, out, n, dt, op) })
+		add("Reduce "+op.String(), func(out *core.Buffer) error { return g.Reduce(c, s, in, out, n, dt, op, 0) })
+		add("ReduceScatter "+op.String(), func(out *core.Buffer) error { return g.ReduceScatter(c, s, in, out, n, dt, op) })
 	}
-	add("Broadcast", func(out *core.Buffer) error { return g.Broadcast(c, in, out, n, dt, 0, s) })
-	add("AllGather", func(out *core.Buffer) error { return g.AllGather(c, in, out, n, dt, s) })
+	add("Broadcast", func(out *core.Buffer) error { return g.Broadcast(c, s, in, out, n, dt, 0) })
+	add("AllGather", func(out *core.Buffer) error { return g.AllGather(c, s, in, out, n, dt) })
 	add("Send/Recv to self", func(out *core.Buffer) error {
-		if err := g.Send(c, in, n, dt, 0, s); err != nil {
+		if err := g.Send(c, s, in, n, dt, 0); err != nil {
 			return err
 		}
-		return g.Recv(c, out, n, dt, 0, s)
+		return g.Recv(c, s, out, n, dt, 0)
 	})
 	if err := g.Run(); err != nil {
 		t.Fatalf("%v n=%d: Group.Run of %d operations: %v", dt, n, g.Len(), err)
@@ -286,7 +273,7 @@ func groupCase(t *testing.T, d *core.Device, s *core.Stream, c *Comm, dt DataTyp
 	}
 	if dt == Float8E4M3 || dt == Float8E5M2 {
 		out := alloc(t, d, s, nb, &pool)
-		err := c.AllReduce(in, out, n, dt, Avg, s)
+		err := c.AllReduce(s, in, out, n, dt, Avg)
 		switch {
 		case fp8AvgRefused(dt, Avg, err):
 			t.Logf("%v n=%d: AllReduce Avg on one rank: %v (NCCL's one-rank path lacks fp8)", dt, n, err)
@@ -354,13 +341,13 @@ func aloneCase(t *testing.T, d *core.Device, s *core.Stream, c *Comm, dt DataTyp
 			mode = " in place"
 		}
 		for _, op := range Ops() {
-			run("AllReduce "+op.String()+mode, inPlace, op, func(send, recv *core.Buffer) error { return c.AllReduce(send, recv, n, dt, op, s) })
-			run("Reduce "+op.String()+mode, inPlace, op, func(send, recv *core.Buffer) error { return c.Reduce(send, recv, n, dt, op, 0, s) })
+			run("AllReduce "+op.String()+mode, inPlace, op, func(send, recv *core.Buffer) error { return c.AllReduce(s, send, recv, n, dt, op) })
+			run("Reduce "+op.String()+mode, inPlace, op, func(send, recv *core.Buffer) error { return c.Reduce(s, send, recv, n, dt, op, 0) })
 			// In place: recv is send's block of rank 0, which is all of it.
-			run("ReduceScatter "+op.String()+mode, inPlace, op, func(send, recv *core.Buffer) error { return c.ReduceScatter(send, recv, n, dt, op, s) })
+			run("ReduceScatter "+op.String()+mode, inPlace, op, func(send, recv *core.Buffer) error { return c.ReduceScatter(s, send, recv, n, dt, op) })
 		}
-		run("Broadcast"+mode, inPlace, Sum, func(send, recv *core.Buffer) error { return c.Broadcast(send, recv, n, dt, 0, s) })
-		run("AllGather"+mode, inPlace, Sum, func(send, recv *core.Buffer) error { return c.AllGather(send, recv, n, dt, s) })
+		run("Broadcast"+mode, inPlace, Sum, func(send, recv *core.Buffer) error { return c.Broadcast(s, send, recv, n, dt, 0) })
+		run("AllGather"+mode, inPlace, Sum, func(send, recv *core.Buffer) error { return c.AllGather(s, send, recv, n, dt) })
 	}
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
@@ -382,11 +369,11 @@ func TestGPUGeneric(t *testing.T) {
 		t.Fatal(err)
 	}
 	steps := []func() error{
-		func() error { return AllReduce[float64](c, in, out, n, Max, s) },
-		func() error { return Reduce[float64](c, in, out, n, Min, 0, s) },
-		func() error { return Broadcast[float64](c, in, out, n, 0, s) },
-		func() error { return AllGather[float64](c, in, out, n, s) },
-		func() error { return ReduceScatter[float64](c, in, out, n, Avg, s) },
+		func() error { return AllReduce[float64](c, s, in, out, n, Max) },
+		func() error { return Reduce[float64](c, s, in, out, n, Min, 0) },
+		func() error { return Broadcast[float64](c, s, in, out, n, 0) },
+		func() error { return AllGather[float64](c, s, in, out, n) },
+		func() error { return ReduceScatter[float64](c, s, in, out, n, Avg) },
 	}
 	for i, step := range steps {
 		if err := out.Memset8(0); err != nil {
@@ -413,10 +400,10 @@ func TestGPUGeneric(t *testing.T) {
 		t.Fatal(err)
 	}
 	var g Group
-	if err := g.Send(c, yin, 4, TypeOf[int32](), 0, s); err != nil {
+	if err := g.Send(c, s, yin, 4, TypeOf[int32](), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.Recv(c, yout, 4, TypeOf[int32](), 0, s); err != nil {
+	if err := g.Recv(c, s, yout, 4, TypeOf[int32](), 0); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 { // a group runs again
@@ -469,7 +456,7 @@ func TestGPUSplitAbort(t *testing.T) {
 		if err := out.Memset8(0); err != nil {
 			t.Fatal(err)
 		}
-		if err := AllReduce[float32](cc, in, out, 3, Sum, s); err != nil {
+		if err := AllReduce[float32](cc, s, in, out, 3, Sum); err != nil {
 			t.Fatalf("AllReduce on the split: %v", err)
 		}
 		got := make([]float32, 3)
@@ -493,16 +480,16 @@ func TestGPUSplitAbort(t *testing.T) {
 	}
 
 	// Abort, then everything is ErrClosed; Close after Abort is nothing.
-	if err := AllReduce[float32](sub, in, out, 3, Sum, s); err != nil {
+	if err := AllReduce[float32](sub, s, in, out, 3, Sum); err != nil {
 		t.Fatal(err)
 	}
 	if err := sub.Abort(); err != nil {
 		t.Errorf("Abort: %v", err)
 	}
-	if err := AllReduce[float32](sub, in, out, 3, Sum, s); !errors.Is(err, ErrClosed) {
+	if err := AllReduce[float32](sub, s, in, out, 3, Sum); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("AllReduce after Abort: %v", err)
 	}
-	if err := sub.AsyncError(); !errors.Is(err, ErrClosed) {
+	if err := sub.AsyncError(); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("AsyncError after Abort: %v", err)
 	}
 	if err := sub.Close(); err != nil || sub.Abort() != nil {
@@ -512,7 +499,7 @@ func TestGPUSplitAbort(t *testing.T) {
 	// A closed Buffer or Stream: core.ErrClosed, before NCCL.
 	gone := alloc(t, d, s, 12)
 	gone.Close()
-	if err := AllReduce[float32](c, gone, out, 3, Sum, s); !errors.Is(err, core.ErrClosed) {
+	if err := AllReduce[float32](c, s, gone, out, 3, Sum); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("AllReduce of a closed Buffer: %v", err)
 	}
 	s2, err := d.NewStream(nil)
@@ -520,7 +507,7 @@ func TestGPUSplitAbort(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2.Close()
-	if err := AllReduce[float32](c, in, out, 3, Sum, s2); !errors.Is(err, core.ErrClosed) {
+	if err := AllReduce[float32](c, s2, in, out, 3, Sum); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("AllReduce on a closed Stream: %v", err)
 	}
 	// A stream of a context of CreateContext: refused.
@@ -534,7 +521,7 @@ func TestGPUSplitAbort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s3.Close()
-	wantArg(t, AllReduce[float32](c, in, out, 3, Sum, s3), "AllReduce", "stream", "CreateContext")
+	wantArg(t, AllReduce[float32](c, s3, in, out, 3, Sum), "AllReduce", "stream", "CreateContext")
 
 	// Version and async state of the survivors.
 	v, err := Version()
@@ -588,7 +575,7 @@ func BenchmarkGPUAllReduce(b *testing.B) {
 			}
 			defer out.Close()
 			for range 5 {
-				if err := c.AllReduce(in, out, n, Float32, Sum, s); err != nil {
+				if err := c.AllReduce(s, in, out, n, Float32, Sum); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -598,7 +585,7 @@ func BenchmarkGPUAllReduce(b *testing.B) {
 			b.ResetTimer()
 			start := time.Now()
 			for range b.N {
-				if err := c.AllReduce(in, out, n, Float32, Sum, s); err != nil {
+				if err := c.AllReduce(s, in, out, n, Float32, Sum); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -635,7 +622,7 @@ func TestGPUInitFromEnv(t *testing.T) {
 	if err := core.CopyToDevice(buf, x); err != nil {
 		t.Fatal(err)
 	}
-	if err := AllReduce[int64](c, buf, buf, 3, Sum, s); err != nil {
+	if err := AllReduce[int64](c, s, buf, buf, 3, Sum); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Wait(t.Context(), s); err != nil {
@@ -715,16 +702,16 @@ func TestGPUInitAllMulti(t *testing.T) {
 	var g Group
 	for r, c := range comms {
 		s := streams[r]
-		if err := g.AllReduce(c, in[r], sum[r], n, Float32, Sum, s); err != nil {
+		if err := g.AllReduce(c, s, in[r], sum[r], n, Float32, Sum); err != nil {
 			t.Fatal(err)
 		}
-		if err := g.AllGather(c, in[r], gath[r], n, Float32, s); err != nil {
+		if err := g.AllGather(c, s, in[r], gath[r], n, Float32); err != nil {
 			t.Fatal(err)
 		}
-		if err := g.Send(c, in[r], n, Float32, (r+1)%k, s); err != nil {
+		if err := g.Send(c, s, in[r], n, Float32, (r+1)%k); err != nil {
 			t.Fatal(err)
 		}
-		if err := g.Recv(c, ring[r], n, Float32, (r+k-1)%k, s); err != nil {
+		if err := g.Recv(c, s, ring[r], n, Float32, (r+k-1)%k); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -838,7 +825,7 @@ func TestHelperRank(t *testing.T) {
 	if err := core.CopyToDevice(buf, rankInput(r, n)); err != nil {
 		t.Fatal(err)
 	}
-	if err := AllReduce[float32](c, buf, buf, n, Sum, s); err != nil {
+	if err := AllReduce[float32](c, s, buf, buf, n, Sum); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Wait(ctx, s); err != nil {

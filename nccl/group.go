@@ -22,8 +22,10 @@ import (
 // So a group is built as a value, each operation checked as it is added,
 // and Run does the whole group on one locked thread.
 //
-// The zero Group is empty and ready. Adding returns the operation's
-// ArgError (or ErrClosed) at once, and leaves the group without it. Run
+// The operations take their DataType as a value (Go methods have no type
+// parameters): TypeOf[float32]() or Float32. The zero Group is empty and
+// ready. Adding returns the operation's *lib.ArgError (or an error
+// matching core.ErrClosed) at once, and leaves the group without it. Run
 // may be called again: the group keeps its operations until Reset. A
 // Group is not safe for concurrent use.
 type Group struct {
@@ -45,52 +47,52 @@ func (g *Group) add(t task) error {
 }
 
 // AllReduce adds c.AllReduce's operation.
-func (g *Group) AllReduce(c *Comm, send, recv *core.Buffer, count int, dt DataType, op Op, s *core.Stream) error {
+func (g *Group) AllReduce(c *Comm, s *core.Stream, send, recv *core.Buffer, count int, dt DataType, op Op) error {
 	return g.add(task{kind: opAllReduce, c: c, send: send, recv: recv, count: count, dt: dt, red: op, s: s})
 }
 
 // Broadcast adds c.Broadcast's operation.
-func (g *Group) Broadcast(c *Comm, send, recv *core.Buffer, count int, dt DataType, root int, s *core.Stream) error {
+func (g *Group) Broadcast(c *Comm, s *core.Stream, send, recv *core.Buffer, count int, dt DataType, root int) error {
 	return g.add(task{kind: opBroadcast, c: c, send: send, recv: recv, count: count, dt: dt, peer: root, s: s})
 }
 
 // Reduce adds c.Reduce's operation.
-func (g *Group) Reduce(c *Comm, send, recv *core.Buffer, count int, dt DataType, op Op, root int, s *core.Stream) error {
+func (g *Group) Reduce(c *Comm, s *core.Stream, send, recv *core.Buffer, count int, dt DataType, op Op, root int) error {
 	return g.add(task{kind: opReduce, c: c, send: send, recv: recv, count: count, dt: dt, red: op, peer: root, s: s})
 }
 
 // AllGather adds c.AllGather's operation.
-func (g *Group) AllGather(c *Comm, send, recv *core.Buffer, count int, dt DataType, s *core.Stream) error {
+func (g *Group) AllGather(c *Comm, s *core.Stream, send, recv *core.Buffer, count int, dt DataType) error {
 	return g.add(task{kind: opAllGather, c: c, send: send, recv: recv, count: count, dt: dt, s: s})
 }
 
 // ReduceScatter adds c.ReduceScatter's operation.
-func (g *Group) ReduceScatter(c *Comm, send, recv *core.Buffer, count int, dt DataType, op Op, s *core.Stream) error {
+func (g *Group) ReduceScatter(c *Comm, s *core.Stream, send, recv *core.Buffer, count int, dt DataType, op Op) error {
 	return g.add(task{kind: opReduceScatter, c: c, send: send, recv: recv, count: count, dt: dt, red: op, s: s})
 }
 
 // AlltoAll adds c.AlltoAll's operation.
-func (g *Group) AlltoAll(c *Comm, send, recv *core.Buffer, count int, dt DataType, s *core.Stream) error {
+func (g *Group) AlltoAll(c *Comm, s *core.Stream, send, recv *core.Buffer, count int, dt DataType) error {
 	return g.add(task{kind: opAlltoAll, c: c, send: send, recv: recv, count: count, dt: dt, s: s})
 }
 
 // Gather adds c.Gather's operation.
-func (g *Group) Gather(c *Comm, send, recv *core.Buffer, count int, dt DataType, root int, s *core.Stream) error {
+func (g *Group) Gather(c *Comm, s *core.Stream, send, recv *core.Buffer, count int, dt DataType, root int) error {
 	return g.add(task{kind: opGather, c: c, send: send, recv: recv, count: count, dt: dt, peer: root, s: s})
 }
 
 // Scatter adds c.Scatter's operation.
-func (g *Group) Scatter(c *Comm, send, recv *core.Buffer, count int, dt DataType, root int, s *core.Stream) error {
+func (g *Group) Scatter(c *Comm, s *core.Stream, send, recv *core.Buffer, count int, dt DataType, root int) error {
 	return g.add(task{kind: opScatter, c: c, send: send, recv: recv, count: count, dt: dt, peer: root, s: s})
 }
 
 // Send adds c.Send's operation.
-func (g *Group) Send(c *Comm, send *core.Buffer, count int, dt DataType, peer int, s *core.Stream) error {
+func (g *Group) Send(c *Comm, s *core.Stream, send *core.Buffer, count int, dt DataType, peer int) error {
 	return g.add(task{kind: opSend, c: c, send: send, count: count, dt: dt, peer: peer, s: s})
 }
 
 // Recv adds c.Recv's operation.
-func (g *Group) Recv(c *Comm, recv *core.Buffer, count int, dt DataType, peer int, s *core.Stream) error {
+func (g *Group) Recv(c *Comm, s *core.Stream, recv *core.Buffer, count int, dt DataType, peer int) error {
 	return g.add(task{kind: opRecv, c: c, recv: recv, count: count, dt: dt, peer: peer, s: s})
 }
 

@@ -9,14 +9,14 @@ import (
 
 	ncclb "github.com/cudago/cudago/bindings/nccl"
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/collcheck"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/collcheck"
+	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/nccl"
 )
 
 // The multi-GPU tests make every GPU of the machine a rank of one
 // communicator in this process (InitAll) and check every collective's
-// result on every rank against the CPU (internal/collcheck: the inputs
+// result on every rank against the CPU (internal/testing/collcheck: the inputs
 // are small integers, so that every result is exact). They skip with
 // fewer GPUs than they need, saying how many.
 
@@ -252,7 +252,7 @@ func runGrouped(t *testing.T, w *world, cases []collcheck.Case) {
 				continue
 			}
 			for r := range n {
-				if err := c.Add(&g, w.comms[r], rb[r].send(t, c, r, n), rb[r].recv[i], w.streams[r]); err != nil {
+				if err := c.Add(&g, w.comms[r], w.streams[r], rb[r].send(t, c, r, n), rb[r].recv[i]); err != nil {
 					t.Fatalf("%v, rank %d: adding it to the group: %v", c, r, err)
 				}
 			}
@@ -356,44 +356,44 @@ func TestGPUMultiLarge(t *testing.T) {
 // callGeneric issues c on one rank with the generic function of the Go
 // type of c.Type (AllReduce[float32], ...), or the Comm's method for a
 // type Go lacks.
-func callGeneric(c collcheck.Case, comm *nccl.Comm, send, recv *core.Buffer, s *core.Stream) error {
+func callGeneric(c collcheck.Case, comm *nccl.Comm, s *core.Stream, send, recv *core.Buffer) error {
 	switch c.Type {
 	case nccl.Float32:
-		return callT[float32](c, comm, send, recv, s)
+		return callT[float32](c, comm, s, send, recv)
 	case nccl.Float64:
-		return callT[float64](c, comm, send, recv, s)
+		return callT[float64](c, comm, s, send, recv)
 	case nccl.Int32:
-		return callT[int32](c, comm, send, recv, s)
+		return callT[int32](c, comm, s, send, recv)
 	}
-	return c.Call(comm, send, recv, s)
+	return c.Call(comm, s, send, recv)
 }
 
-func callT[T nccl.Elem](c collcheck.Case, comm *nccl.Comm, send, recv *core.Buffer, s *core.Stream) error {
+func callT[T nccl.Elem](c collcheck.Case, comm *nccl.Comm, s *core.Stream, send, recv *core.Buffer) error {
 	switch c.Kind {
 	case collcheck.AllReduce:
-		return nccl.AllReduce[T](comm, send, recv, c.Count, c.Op, s)
+		return nccl.AllReduce[T](comm, s, send, recv, c.Count, c.Op)
 	case collcheck.Broadcast:
-		return nccl.Broadcast[T](comm, send, recv, c.Count, c.Root, s)
+		return nccl.Broadcast[T](comm, s, send, recv, c.Count, c.Root)
 	case collcheck.Reduce:
-		return nccl.Reduce[T](comm, send, recv, c.Count, c.Op, c.Root, s)
+		return nccl.Reduce[T](comm, s, send, recv, c.Count, c.Op, c.Root)
 	case collcheck.AllGather:
-		return nccl.AllGather[T](comm, send, recv, c.Count, s)
+		return nccl.AllGather[T](comm, s, send, recv, c.Count)
 	case collcheck.ReduceScatter:
-		return nccl.ReduceScatter[T](comm, send, recv, c.Count, c.Op, s)
+		return nccl.ReduceScatter[T](comm, s, send, recv, c.Count, c.Op)
 	case collcheck.AlltoAll:
-		return nccl.AlltoAll[T](comm, send, recv, c.Count, s)
+		return nccl.AlltoAll[T](comm, s, send, recv, c.Count)
 	case collcheck.Gather:
-		return nccl.Gather[T](comm, send, recv, c.Count, c.Root, s)
+		return nccl.Gather[T](comm, s, send, recv, c.Count, c.Root)
 	case collcheck.Scatter:
-		return nccl.Scatter[T](comm, send, recv, c.Count, c.Root, s)
+		return nccl.Scatter[T](comm, s, send, recv, c.Count, c.Root)
 	}
 	// A ring: this rank's Send and Recv in a group of their own.
 	n, r := comm.Count(), comm.Rank()
 	var g nccl.Group
-	if err := g.Send(comm, send, c.Count, nccl.TypeOf[T](), (r+1)%n, s); err != nil {
+	if err := g.Send(comm, s, send, c.Count, nccl.TypeOf[T](), (r+1)%n); err != nil {
 		return err
 	}
-	if err := g.Recv(comm, recv, c.Count, nccl.TypeOf[T](), (r+n-1)%n, s); err != nil {
+	if err := g.Recv(comm, s, recv, c.Count, nccl.TypeOf[T](), (r+n-1)%n); err != nil {
 		return err
 	}
 	return g.Run()
@@ -430,7 +430,7 @@ func TestGPUMultiGoroutines(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					for j, c := range cases {
-						if err := callGeneric(c, w.comms[r], sends[r][j], rb[r].recv[j], w.streams[r]); err != nil {
+						if err := callGeneric(c, w.comms[r], w.streams[r], sends[r][j], rb[r].recv[j]); err != nil {
 							errs[r] = fmt.Errorf("%v, rank %d: %w", c, r, err)
 							abort.Do(func() {
 								for _, c := range w.comms {
@@ -543,7 +543,7 @@ func TestGPUMultiInPlace(t *testing.T) {
 				if c.RecvElems(r, n) > 0 {
 					res[r] = recv
 				}
-				if err := c.Add(&g, w.comms[r], send, recv, s); err != nil {
+				if err := c.Add(&g, w.comms[r], s, send, recv); err != nil {
 					t.Fatalf("rank %d: %v", r, err)
 				}
 			}
@@ -636,7 +636,7 @@ func TestGPUMultiSplitShrink(t *testing.T) {
 				t.Fatal(err)
 			}
 			bufs[r] = b
-			if err := g.AllReduce(c, b, b, count, nccl.Float32, nccl.Sum, w.streams[r]); err != nil {
+			if err := g.AllReduce(c, w.streams[r], b, b, count, nccl.Float32, nccl.Sum); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -727,7 +727,7 @@ func TestGPUMultiSplitShrink(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer outs[r].Close()
-		if err := c.Add(&g, shrunk[r], in, outs[r], w.streams[r]); err != nil {
+		if err := c.Add(&g, shrunk[r], w.streams[r], in, outs[r]); err != nil {
 			t.Fatal(err)
 		}
 	}

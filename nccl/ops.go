@@ -7,6 +7,7 @@ import (
 	"github.com/cudago/cudago/bindings/driver"
 	ncclb "github.com/cudago/cudago/bindings/nccl"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // opKind is one of NCCL's operations.
@@ -271,25 +272,25 @@ func (o *task) call(b bound) error {
 	h, s := o.c.h, ncclb.Stream(b.stream)
 	switch o.kind {
 	case opAllReduce:
-		return ncclAllReduce(b.ctx, ptr(b.send), ptr(b.recv), n, dt, red, h, s)
+		return ncclAllReduce(b.ctx, libhandle.Ptr(b.send), libhandle.Ptr(b.recv), n, dt, red, h, s)
 	case opBroadcast:
-		return ncclBroadcast(b.ctx, ptr(b.send), ptr(b.recv), n, dt, int32(o.peer), h, s)
+		return ncclBroadcast(b.ctx, libhandle.Ptr(b.send), libhandle.Ptr(b.recv), n, dt, int32(o.peer), h, s)
 	case opReduce:
-		return ncclReduce(b.ctx, ptr(b.send), ptr(b.recv), n, dt, red, int32(o.peer), h, s)
+		return ncclReduce(b.ctx, libhandle.Ptr(b.send), libhandle.Ptr(b.recv), n, dt, red, int32(o.peer), h, s)
 	case opAllGather:
-		return ncclAllGather(b.ctx, ptr(b.send), ptr(b.recv), n, dt, h, s)
+		return ncclAllGather(b.ctx, libhandle.Ptr(b.send), libhandle.Ptr(b.recv), n, dt, h, s)
 	case opReduceScatter:
-		return ncclReduceScatter(b.ctx, ptr(b.send), ptr(b.recv), n, dt, red, h, s)
+		return ncclReduceScatter(b.ctx, libhandle.Ptr(b.send), libhandle.Ptr(b.recv), n, dt, red, h, s)
 	case opAlltoAll:
-		return ncclAlltoAll(b.ctx, ptr(b.send), ptr(b.recv), n, dt, h, s)
+		return ncclAlltoAll(b.ctx, libhandle.Ptr(b.send), libhandle.Ptr(b.recv), n, dt, h, s)
 	case opGather:
-		return ncclGather(b.ctx, ptr(b.send), ptr(b.recv), n, dt, int32(o.peer), h, s)
+		return ncclGather(b.ctx, libhandle.Ptr(b.send), libhandle.Ptr(b.recv), n, dt, int32(o.peer), h, s)
 	case opScatter:
-		return ncclScatter(b.ctx, ptr(b.send), ptr(b.recv), n, dt, int32(o.peer), h, s)
+		return ncclScatter(b.ctx, libhandle.Ptr(b.send), libhandle.Ptr(b.recv), n, dt, int32(o.peer), h, s)
 	case opSend:
-		return ncclSend(b.ctx, ptr(b.send), n, dt, int32(o.peer), h, s)
+		return ncclSend(b.ctx, libhandle.Ptr(b.send), n, dt, int32(o.peer), h, s)
 	default:
-		return ncclRecv(b.ctx, ptr(b.recv), n, dt, int32(o.peer), h, s)
+		return ncclRecv(b.ctx, libhandle.Ptr(b.recv), n, dt, int32(o.peer), h, s)
 	}
 }
 
@@ -314,41 +315,44 @@ func (o *task) run() error {
 
 // The operations of one rank, each enqueued on stream s by itself. They
 // return once NCCL has queued the work; wait for s (or use Comm.Wait)
-// before reading the results. count is in elements of dt. For a
-// communicator of one rank per process (InitRank) these are all one
-// needs; ranks of one process (InitAll) must issue theirs in a Group.
+// before reading the results. count is in elements of dt. These methods
+// take the DataType as a value, for the types Go has none for (Float16,
+// BFloat16, fp8) and for one chosen at run time; the generic functions
+// below take it from a Go element type. For a communicator of one rank
+// per process (InitRank) these are all one needs; ranks of one process
+// (InitAll) must issue theirs in a Group.
 
 // AllReduce reduces count elements of every rank's send with op and
 // leaves the result in every rank's recv (send and recv may be the same
 // Buffer: in place).
-func (c *Comm) AllReduce(send, recv *core.Buffer, count int, dt DataType, op Op, s *core.Stream) error {
+func (c *Comm) AllReduce(s *core.Stream, send, recv *core.Buffer, count int, dt DataType, op Op) error {
 	return (&task{kind: opAllReduce, c: c, send: send, recv: recv, count: count, dt: dt, red: op, s: s}).run()
 }
 
 // Broadcast copies count elements of root's send to every rank's recv.
 // send is read on root only (nil elsewhere is fine); send and recv may be
 // the same Buffer.
-func (c *Comm) Broadcast(send, recv *core.Buffer, count int, dt DataType, root int, s *core.Stream) error {
+func (c *Comm) Broadcast(s *core.Stream, send, recv *core.Buffer, count int, dt DataType, root int) error {
 	return (&task{kind: opBroadcast, c: c, send: send, recv: recv, count: count, dt: dt, peer: root, s: s}).run()
 }
 
 // Reduce reduces count elements of every rank's send with op into root's
 // recv (recv is written on root only: nil elsewhere is fine).
-func (c *Comm) Reduce(send, recv *core.Buffer, count int, dt DataType, op Op, root int, s *core.Stream) error {
+func (c *Comm) Reduce(s *core.Stream, send, recv *core.Buffer, count int, dt DataType, op Op, root int) error {
 	return (&task{kind: opReduce, c: c, send: send, recv: recv, count: count, dt: dt, red: op, peer: root, s: s}).run()
 }
 
 // AllGather gathers count elements of every rank's send into every
 // rank's recv, rank i's at element i*count: recv holds count × Count()
 // elements. In place: send is the view of recv at rank Rank()'s place.
-func (c *Comm) AllGather(send, recv *core.Buffer, count int, dt DataType, s *core.Stream) error {
+func (c *Comm) AllGather(s *core.Stream, send, recv *core.Buffer, count int, dt DataType) error {
 	return (&task{kind: opAllGather, c: c, send: send, recv: recv, count: count, dt: dt, s: s}).run()
 }
 
 // ReduceScatter reduces every rank's send (count × Count() elements) with
 // op and leaves block i of the result (count elements) in rank i's recv.
 // In place: recv is the view of send at rank Rank()'s block.
-func (c *Comm) ReduceScatter(send, recv *core.Buffer, count int, dt DataType, op Op, s *core.Stream) error {
+func (c *Comm) ReduceScatter(s *core.Stream, send, recv *core.Buffer, count int, dt DataType, op Op) error {
 	return (&task{kind: opReduceScatter, c: c, send: send, recv: recv, count: count, dt: dt, red: op, s: s}).run()
 }
 
@@ -357,7 +361,7 @@ func (c *Comm) ReduceScatter(send, recv *core.Buffer, count int, dt DataType, op
 // send and recv hold count × Count() elements each, and must not overlap.
 // It needs NCCL 2.28.3 or newer; with an older library it returns the
 // bindings' *MissingFunctionError.
-func (c *Comm) AlltoAll(send, recv *core.Buffer, count int, dt DataType, s *core.Stream) error {
+func (c *Comm) AlltoAll(s *core.Stream, send, recv *core.Buffer, count int, dt DataType) error {
 	return (&task{kind: opAlltoAll, c: c, send: send, recv: recv, count: count, dt: dt, s: s}).run()
 }
 
@@ -366,7 +370,7 @@ func (c *Comm) AlltoAll(send, recv *core.Buffer, count int, dt DataType, s *core
 // elements (recv is written on root only: nil elsewhere is fine). In
 // place: root's send is the view of its recv at its own block. NCCL
 // 2.28.3 and newer, like AlltoAll.
-func (c *Comm) Gather(send, recv *core.Buffer, count int, dt DataType, root int, s *core.Stream) error {
+func (c *Comm) Gather(s *core.Stream, send, recv *core.Buffer, count int, dt DataType, root int) error {
 	return (&task{kind: opGather, c: c, send: send, recv: recv, count: count, dt: dt, peer: root, s: s}).run()
 }
 
@@ -375,19 +379,19 @@ func (c *Comm) Gather(send, recv *core.Buffer, count int, dt DataType, root int,
 // (send is read on root only: nil elsewhere is fine). In place: root's
 // recv is the view of its send at its own block. NCCL 2.28.3 and newer,
 // like AlltoAll.
-func (c *Comm) Scatter(send, recv *core.Buffer, count int, dt DataType, root int, s *core.Stream) error {
+func (c *Comm) Scatter(s *core.Stream, send, recv *core.Buffer, count int, dt DataType, root int) error {
 	return (&task{kind: opScatter, c: c, send: send, recv: recv, count: count, dt: dt, peer: root, s: s}).run()
 }
 
 // Send sends count elements of send to rank peer, which must Recv them.
 // A Send and its Recv block each other on the GPU: a rank that both
 // sends and receives (or sends to itself) must put them in one Group.
-func (c *Comm) Send(send *core.Buffer, count int, dt DataType, peer int, s *core.Stream) error {
+func (c *Comm) Send(s *core.Stream, send *core.Buffer, count int, dt DataType, peer int) error {
 	return (&task{kind: opSend, c: c, send: send, count: count, dt: dt, peer: peer, s: s}).run()
 }
 
 // Recv receives count elements from rank peer into recv.
-func (c *Comm) Recv(recv *core.Buffer, count int, dt DataType, peer int, s *core.Stream) error {
+func (c *Comm) Recv(s *core.Stream, recv *core.Buffer, count int, dt DataType, peer int) error {
 	return (&task{kind: opRecv, c: c, recv: recv, count: count, dt: dt, peer: peer, s: s}).run()
 }
 
@@ -395,51 +399,51 @@ func (c *Comm) Recv(recv *core.Buffer, count int, dt DataType, peer int, s *core
 // is c.AllReduce(..., Float32, ...).
 
 // AllReduce is c.AllReduce with T's DataType.
-func AllReduce[T Elem](c *Comm, send, recv *core.Buffer, count int, op Op, s *core.Stream) error {
-	return c.AllReduce(send, recv, count, TypeOf[T](), op, s)
+func AllReduce[T Elem](c *Comm, s *core.Stream, send, recv *core.Buffer, count int, op Op) error {
+	return c.AllReduce(s, send, recv, count, TypeOf[T](), op)
 }
 
 // Broadcast is c.Broadcast with T's DataType.
-func Broadcast[T Elem](c *Comm, send, recv *core.Buffer, count int, root int, s *core.Stream) error {
-	return c.Broadcast(send, recv, count, TypeOf[T](), root, s)
+func Broadcast[T Elem](c *Comm, s *core.Stream, send, recv *core.Buffer, count int, root int) error {
+	return c.Broadcast(s, send, recv, count, TypeOf[T](), root)
 }
 
 // Reduce is c.Reduce with T's DataType.
-func Reduce[T Elem](c *Comm, send, recv *core.Buffer, count int, op Op, root int, s *core.Stream) error {
-	return c.Reduce(send, recv, count, TypeOf[T](), op, root, s)
+func Reduce[T Elem](c *Comm, s *core.Stream, send, recv *core.Buffer, count int, op Op, root int) error {
+	return c.Reduce(s, send, recv, count, TypeOf[T](), op, root)
 }
 
 // AllGather is c.AllGather with T's DataType.
-func AllGather[T Elem](c *Comm, send, recv *core.Buffer, count int, s *core.Stream) error {
-	return c.AllGather(send, recv, count, TypeOf[T](), s)
+func AllGather[T Elem](c *Comm, s *core.Stream, send, recv *core.Buffer, count int) error {
+	return c.AllGather(s, send, recv, count, TypeOf[T]())
 }
 
 // ReduceScatter is c.ReduceScatter with T's DataType.
-func ReduceScatter[T Elem](c *Comm, send, recv *core.Buffer, count int, op Op, s *core.Stream) error {
-	return c.ReduceScatter(send, recv, count, TypeOf[T](), op, s)
+func ReduceScatter[T Elem](c *Comm, s *core.Stream, send, recv *core.Buffer, count int, op Op) error {
+	return c.ReduceScatter(s, send, recv, count, TypeOf[T](), op)
 }
 
 // AlltoAll is c.AlltoAll with T's DataType.
-func AlltoAll[T Elem](c *Comm, send, recv *core.Buffer, count int, s *core.Stream) error {
-	return c.AlltoAll(send, recv, count, TypeOf[T](), s)
+func AlltoAll[T Elem](c *Comm, s *core.Stream, send, recv *core.Buffer, count int) error {
+	return c.AlltoAll(s, send, recv, count, TypeOf[T]())
 }
 
 // Gather is c.Gather with T's DataType.
-func Gather[T Elem](c *Comm, send, recv *core.Buffer, count int, root int, s *core.Stream) error {
-	return c.Gather(send, recv, count, TypeOf[T](), root, s)
+func Gather[T Elem](c *Comm, s *core.Stream, send, recv *core.Buffer, count int, root int) error {
+	return c.Gather(s, send, recv, count, TypeOf[T](), root)
 }
 
 // Scatter is c.Scatter with T's DataType.
-func Scatter[T Elem](c *Comm, send, recv *core.Buffer, count int, root int, s *core.Stream) error {
-	return c.Scatter(send, recv, count, TypeOf[T](), root, s)
+func Scatter[T Elem](c *Comm, s *core.Stream, send, recv *core.Buffer, count int, root int) error {
+	return c.Scatter(s, send, recv, count, TypeOf[T](), root)
 }
 
 // Send is c.Send with T's DataType.
-func Send[T Elem](c *Comm, send *core.Buffer, count int, peer int, s *core.Stream) error {
-	return c.Send(send, count, TypeOf[T](), peer, s)
+func Send[T Elem](c *Comm, s *core.Stream, send *core.Buffer, count int, peer int) error {
+	return c.Send(s, send, count, TypeOf[T](), peer)
 }
 
 // Recv is c.Recv with T's DataType.
-func Recv[T Elem](c *Comm, recv *core.Buffer, count int, peer int, s *core.Stream) error {
-	return c.Recv(recv, count, TypeOf[T](), peer, s)
+func Recv[T Elem](c *Comm, s *core.Stream, recv *core.Buffer, count int, peer int) error {
+	return c.Recv(s, recv, count, TypeOf[T](), peer)
 }

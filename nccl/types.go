@@ -1,13 +1,13 @@
 package nccl
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
-	"unsafe"
 
-	"github.com/cudago/cudago/bindings/driver"
 	ncclb "github.com/cudago/cudago/bindings/nccl"
+	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
+	"github.com/cudago/cudago/lib"
 )
 
 // DataType is the type of the elements NCCL moves and reduces: one of
@@ -122,31 +122,32 @@ func (o Op) String() string {
 }
 
 // ErrClosed is returned, without calling NCCL, by every operation on a
-// communicator after its Close or Abort.
-var ErrClosed = errors.New("nccl: use of a closed communicator")
+// communicator after its Close or Abort. It matches core.ErrClosed, and so
+// do those errors: a closed communicator, Buffer or Stream is one check.
+//
+// Deprecated: match core.ErrClosed, as for every other closed object.
+var ErrClosed error = errClosed{}
+
+type errClosed struct{}
+
+func (errClosed) Error() string        { return "nccl: use of a closed communicator" }
+func (errClosed) Is(target error) bool { return target == core.ErrClosed }
 
 // closedErr is ErrClosed from function fn: "nccl: AllReduce: use of a
 // closed communicator".
 type closedErr string
 
-func (e closedErr) Error() string        { return "nccl: " + string(e) + ": use of a closed communicator" }
-func (e closedErr) Is(target error) bool { return target == ErrClosed }
-
-// ArgError reports an argument that is invalid or does not fit the
-// communicator or the Buffers; it is returned before NCCL is called.
-type ArgError struct {
-	Func string // the package's function: "AllReduce", "Group.AllGather"
-	Arg  string // the argument: "recv", "count", "root"
-	Msg  string // what is wrong, naming the argument
+func (e closedErr) Error() string { return "nccl: " + string(e) + ": use of a closed communicator" }
+func (e closedErr) Is(target error) bool {
+	return target == ErrClosed || target == core.ErrClosed
 }
 
-func (e *ArgError) Error() string { return "nccl: " + e.Func + ": " + e.Msg }
+// ArgError is the error of a bad argument, returned before NCCL is called:
+// lib.ArgError, with Package "nccl".
+//
+// Deprecated: use lib.ArgError, which every library package returns.
+type ArgError = lib.ArgError
 
 func argErr(fn, arg, format string, args ...any) error {
-	return &ArgError{Func: fn, Arg: arg, Msg: fmt.Sprintf(format, args...)}
-}
-
-// ptr is a device address as the C calls take it.
-func ptr(p driver.Deviceptr) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
+	return libhandle.ArgErr("nccl", fn, arg, format, args...)
 }

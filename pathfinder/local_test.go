@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/cudago/cudago/internal/newglibc"
+	"github.com/cudago/cudago/internal/testing/newglibc"
 )
 
 // These tests use the real CUDA 12.4 libraries that scripts/setup-cuda.sh

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/libtest"
+	"github.com/cudago/cudago/internal/testing/libtest"
 )
 
 // The target: BenchmarkUniformFloat32 at >= 0.98x the GB/s of

@@ -12,7 +12,7 @@ import (
 	"github.com/cudago/cudago/bindings/curand"
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/libtest"
+	"github.com/cudago/cudago/internal/testing/libtest"
 )
 
 // GPU tests: they skip without a GPU and fail instead with

@@ -8,7 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/cudago/cudago/bindings/curand"
-	"github.com/cudago/cudago/internal/bindtest"
+	"github.com/cudago/cudago/internal/testing/bindtest"
 	"github.com/cudago/cudago/internal/version"
 	"github.com/cudago/cudago/pathfinder"
 )

@@ -21,7 +21,7 @@
 #   .cuda/glibc/                           Debian trixie's glibc (libc6), apart from root/: its
 #                                          libnccl2 needs glibc 2.38, which Debian 12 lacks; the
 #                                          tests that call NCCL re-run under its loader there
-#                                          (internal/testenv.NCCLMain). Nothing else uses it.
+#                                          (internal/testing/testenv.NCCLMain). Nothing else uses it.
 #   .cuda/bin/                             nvcc wrapper + links to ptxas, fatbinary, nvlink,
 #                                          cuobjdump, nvdisasm, cudafe++, bin2c, ...
 #   .cuda/env.sh                           `source` it: PATH += .cuda/bin,

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/libhandle"
-	"github.com/cudago/cudago/internal/libtest"
+	"github.com/cudago/cudago/internal/testing/libtest"
 )
 
 // checkSolved checks LAPACK's residual ratio (see residualRatio) of each

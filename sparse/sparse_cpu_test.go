@@ -11,7 +11,7 @@ import (
 	"github.com/cudago/cudago/bindings/cusparse"
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/libhandle"
-	"github.com/cudago/cudago/internal/libtest"
+	"github.com/cudago/cudago/internal/testing/libtest"
 	"github.com/cudago/cudago/lib"
 )
 

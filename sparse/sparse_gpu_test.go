@@ -10,7 +10,7 @@ import (
 
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/libhandle"
-	"github.com/cudago/cudago/internal/libtest"
+	"github.com/cudago/cudago/internal/testing/libtest"
 )
 
 // hostMatrix is a random sparse matrix, with its dense row-major form for

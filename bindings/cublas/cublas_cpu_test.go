@@ -6,8 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cudago/cudago/internal/bindtest"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/bindtest"
 	"github.com/cudago/cudago/pathfinder"
 )
 
@@ -42,13 +41,7 @@ func TestCount(t *testing.T) {
 		}
 	}
 	// cublasStatus_t: 10 codes.
-	n := 0
-	for v := range 64 {
-		if !strings.HasPrefix(Status(v).String(), "cublasStatus_t(") {
-			n++
-		}
-	}
-	if n != 10 {
+	if n := len(bindtest.Named[Status]("cublasStatus_t", 64)); n != 10 {
 		t.Errorf("Status has %d codes, want 10", n)
 	}
 	// library_types.h yields a clashing name to cuBLAS's own.
@@ -69,26 +62,16 @@ func TestEntryPoints(t *testing.T) {
 // bindings (cublasGetVersion takes a NULL handle), the same as pathfinder
 // reads it.
 func TestVersion(t *testing.T) {
-	_, want := bindtest.Load(t, pathfinder.CuBLAS)
+	p := bindtest.Version(t, pathfinder.CuBLAS, GetProperty, MajorVersion, MinorVersion, PatchLevel)
 	var v int32
-	if err := GetVersion(0, &v); err != nil {
-		t.Fatal(err)
-	}
-	var parts [3]int32
-	for i, p := range []LibraryPropertyType{MajorVersion, MinorVersion, PatchLevel} {
-		if err := GetProperty(p, &parts[i]); err != nil {
-			t.Fatalf("GetProperty(%v): %v", p, err)
-		}
-	}
-	got := fmt.Sprintf("%d.%d.%d", parts[0], parts[1], parts[2])
-	if got != want || v != parts[0]*10000+parts[1]*100+parts[2] || parts[0] < 12 {
-		t.Fatalf("GetVersion %d, GetProperty %s; pathfinder says %s", v, got, want)
+	if err := GetVersion(0, &v); err != nil || v != p[0]*10000+p[1]*100+p[2] || p[0] < 12 {
+		t.Fatalf("GetVersion = %d, %v; GetProperty says %v", v, err, p)
 	}
 	rt, err := GetCudartVersion()
 	if err != nil || rt < 12000 {
 		t.Fatalf("GetCudartVersion = %d, %v", rt, err)
 	}
-	t.Logf("cuBLAS %s (%d), built with CUDA runtime %d", got, v, rt)
+	t.Logf("built with CUDA runtime %d", rt)
 	s, err := GetStatusString(StatusNotInitialized)
 	if err != nil || s != "the library was not initialized" {
 		t.Errorf("GetStatusString = %q, %v", s, err)
@@ -99,21 +82,12 @@ func TestVersion(t *testing.T) {
 // CUBLAS_STATUS_NOT_INITIALIZED ("the CUDA Runtime initialization
 // failed"), not a crash.
 func TestCreateWithoutGPU(t *testing.T) {
-	bindtest.Load(t, pathfinder.CuBLAS)
-	var h Handle
-	err := Create(&h)
-	if testenv.GPUError() == nil {
-		if err != nil {
-			t.Fatalf("Create with a GPU: %v", err)
-		}
-		if err := Destroy(h); err != nil {
-			t.Fatal(err)
-		}
-		return
+	_, err := bindtest.Create(t, pathfinder.CuBLAS, Create, nil, Destroy)
+	if err == nil {
+		return // with a GPU
 	}
 	var e *Error
 	if !errors.Is(err, StatusNotInitialized) || !errors.As(err, &e) || e.Func != "cublasCreate" || e.Message == "" {
 		t.Fatalf("Create without a GPU = %v (%T), want CUBLAS_STATUS_NOT_INITIALIZED", err, err)
 	}
-	t.Logf("without a GPU: %v", err)
 }

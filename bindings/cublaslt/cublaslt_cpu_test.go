@@ -2,15 +2,12 @@ package cublaslt
 
 import (
 	"errors"
-	"fmt"
 	"runtime"
-	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/cudago/cudago/bindings/cublas"
-	"github.com/cudago/cudago/internal/bindtest"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/bindtest"
 	"github.com/cudago/cudago/pathfinder"
 )
 
@@ -26,13 +23,7 @@ func TestCount(t *testing.T) {
 			t.Errorf("Types[%q] = %q, want %q", c, Types[c], g)
 		}
 	}
-	n := 0
-	for v := range 1 << 12 {
-		if !strings.HasPrefix(Epilogue(v).String(), "cublasLtEpilogue_t(") {
-			n++
-		}
-	}
-	if n != 16 {
+	if n := len(bindtest.Named[Epilogue]("cublasLtEpilogue_t", 1<<12)); n != 16 {
 		t.Errorf("Epilogue has %d values, want the header's 16", n)
 	}
 }
@@ -50,22 +41,10 @@ func TestEntryPoints(t *testing.T) {
 // TestVersion checks that the library reports its version through the
 // bindings, the same as pathfinder reads it.
 func TestVersion(t *testing.T) {
-	_, want := bindtest.Load(t, pathfinder.CuBLASLt)
-	v, err := GetVersion()
-	if err != nil {
-		t.Fatal(err)
+	p := bindtest.Version(t, pathfinder.CuBLASLt, GetProperty, cublas.MajorVersion, cublas.MinorVersion, cublas.PatchLevel)
+	if v, err := GetVersion(); err != nil || v != uint64(p[0])*10000+uint64(p[1])*100+uint64(p[2]) || p[0] < 12 {
+		t.Fatalf("GetVersion = %d, %v; GetProperty says %v", v, err, p)
 	}
-	var parts [3]int32
-	for i, p := range []LibraryPropertyType{cublas.MajorVersion, cublas.MinorVersion, cublas.PatchLevel} {
-		if err := GetProperty(p, &parts[i]); err != nil {
-			t.Fatalf("GetProperty(%v): %v", p, err)
-		}
-	}
-	got := fmt.Sprintf("%d.%d.%d", parts[0], parts[1], parts[2])
-	if got != want || v != uint64(parts[0])*10000+uint64(parts[1])*100+uint64(parts[2]) || parts[0] < 12 {
-		t.Fatalf("GetVersion %d, GetProperty %s; pathfinder says %s", v, got, want)
-	}
-	t.Logf("cuBLASLt %s (%d)", got, v)
 	if s, err := GetStatusName(cublas.StatusNotSupported); err != nil || s != "CUBLAS_STATUS_NOT_SUPPORTED" {
 		t.Errorf("GetStatusName = %q, %v", s, err)
 	}
@@ -75,23 +54,14 @@ func TestVersion(t *testing.T) {
 // CUBLAS_STATUS_NOT_INITIALIZED ("the CUDA Runtime initialization
 // failed"), not a crash.
 func TestCreateWithoutGPU(t *testing.T) {
-	bindtest.Load(t, pathfinder.CuBLASLt)
-	var h Handle
-	err := Create(&h)
-	if testenv.GPUError() == nil {
-		if err != nil {
-			t.Fatalf("Create with a GPU: %v", err)
-		}
-		if err := Destroy(h); err != nil {
-			t.Fatal(err)
-		}
-		return
+	_, err := bindtest.Create(t, pathfinder.CuBLASLt, Create, nil, Destroy)
+	if err == nil {
+		return // with a GPU
 	}
 	var e *Error
 	if !errors.Is(err, cublas.StatusNotInitialized) || !errors.As(err, &e) || e.Func != "cublasLtCreate" || e.Message == "" {
 		t.Fatalf("Create without a GPU = %v (%T), want CUBLAS_STATUS_NOT_INITIALIZED", err, err)
 	}
-	t.Logf("without a GPU: %v", err)
 }
 
 // TestDescriptors needs no GPU: a matmul descriptor made by the library

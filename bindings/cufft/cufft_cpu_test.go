@@ -2,12 +2,10 @@ package cufft
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 	"testing"
 
-	"github.com/cudago/cudago/internal/bindtest"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/bindtest"
+	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/pathfinder"
 )
 
@@ -18,13 +16,7 @@ func TestCount(t *testing.T) {
 		t.Errorf("%d entry points and %d names, want 56", procs.Len(), len(Functions))
 	}
 	// cufftResult: 18 codes in 13.0, from 0 to 20.
-	n := 0
-	for v := range 64 {
-		if !strings.HasPrefix(Result(v).String(), "cufftResult(") {
-			n++
-		}
-	}
-	if n != 18 {
+	if n := len(bindtest.Named[Result]("cufftResult", 64)); n != 18 {
 		t.Errorf("Result has %d codes, want 18", n)
 	}
 	if Types["cufftComplex"] != "Complex" || Types["cudaDataType"] != "DataType" || Types["cudaLibXtDesc"] != "LibXtDesc" {
@@ -43,22 +35,11 @@ func TestEntryPoints(t *testing.T) {
 // TestVersion checks that the library reports its version through the
 // bindings, the same as pathfinder reads it.
 func TestVersion(t *testing.T) {
-	_, want := bindtest.Load(t, pathfinder.CuFFT)
+	p := bindtest.Version(t, pathfinder.CuFFT, GetProperty, MajorVersion, MinorVersion, PatchLevel)
 	var v int32
-	if err := GetVersion(&v); err != nil {
-		t.Fatal(err)
+	if err := GetVersion(&v); err != nil || v != p[0]*1000+p[1]*100+p[2] || p[0] < 11 {
+		t.Fatalf("GetVersion = %d, %v; GetProperty says %v", v, err, p)
 	}
-	var parts [3]int32
-	for i, p := range []LibraryPropertyType{MajorVersion, MinorVersion, PatchLevel} {
-		if err := GetProperty(p, &parts[i]); err != nil {
-			t.Fatalf("GetProperty(%v): %v", p, err)
-		}
-	}
-	got := fmt.Sprintf("%d.%d.%d", parts[0], parts[1], parts[2])
-	if got != want || v != parts[0]*1000+parts[1]*100+parts[2] || parts[0] < 11 {
-		t.Fatalf("GetVersion %d, GetProperty %s; pathfinder says %s", v, got, want)
-	}
-	t.Logf("cuFFT %s (%d)", got, v)
 }
 
 // TestCreateWithoutGPU: without a GPU, cufftCreate fails with one of its

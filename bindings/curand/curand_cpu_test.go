@@ -2,12 +2,10 @@ package curand
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/cudago/cudago/internal/bindtest"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/bindtest"
 	"github.com/cudago/cudago/pathfinder"
 )
 
@@ -52,22 +50,11 @@ func TestEntryPoints(t *testing.T) {
 // TestVersion checks that the library reports its version through the
 // bindings, the same as pathfinder reads it.
 func TestVersion(t *testing.T) {
-	_, want := bindtest.Load(t, pathfinder.CuRAND)
+	p := bindtest.Version(t, pathfinder.CuRAND, GetProperty, MajorVersion, MinorVersion, PatchLevel)
 	var v int32
-	if err := GetVersion(&v); err != nil {
-		t.Fatal(err)
+	if err := GetVersion(&v); err != nil || v != p[0]*1000+p[1]*100+p[2] || p[0] != 10 {
+		t.Fatalf("GetVersion = %d, %v; GetProperty says %v", v, err, p)
 	}
-	var parts [3]int32
-	for i, p := range []LibraryPropertyType{MajorVersion, MinorVersion, PatchLevel} {
-		if err := GetProperty(p, &parts[i]); err != nil {
-			t.Fatalf("GetProperty(%v): %v", p, err)
-		}
-	}
-	got := fmt.Sprintf("%d.%d.%d", parts[0], parts[1], parts[2])
-	if got != want || v != parts[0]*1000+parts[1]*100+parts[2] || parts[0] != 10 {
-		t.Fatalf("GetVersion %d, GetProperty %s; pathfinder says %s", v, got, want)
-	}
-	t.Logf("cuRAND %s (%d)", got, v)
 	if err := GetProperty(LibraryPropertyType(7), &v); !errors.Is(err, StatusOutOfRange) {
 		t.Errorf("GetProperty(7) = %v, want CURAND_STATUS_OUT_OF_RANGE", err)
 	}
@@ -77,23 +64,14 @@ func TestVersion(t *testing.T) {
 // generator fails with CURAND_STATUS_INITIALIZATION_FAILED ("if there was a
 // problem setting up the GPU"), not a crash; a host generator still works.
 func TestCreateGeneratorWithoutGPU(t *testing.T) {
-	bindtest.Load(t, pathfinder.CuRAND)
-	var g Generator
-	err := CreateGenerator(&g, RngPseudoDefault)
-	if testenv.GPUError() == nil {
-		if err != nil {
-			t.Fatalf("CreateGenerator with a GPU: %v", err)
-		}
-		if err := DestroyGenerator(g); err != nil {
-			t.Fatal(err)
-		}
-		return
+	g, err := bindtest.Create(t, pathfinder.CuRAND, func(g *Generator) error { return CreateGenerator(g, RngPseudoDefault) }, nil, DestroyGenerator)
+	if err == nil {
+		return // with a GPU
 	}
 	var e *Error
 	if !errors.Is(err, StatusInitializationFailed) || !errors.As(err, &e) || e.Func != "curandCreateGenerator" || g != 0 {
 		t.Fatalf("CreateGenerator without a GPU = %v (%T), handle %#x; want CURAND_STATUS_INITIALIZATION_FAILED", err, err, g)
 	}
-	t.Logf("without a GPU: %v", err)
 
 	if err := CreateGeneratorHost(&g, RngPseudoDefault); err != nil {
 		t.Fatalf("CreateGeneratorHost: %v", err)

@@ -2,12 +2,11 @@ package cusolver
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/cudago/cudago/internal/bindtest"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/bindtest"
+	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/pathfinder"
 )
 
@@ -31,13 +30,7 @@ func TestCount(t *testing.T) {
 		t.Errorf("%d cusolverDn and %d cusolverSp functions, want 453 together", dn, sp)
 	}
 	// cusolverStatus_t: 25 codes.
-	n := 0
-	for v := range 64 {
-		if !strings.HasPrefix(Status(v).String(), "cusolverStatus_t(") {
-			n++
-		}
-	}
-	if n != 25 {
+	if n := len(bindtest.Named[Status]("cusolverStatus_t", 64)); n != 25 {
 		t.Errorf("Status has %d codes, want 25", n)
 	}
 	for c, g := range map[string]string{"cublasFillMode_t": "FillMode", "cusparseMatDescr_t": "MatDescr", "cusolverDnHandle_t": "DnHandle", "cusolverSpHandle_t": "SpHandle"} {
@@ -61,22 +54,11 @@ func TestEntryPoints(t *testing.T) {
 // TestVersion checks that the library reports its version through the
 // bindings, the same as pathfinder reads it.
 func TestVersion(t *testing.T) {
-	_, want := bindtest.Load(t, pathfinder.CuSOLVER)
+	p := bindtest.Version(t, pathfinder.CuSOLVER, GetProperty, MajorVersion, MinorVersion, PatchLevel)
 	var v int32
-	if err := GetVersion(&v); err != nil {
-		t.Fatal(err)
+	if err := GetVersion(&v); err != nil || v != p[0]*1000+p[1]*100+p[2] || p[0] < 11 {
+		t.Fatalf("GetVersion = %d, %v; GetProperty says %v", v, err, p)
 	}
-	var parts [3]int32
-	for i, p := range []LibraryPropertyType{MajorVersion, MinorVersion, PatchLevel} {
-		if err := GetProperty(p, &parts[i]); err != nil {
-			t.Fatalf("GetProperty(%v): %v", p, err)
-		}
-	}
-	got := fmt.Sprintf("%d.%d.%d", parts[0], parts[1], parts[2])
-	if got != want || v != parts[0]*1000+parts[1]*100+parts[2] || parts[0] < 11 {
-		t.Fatalf("GetVersion %d, GetProperty %s; pathfinder says %s", v, got, want)
-	}
-	t.Logf("cuSOLVER %s (%d)", got, v)
 }
 
 // TestCreateWithoutGPU: without a GPU, cusolverDnCreate and

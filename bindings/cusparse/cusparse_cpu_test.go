@@ -2,12 +2,9 @@ package cusparse
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 	"testing"
 
-	"github.com/cudago/cudago/internal/bindtest"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/bindtest"
 	"github.com/cudago/cudago/pathfinder"
 )
 
@@ -24,13 +21,7 @@ func TestCount(t *testing.T) {
 		}
 	}
 	// cusparseStatus_t: 12 codes.
-	n := 0
-	for v := range 64 {
-		if !strings.HasPrefix(Status(v).String(), "cusparseStatus_t(") {
-			n++
-		}
-	}
-	if n != 12 {
+	if n := len(bindtest.Named[Status]("cusparseStatus_t", 64)); n != 12 {
 		t.Errorf("Status has %d codes, want 12", n)
 	}
 }
@@ -72,18 +63,9 @@ func TestEntryPoints(t *testing.T) {
 // handle, which needs a GPU: without one, it is the documented invalid
 // value for a NULL handle).
 func TestVersion(t *testing.T) {
-	_, want := bindtest.Load(t, pathfinder.CuSPARSE)
-	var parts [3]int32
-	for i, p := range []LibraryPropertyType{MajorVersion, MinorVersion, PatchLevel} {
-		if err := GetProperty(p, &parts[i]); err != nil {
-			t.Fatalf("GetProperty(%v): %v", p, err)
-		}
+	if p := bindtest.Version(t, pathfinder.CuSPARSE, GetProperty, MajorVersion, MinorVersion, PatchLevel); p[0] != 12 {
+		t.Fatalf("cuSPARSE %v, want 12.x", p)
 	}
-	got := fmt.Sprintf("%d.%d.%d", parts[0], parts[1], parts[2])
-	if got != want || parts[0] != 12 {
-		t.Fatalf("GetProperty %s; pathfinder says %s", got, want)
-	}
-	t.Logf("cuSPARSE %s", got)
 	LoggerSetLevel(0) // no "On entry to ..." lines on stderr for the bad calls below
 	var v int32
 	if err := GetVersion(0, &v); !errors.Is(err, StatusInvalidValue) {
@@ -100,26 +82,19 @@ func TestVersion(t *testing.T) {
 func TestCreateWithoutGPU(t *testing.T) {
 	bindtest.Load(t, pathfinder.CuSPARSE)
 	LoggerSetLevel(0)
-	var h Handle
-	err := Create(&h)
-	if testenv.GPUError() == nil {
-		if err != nil {
-			t.Fatalf("Create with a GPU: %v", err)
-		}
+	_, err := bindtest.Create(t, pathfinder.CuSPARSE, Create, func(h Handle) {
 		var v int32
 		if err := GetVersion(h, &v); err != nil || v < 12000 {
-			t.Fatalf("GetVersion = %d, %v", v, err)
+			t.Errorf("GetVersion = %d, %v", v, err)
 		}
-		if err := Destroy(h); err != nil {
-			t.Fatal(err)
-		}
-		return
+	}, Destroy)
+	if err == nil {
+		return // with a GPU
 	}
 	var e *Error
 	if !errors.Is(err, StatusNotInitialized) || !errors.As(err, &e) || e.Func != "cusparseCreate" || e.Message == "" {
 		t.Fatalf("Create without a GPU = %v (%T), want CUSPARSE_STATUS_NOT_INITIALIZED", err, err)
 	}
-	t.Logf("without a GPU: %v", err)
 }
 
 // TestMatDescr needs no GPU: a legacy matrix descriptor keeps what is set

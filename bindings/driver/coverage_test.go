@@ -4,7 +4,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/cudago/cudago/internal/seeds"
+	"github.com/cudago/cudago/internal/testing/seeds"
 )
 
 // TestSeedFunctions proves that every driver function of the reference list

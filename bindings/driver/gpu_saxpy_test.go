@@ -2,7 +2,6 @@ package driver_test
 
 import (
 	"fmt"
-	"github.com/cudago/cudago/internal/testenv"
 	"runtime"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/bindings/nvfatbin"
 	"github.com/cudago/cudago/bindings/nvrtc"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // process is the blog's process(): NVRTC compiles saxpy with arch

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/cudago/cudago/internal/layoutcheck"
+	"github.com/cudago/cudago/internal/testing/layoutcheck"
 )
 
 var _ = unsafe.Sizeof(0)

@@ -10,15 +10,15 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/cudago/cudago/internal/bindtest"
-	"github.com/cudago/cudago/internal/layoutcheck"
-	"github.com/cudago/cudago/internal/newglibc"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/bindtest"
+	"github.com/cudago/cudago/internal/testing/layoutcheck"
+	"github.com/cudago/cudago/internal/testing/newglibc"
+	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/pathfinder"
 )
 
 // Debian's libnccl2 needs glibc 2.38: on CI's Debian 12 the tests run
-// under the glibc setup-cuda.sh unpacks (see internal/newglibc).
+// under the glibc setup-cuda.sh unpacks (see internal/testing/newglibc).
 func TestMain(m *testing.M) {
 	os.Exit(newglibc.Main(m, func() error { _, err := pathfinder.Load(pathfinder.NCCL); return err }))
 }

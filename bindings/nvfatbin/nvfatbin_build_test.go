@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/cudago/cudago/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/cudago/cudago/bindings/nvfatbin"
 	"github.com/cudago/cudago/bindings/nvrtc"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // compileSaxpy returns NVRTC's CUBIN for arch sm_XX, or its PTX for compute_XX.

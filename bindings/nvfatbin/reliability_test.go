@@ -1,14 +1,13 @@
 package nvfatbin_test
 
 import (
-	"errors"
-	"github.com/cudago/cudago/internal/testenv"
 	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/cudago/cudago/bindings/nvfatbin"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // buildOnce creates a handle with opts, runs add on it, gets the fatbin
@@ -66,18 +65,7 @@ func TestReliabilityBadInput(t *testing.T) {
 			if err == nil {
 				return // accepted (nvFatbin checks little): nothing crashed
 			}
-			var e *nvfatbin.Error
-			if !errors.As(err, &e) {
-				t.Fatalf("error %T %v, want *nvfatbin.Error", err, err)
-			}
-			if c.code != 0 && !errors.Is(err, c.code) {
-				t.Errorf("error %v, want %v", err, c.code)
-			}
-			g := testenv.RSSGrowth(200, func() { buildOnce(c.opts, c.add) })
-			t.Logf("RSS growth over 200 failures: %d KiB", g>>10)
-			if g > 6<<20 {
-				t.Errorf("RSS grew by %d KiB over 200 failures", g>>10)
-			}
+			testenv.BadInput[*nvfatbin.Error](t, err, c.code, "", "", 6<<20, func() { buildOnce(c.opts, c.add) })
 		})
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvfatbin"
-	"github.com/cudago/cudago/internal/seeds"
+	"github.com/cudago/cudago/internal/testing/seeds"
 )
 
 var (
@@ -18,7 +18,7 @@ var (
 )
 
 // TestSeedCoverage checks that every function and result code of
-// the reference list nvfatbin-bindings.txt (internal/seeds) is bound.
+// the reference list nvfatbin-bindings.txt (internal/testing/seeds) is bound.
 func TestSeedCoverage(t *testing.T) {
 	f, err := os.Open(seeds.Path(t, "nvfatbin-bindings.txt"))
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvjitlink"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // TestCountLargerThanSlice passes nvJitLinkCreate more options than the

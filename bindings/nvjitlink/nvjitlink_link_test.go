@@ -1,18 +1,15 @@
 package nvjitlink_test
 
 import (
-	"bytes"
-	"debug/elf"
-	"encoding/binary"
 	"errors"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/cudago/cudago/bindings/nvjitlink"
 	"github.com/cudago/cudago/bindings/nvrtc"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 const moduleA = `
@@ -87,41 +84,6 @@ func link(t *testing.T, opts []string, inputs ...input) ([]byte, error) {
 	return cubin, nil
 }
 
-// cudaELF parses a CUBIN (whose e_version, 124, debug/elf refuses) and
-// returns it with its SM number from e_flags.
-func cudaELF(t *testing.T, cubin []byte) (*elf.File, int) {
-	t.Helper()
-	if !bytes.HasPrefix(cubin, []byte(elf.ELFMAG)) || len(cubin) < 64 {
-		t.Fatalf("not an ELF: % x", cubin[:min(16, len(cubin))])
-	}
-	b := bytes.Clone(cubin)
-	binary.LittleEndian.PutUint32(b[20:], uint32(elf.EV_CURRENT))
-	f, err := elf.NewFile(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("debug/elf: %v", err)
-	}
-	if f.Machine != elf.EM_CUDA {
-		t.Fatalf("e_machine = %v, want EM_CUDA", f.Machine)
-	}
-	flags := binary.LittleEndian.Uint32(cubin[48:])
-	sm := int(flags & 0xff)
-	if f.ABIVersion >= 8 {
-		sm = int(flags>>8) & 0xff
-	}
-	return f, sm
-}
-
-func hasFunc(t *testing.T, f *elf.File, name string) bool {
-	t.Helper()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatalf("Symbols: %v", err)
-	}
-	return slices.ContainsFunc(syms, func(s elf.Symbol) bool {
-		return s.Name == name && elf.ST_TYPE(s.Info) == elf.STT_FUNC
-	})
-}
-
 func TestLinkLTOIR(t *testing.T) {
 	a, b := ltoir(t, moduleA, "a.cu"), ltoir(t, moduleB, "b.cu")
 	cubin, err := link(t, []string{"-arch=sm_90", "-lto"},
@@ -129,11 +91,11 @@ func TestLinkLTOIR(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
-	f, sm := cudaELF(t, cubin)
+	f, sm := testenv.CubinELF(t, cubin)
 	if sm != 90 {
 		t.Errorf("linked CUBIN is for sm_%d, want sm_90", sm)
 	}
-	if !hasFunc(t, f, "k") {
+	if !testenv.HasFunc(t, f, "k") {
 		t.Error("linked CUBIN has no function symbol k")
 	}
 	if f.Section(".text.k") == nil {
@@ -208,12 +170,12 @@ func TestLinkSeedPTX(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
-	f, sm := cudaELF(t, cubin)
+	f, sm := testenv.CubinELF(t, cubin)
 	if sm != 80 {
 		t.Errorf("linked CUBIN is for sm_%d, want sm_80", sm)
 	}
 	for _, k := range []string{"kernel_part1", "kernel_part2"} {
-		if !hasFunc(t, f, k) {
+		if !testenv.HasFunc(t, f, k) {
 			t.Errorf("linked CUBIN has no function symbol %s", k)
 		}
 	}

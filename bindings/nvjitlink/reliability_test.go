@@ -1,14 +1,13 @@
 package nvjitlink_test
 
 import (
-	"errors"
-	"github.com/cudago/cudago/internal/testenv"
 	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/cudago/cudago/bindings/nvjitlink"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 const brokenPTX = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {\n\tbogus.instruction %r1;\n\tret;\n}\n"
@@ -69,21 +68,7 @@ func TestReliabilityBadInput(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			err, log := linkOnce(c.opts, c.typ, c.data)
 			t.Logf("%v\nlog: %s", err, log)
-			var e *nvjitlink.Error
-			if !errors.As(err, &e) {
-				t.Fatalf("error %T %v, want *nvjitlink.Error", err, err)
-			}
-			if c.code != 0 && !errors.Is(err, c.code) {
-				t.Errorf("error %v, want %v", err, c.code)
-			}
-			if !strings.Contains(log, c.log) {
-				t.Errorf("error log %q lacks %q", log, c.log)
-			}
-			g := testenv.RSSGrowth(200, func() { linkOnce(c.opts, c.typ, c.data) })
-			t.Logf("RSS growth over 200 failures: %d KiB", g>>10)
-			if g > c.limit {
-				t.Errorf("RSS grew by %d KiB over 200 failures (limit %d KiB)", g>>10, c.limit>>10)
-			}
+			testenv.BadInput[*nvjitlink.Error](t, err, c.code, log, c.log, c.limit, func() { linkOnce(c.opts, c.typ, c.data) })
 		})
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvjitlink"
-	"github.com/cudago/cudago/internal/seeds"
+	"github.com/cudago/cudago/internal/testing/seeds"
 )
 
 func TestSeedFunctions(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvrtc"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // TestCountLargerThanSlice passes counts larger than their slices (and

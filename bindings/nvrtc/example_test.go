@@ -3,9 +3,9 @@ package nvrtc_test
 import (
 	"bytes"
 	"fmt"
-	"github.com/cudago/cudago/internal/testenv"
 
 	"github.com/cudago/cudago/bindings/nvrtc"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // Compile the saxpy kernel to PTX and find its entry point.

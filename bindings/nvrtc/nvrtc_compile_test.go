@@ -2,14 +2,13 @@ package nvrtc_test
 
 import (
 	"bytes"
-	"debug/elf"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/cudago/cudago/internal/testenv"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cudago/cudago/internal/testing/testenv"
 
 	"github.com/cudago/cudago/bindings/nvrtc"
 )
@@ -48,36 +47,6 @@ func compile(t *testing.T, src, name string, opts []string, nameExprs ...string)
 		t.Fatalf("CompileProgram(%v): %v", opts, err)
 	}
 	return p
-}
-
-// cudaELF parses a CUBIN with debug/elf and returns the file and its SM
-// number. CUDA ELFs carry e_version = 124 (EV_CURRENT+123), which debug/elf
-// rejects, so the header is normalised on a copy first.
-func cudaELF(t *testing.T, cubin []byte) (*elf.File, int) {
-	t.Helper()
-	if len(cubin) < 64 || !bytes.Equal(cubin[:4], []byte(elf.ELFMAG)) {
-		t.Fatalf("not an ELF: % x", cubin[:min(len(cubin), 16)])
-	}
-	if elf.Class(cubin[elf.EI_CLASS]) != elf.ELFCLASS64 || elf.Data(cubin[elf.EI_DATA]) != elf.ELFDATA2LSB {
-		t.Fatalf("CUBIN is not a 64-bit little-endian ELF: % x", cubin[:16])
-	}
-	b := bytes.Clone(cubin)
-	binary.LittleEndian.PutUint32(b[20:], uint32(elf.EV_CURRENT))
-	f, err := elf.NewFile(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("debug/elf: %v", err)
-	}
-	if f.Machine != elf.EM_CUDA { // 190
-		t.Fatalf("e_machine = %v, want EM_CUDA (190)", f.Machine)
-	}
-	flags := binary.LittleEndian.Uint32(cubin[48:])
-	// CUDA ELF ABI up to version 7 (CUDA 12) keeps the SM in e_flags' low
-	// byte (sm_80 -> 0x500550); ABI 8 (CUDA 13) moved it to bits 8..15.
-	sm := int(flags & 0xff)
-	if f.ABIVersion >= 8 {
-		sm = int(flags>>8) & 0xff
-	}
-	return f, sm
 }
 
 func TestCompileSaxpyPTX(t *testing.T) {
@@ -154,7 +123,7 @@ func TestCompileSaxpyCUBIN(t *testing.T) {
 			if !bytes.HasPrefix(cubin, []byte("\x7fELF")) {
 				t.Fatalf("CUBIN does not start with the ELF magic: % x", cubin[:min(16, len(cubin))])
 			}
-			f, got := cudaELF(t, cubin)
+			f, got := testenv.CubinELF(t, cubin)
 			if got != sm {
 				t.Errorf("ELF e_flags say sm_%d, want sm_%d", got, sm)
 			}
@@ -164,11 +133,7 @@ func TestCompileSaxpyCUBIN(t *testing.T) {
 			if f.Section(".text.saxpy") == nil {
 				t.Error("CUBIN has no .text.saxpy section")
 			}
-			syms, err := f.Symbols()
-			if err != nil {
-				t.Fatalf("Symbols: %v", err)
-			}
-			if !slices.ContainsFunc(syms, func(s elf.Symbol) bool { return s.Name == "saxpy" && elf.ST_TYPE(s.Info) == elf.STT_FUNC }) {
+			if !testenv.HasFunc(t, f, "saxpy") {
 				t.Error("CUBIN has no function symbol saxpy")
 			}
 			// A real architecture also leaves no LTO-IR behind.

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvvm"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // TestCountLargerThanSlice passes counts larger than their slices, and

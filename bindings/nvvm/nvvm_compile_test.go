@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/cudago/cudago/internal/testenv"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvvm"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // program creates an NVVM program holding ir, on a held OS thread, and

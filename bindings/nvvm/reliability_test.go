@@ -2,13 +2,13 @@ package nvvm_test
 
 import (
 	"errors"
-	"github.com/cudago/cudago/internal/testenv"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvvm"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 const okIR = `target triple = "nvptx64-nvidia-cuda"
@@ -56,21 +56,7 @@ func TestReliabilityBadInput(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			err, log := compileOnce(c.src, c.opts)
 			t.Logf("%v\nlog: %s", err, log)
-			var e *nvvm.Error
-			if !errors.As(err, &e) {
-				t.Fatalf("error %T %v, want *nvvm.Error", err, err)
-			}
-			if c.code != 0 && !errors.Is(err, c.code) {
-				t.Errorf("error %v, want %v", err, c.code)
-			}
-			if !strings.Contains(log, c.log) {
-				t.Errorf("log %q lacks %q", log, c.log)
-			}
-			g := testenv.RSSGrowth(200, func() { compileOnce(c.src, c.opts) })
-			t.Logf("RSS growth over 200 failures: %d KiB", g>>10)
-			if g > 6<<20 {
-				t.Errorf("RSS grew by %d KiB over 200 failures", g>>10)
-			}
+			testenv.BadInput[*nvvm.Error](t, err, c.code, log, c.log, 6<<20, func() { compileOnce(c.src, c.opts) })
 		})
 	}
 }

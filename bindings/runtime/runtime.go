@@ -56,14 +56,11 @@ type Error = dl.Error[Result]
 type MissingFunctionError = dl.MissingFunctionError
 
 func check(i int, r Result) error {
-	if r == Success {
-		return nil
+	message := GetErrorString
+	if i == getErrorStringIndex {
+		message = nil // its own failure has no message to ask for
 	}
-	e := &Error{Lib: "cudart", Func: procs.Proc(i).Name, Code: r}
-	if i != getErrorStringIndex {
-		e.Message, _ = GetErrorString(r)
-	}
-	return e
+	return dl.Check("cudart", procs.Proc(i).Name, r, Success, message)
 }
 
 var getErrorStringIndex = procs.Index("cudaGetErrorString")

@@ -2,13 +2,11 @@ package runtime
 
 import (
 	"errors"
-	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/cudago/cudago/bindings/driver"
-	"github.com/cudago/cudago/internal/bindtest"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/bindtest"
 	"github.com/cudago/cudago/internal/version"
 	"github.com/cudago/cudago/pathfinder"
 )
@@ -43,13 +41,7 @@ func TestCount(t *testing.T) {
 	var s Stream = driver.Stream(0)
 	var e Event = driver.Event(0)
 	_, _ = s, e
-	n := 0
-	for v := range 1000 {
-		if !strings.HasPrefix(Result(v).String(), "cudaError(") {
-			n++
-		}
-	}
-	if n < 100 {
+	if n := len(bindtest.Named[Result]("cudaError", 1000)); n < 100 {
 		t.Errorf("Result has %d codes", n)
 	}
 	if !ErrorIllegalAddress.Sticky() || ErrorInvalidValue.Sticky() || ErrorNoDevice.Sticky() {
@@ -135,23 +127,14 @@ func dlVersion(v int32) string {
 // (cudaErrorInsufficientDriver where it finds no driver, cudaErrorNoDevice
 // where the driver finds no device), not a crash.
 func TestStreamWithoutGPU(t *testing.T) {
-	bindtest.Load(t, pathfinder.CUDART)
-	var s Stream
-	err := StreamCreate(&s)
-	if testenv.GPUError() == nil {
-		if err != nil {
-			t.Fatalf("StreamCreate with a GPU: %v", err)
-		}
-		if err := StreamDestroy(s); err != nil {
-			t.Fatal(err)
-		}
-		return
+	s, err := bindtest.Create(t, pathfinder.CUDART, StreamCreate, nil, StreamDestroy)
+	if err == nil {
+		return // with a GPU
 	}
 	var e *Error
 	if !errors.Is(err, ErrorInsufficientDriver) && !errors.Is(err, ErrorNoDevice) || !errors.As(err, &e) || e.Func != "cudaStreamCreate" || e.Message == "" || s != 0 {
 		t.Fatalf("StreamCreate without a GPU = %v (%T), want cudaErrorInsufficientDriver or cudaErrorNoDevice", err, err)
 	}
-	t.Logf("without a GPU: %v", err)
 	if n, err := GetDeviceCount(); !errors.Is(err, e.Code) || n != 0 {
 		t.Fatalf("GetDeviceCount = %d, %v; want 0 and %v", n, err, e.Code)
 	}

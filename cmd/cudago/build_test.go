@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cudago/cudago/fatbin"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // TestBuildEmbedExample runs the go:generate line of examples/embed/gen.go
@@ -117,9 +118,9 @@ func TestBuildSeveralFiles(t *testing.T) {
 			}
 			continue
 		}
-		ef, sm := cubinInfo(t, d)
-		if sm != e.Arch || !hasFuncSymbol(t, ef, "k") || !hasFuncSymbol(t, ef, "saxpy") {
-			t.Errorf("cubin for sm_%d: sm_%d, k %v, saxpy %v", e.Arch, sm, hasFuncSymbol(t, ef, "k"), hasFuncSymbol(t, ef, "saxpy"))
+		ef, sm := testenv.CubinELF(t, d)
+		if sm != e.Arch || !testenv.HasFunc(t, ef, "k") || !testenv.HasFunc(t, ef, "saxpy") {
+			t.Errorf("cubin for sm_%d: sm_%d, k %v, saxpy %v", e.Arch, sm, testenv.HasFunc(t, ef, "k"), testenv.HasFunc(t, ef, "saxpy"))
 		}
 	}
 
@@ -140,7 +141,7 @@ func TestBuildSeveralFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ef, _ := cubinInfo(t, d)
+		ef, _ := testenv.CubinELF(t, d)
 		if ef.Section(".nv_debug_line_sass") == nil && ef.Section(".debug_line") == nil {
 			t.Errorf("cubin of build --lineinfo has no line table")
 		}
@@ -151,7 +152,7 @@ func TestBuildSeveralFiles(t *testing.T) {
 	}
 	for _, e := range lf.Entries {
 		if d, _ := e.Data(); !e.Kind.IsPTX() {
-			if ef, _ := cubinInfo(t, d); ef.Section(".nv_debug_line_sass") != nil || ef.Section(".debug_line") != nil {
+			if ef, _ := testenv.CubinELF(t, d); ef.Section(".nv_debug_line_sass") != nil || ef.Section(".debug_line") != nil {
 				t.Errorf("cubin of build without --lineinfo has a line table")
 			}
 		}

@@ -2,18 +2,15 @@ package main
 
 import (
 	"bytes"
-	"debug/elf"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/testenv"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 const saxpySrc = `
@@ -62,41 +59,6 @@ func tool(t *testing.T, dir, name string, args ...string) string {
 	return string(out)
 }
 
-// cubinInfo checks that b is a CUDA ELF and returns it parsed, with its SM
-// number from e_flags.
-func cubinInfo(t *testing.T, b []byte) (*elf.File, int) {
-	t.Helper()
-	if !bytes.HasPrefix(b, []byte(elf.ELFMAG)) || len(b) < 64 {
-		t.Fatalf("not an ELF file: % x", b[:min(16, len(b))])
-	}
-	c := bytes.Clone(b)
-	binary.LittleEndian.PutUint32(c[20:], uint32(elf.EV_CURRENT)) // CUDA's e_version, which debug/elf refuses
-	f, err := elf.NewFile(bytes.NewReader(c))
-	if err != nil {
-		t.Fatalf("debug/elf: %v", err)
-	}
-	if f.Machine != elf.EM_CUDA {
-		t.Fatalf("e_machine = %v, want EM_CUDA", f.Machine)
-	}
-	flags := binary.LittleEndian.Uint32(b[48:])
-	sm := int(flags & 0xff)
-	if f.ABIVersion >= 8 {
-		sm = int(flags>>8) & 0xff
-	}
-	return f, sm
-}
-
-func hasFuncSymbol(t *testing.T, f *elf.File, name string) bool {
-	t.Helper()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatalf("Symbols: %v", err)
-	}
-	return slices.ContainsFunc(syms, func(s elf.Symbol) bool {
-		return s.Name == name && elf.ST_TYPE(s.Info) == elf.STT_FUNC
-	})
-}
-
 func TestCompileFatbin(t *testing.T) {
 	dir := t.TempDir()
 	src := writeFile(t, dir, "saxpy.cu", saxpySrc)
@@ -124,11 +86,11 @@ func TestCompileFatbin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, got := cubinInfo(t, b)
+		f, got := testenv.CubinELF(t, b)
 		if got != sm {
 			t.Errorf("%s is for sm_%d", name, got)
 		}
-		if !hasFuncSymbol(t, f, "saxpy") {
+		if !testenv.HasFunc(t, f, "saxpy") {
 			t.Errorf("%s has no saxpy", name)
 		}
 	}
@@ -154,11 +116,11 @@ func TestCompileCubinPerArch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, got := cubinInfo(t, b)
+		f, got := testenv.CubinELF(t, b)
 		if got != sm {
 			t.Errorf("k.sm_%d.cubin is for sm_%d", sm, got)
 		}
-		if !hasFuncSymbol(t, f, "saxpy") {
+		if !testenv.HasFunc(t, f, "saxpy") {
 			t.Errorf("k.sm_%d.cubin has no saxpy", sm)
 		}
 	}
@@ -169,7 +131,7 @@ func TestCompileCubinPerArch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, sm := cubinInfo(t, b); sm != 86 {
+	if _, sm := testenv.CubinELF(t, b); sm != 86 {
 		t.Errorf("one.cubin is for sm_%d, want sm_86", sm)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 const (
@@ -37,15 +39,15 @@ func TestLinkLTOIR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, sm := cubinInfo(t, cubin)
+	f, sm := testenv.CubinELF(t, cubin)
 	if sm != 90 {
 		t.Errorf("linked cubin is for sm_%d, want sm_90", sm)
 	}
-	if !hasFuncSymbol(t, f, "k") {
+	if !testenv.HasFunc(t, f, "k") {
 		t.Error("linked cubin has no function k")
 	}
 	// The helper was inlined by link-time optimisation: no call remains.
-	if hasFuncSymbol(t, f, "_Z6helperf") {
+	if testenv.HasFunc(t, f, "_Z6helperf") {
 		t.Error("linked cubin still has helper as a function: was it optimised at link time?")
 	}
 
@@ -123,9 +125,9 @@ func TestLinkCubinsAndFatbin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, sm := cubinInfo(t, c)
-	if sm != 80 || !hasFuncSymbol(t, f, "k") || !hasFuncSymbol(t, f, "_Z6helperf") {
-		t.Errorf("linked cubin: sm_%d, k %v, helper %v", sm, hasFuncSymbol(t, f, "k"), hasFuncSymbol(t, f, "_Z6helperf"))
+	f, sm := testenv.CubinELF(t, c)
+	if sm != 80 || !testenv.HasFunc(t, f, "k") || !testenv.HasFunc(t, f, "_Z6helperf") {
+		t.Errorf("linked cubin: sm_%d, k %v, helper %v", sm, testenv.HasFunc(t, f, "k"), testenv.HasFunc(t, f, "_Z6helperf"))
 	}
 	fb := filepath.Join(dir, "b.fatbin")
 	mustRun(t, "fatbin", "-o", fb, "--cubin", "sm_80:"+cb)
@@ -135,7 +137,7 @@ func TestLinkCubinsAndFatbin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, _ := cubinInfo(t, c2); !hasFuncSymbol(t, f, "_Z6helperf") {
+	if f, _ := testenv.CubinELF(t, c2); !testenv.HasFunc(t, f, "_Z6helperf") {
 		t.Error("link with the helper from a fatbin: no helper in the cubin")
 	}
 }

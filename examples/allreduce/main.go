@@ -98,7 +98,7 @@ func run() error {
 		return err
 	}
 	start := time.Now()
-	if err := nccl.AllReduce[float32](comm, buf, buf, n, nccl.Sum, s); err != nil {
+	if err := nccl.AllReduce[float32](comm, s, buf, buf, n, nccl.Sum); err != nil {
 		return err
 	}
 	// Wait watches for NCCL's asynchronous errors (a rank that died)

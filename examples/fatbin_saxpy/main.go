@@ -98,11 +98,7 @@ func run() error {
 	for i := range n {
 		x[i], y[i] = float32(i), float32(2*i)
 	}
-	s, err := dev.NewStream(nil)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
+	s := dev.DefaultStream() // the legacy default stream, which needs no Close
 	var bufs [3]*core.Buffer // x, y, out; allocated and freed in s's order
 	for i := range bufs {
 		if bufs[i], err = core.Alloc[float32](dev, n, s); err != nil {

@@ -56,11 +56,7 @@ func run() error {
 		fmt.Printf("no GPU, so the FFT was not run: %v\n", err)
 		return nil
 	}
-	s, err := dev.NewStream(nil)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
+	s := dev.DefaultStream()
 	plans, err := fft.New(s, nil) // the Cache of s's plans
 	if err != nil {
 		return err

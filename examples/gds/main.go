@@ -88,7 +88,7 @@ func run() error {
 	}
 
 	// The file into the buffer.
-	f, err := gds.Open(in, os.O_RDONLY, 0)
+	f, err := gds.Open(in, os.O_RDONLY, 0, nil)
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func run() error {
 		return err
 	}
 	defer s.Close()
-	g, err := gds.Open(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	g, err := gds.Open(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600, nil)
 	if err != nil {
 		return err
 	}

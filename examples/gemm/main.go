@@ -58,11 +58,7 @@ func run() error {
 		fmt.Printf("no GPU, so the GEMMs were not run: %v\n", err)
 		return nil
 	}
-	s, err := dev.NewStream(nil)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
+	s := dev.DefaultStream() // the legacy default stream, which needs no Close
 	h, err := blas.New(s, nil)
 	if err != nil {
 		return err

@@ -86,11 +86,7 @@ func run() error {
 	for i := range x {
 		x[i] = float32(i%100) / 10
 	}
-	s, err := dev.NewStream(nil)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
+	s := dev.DefaultStream() // the legacy default stream, which needs no Close
 	buf, err := core.Alloc[float32](dev, n, s)
 	if err != nil {
 		return err

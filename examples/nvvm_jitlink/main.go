@@ -108,11 +108,7 @@ func run() error {
 	for i := range in {
 		in[i] = float32(i) * 0.5
 	}
-	s, err := dev.NewStream(nil)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
+	s := dev.DefaultStream() // the legacy default stream, which needs no Close
 	din, err := core.Alloc[float32](dev, n, s)
 	if err != nil {
 		return err

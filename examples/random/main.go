@@ -31,11 +31,7 @@ func run() error {
 		fmt.Printf("no GPU, so the normal generation was not run: %v\n", err)
 		return nil
 	}
-	s, err := dev.NewStream(nil)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
+	s := dev.DefaultStream() // the legacy default stream, which needs no Close
 	buf, err := core.Alloc[float32](dev, n, s)
 	if err != nil {
 		return err

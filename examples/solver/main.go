@@ -54,11 +54,7 @@ func run() error {
 		fmt.Printf("no GPU, so the Cholesky solve was not run: %v\n", err)
 		return nil
 	}
-	s, err := dev.NewStream(nil)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
+	s := dev.DefaultStream() // the legacy default stream, which needs no Close
 	h, err := solver.New(s, nil)
 	if err != nil {
 		return err

@@ -75,11 +75,7 @@ func run() error {
 		fmt.Printf("no GPU, so SpMV was not run: %v\n", err)
 		return nil
 	}
-	s, err := dev.NewStream(nil)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
+	s := dev.DefaultStream()
 	a, err := sparse.NewCSR(s, n, n, off, col, val) // checked on the CPU, then copied
 	if err != nil {
 		return err

@@ -161,3 +161,14 @@ func TestHeaderVersions(t *testing.T) {
 		t.Errorf("oldest of 13.0, 12.10 = %q, want 12.10", got)
 	}
 }
+
+// containsAll fails t for each of wants that text, what t describes ("the
+// Go file"), lacks.
+func containsAll(t *testing.T, what, text string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %q", what, want)
+		}
+	}
+}

@@ -130,7 +130,7 @@ func TestCoreCallShapes(t *testing.T) {
 		t.Errorf("%d generated calls, want 6 (cOnly has none)", n)
 	}
 	goSrc, h, c := string(files[coreGoFile]), string(files[coreHFile]), string(files[coreCFile])
-	for _, want := range []string{
+	containsAll(t, "the Go file", goSrc,
 		"func cuMemAlloc(ctx driver.Context, bytesize uint64) (dptr driver.Deviceptr, err error) {",
 		"func cuStreamEndCapture(ctx driver.Context, hStream driver.Stream) (phGraph driver.Graph, err error) {",
 		"func cuIpcOpenEventHandle(ctx driver.Context, handle driver.IpcEventHandle) (phEvent driver.Event, err error) {",
@@ -141,34 +141,22 @@ func TestCoreCallShapes(t *testing.T) {
 		"#cgo nocallback cgx_cuMemAlloc\n",
 		`{"cuEventElapsedTime", 2000},`,
 		"unsafe.Sizeof(C.cgx_CUipcEventHandle{})-unsafe.Sizeof(driver.IpcEventHandle{})",
-	} {
-		if !strings.Contains(goSrc, want) {
-			t.Errorf("the Go file lacks %q", want)
-		}
-	}
+	)
 	if strings.Contains(goSrc, "func cuCtxGetCurrent(") {
 		t.Error("a cOnly entry has a Go function")
 	}
-	for _, want := range []string{
+	containsAll(t, "the header", h,
 		"#define CU_LAUNCH_ATTRIBUTE_COOPERATIVE 2\n",
 		"\tcgx_CUlaunchAttribute *attrs;\n",
 		"_Static_assert(offsetof(cgx_CUlaunchConfig, hStream) == 32,",
 		"CGX_cuCtxGetCurrent,\n",
 		"typedef cgx_result (*cgx_cuMemAlloc_t)(void *dptr, unsigned long bytesize);",
 		"cg_ret cgx_cuMemAlloc(uintptr_t ctx, unsigned long long *dptr, unsigned long bytesize);",
-	} {
-		if !strings.Contains(h, want) {
-			t.Errorf("the header lacks %q", want)
-		}
-	}
-	for _, want := range []string{
+	)
+	containsAll(t, "the C file", c,
 		"cg_ret cgx_cuMemAlloc(uintptr_t ctx, unsigned long long *dptr, unsigned long bytesize) {\n\tCGX_ENTER(ctx);\n\tCGX_CALL(cuMemAlloc, dptr, bytesize);\n\treturn 0;\n}",
 		"cg_ret cgx_cuCtxSetCurrent(uintptr_t ctx) {\n\tCGX_CALL(cuCtxSetCurrent, ctx);",
-	} {
-		if !strings.Contains(c, want) {
-			t.Errorf("the C file lacks %q", want)
-		}
-	}
+	)
 }
 
 func TestQualify(t *testing.T) {

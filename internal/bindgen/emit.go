@@ -559,7 +559,7 @@ func (m *model) hasLayout() bool {
 func (m *model) emitLayout() []byte {
 	var b bytes.Buffer
 	b.WriteString(genLine)
-	fmt.Fprintf(&b, "package %s\n\nimport (\n\t\"testing\"\n\t\"unsafe\"\n\n\t\"github.com/cudago/cudago/internal/layoutcheck\"\n)\n\nvar _ = unsafe.Sizeof(0)\n\n", m.cfg.name)
+	fmt.Fprintf(&b, "package %s\n\nimport (\n\t\"testing\"\n\t\"unsafe\"\n\n\t\"github.com/cudago/cudago/internal/testing/layoutcheck\"\n)\n\nvar _ = unsafe.Sizeof(0)\n\n", m.cfg.name)
 	fmt.Fprintf(&b, "// TestLayout checks every generated struct's size, alignment and field\n// offsets against the C compiler and the real header.\nfunc TestLayout(t *testing.T) {\n\tlayoutcheck.Check(t, %q, layoutCases)\n}\n\n", m.cfg.primary.version+"/"+m.cfg.primary.file)
 	b.WriteString("// layoutCases pairs C expressions with the Go value that must equal them.\nvar layoutCases = []layoutcheck.Case{\n")
 	structs := append([]*structDef{}, m.structs...)

@@ -123,8 +123,8 @@ func layerLists(t *testing.T) map[string]*callList {
 		}
 		lists[l.dir] = list
 	}
-	if lists["internal/calltest"] == nil {
-		t.Fatal("the demonstration list internal/calltest is gone")
+	if lists["internal/testing/calltest"] == nil {
+		t.Fatal("the demonstration list internal/testing/calltest is gone")
 	}
 	return lists
 }

@@ -206,7 +206,7 @@ func TestLayerCallShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	goSrc, h, c := string(files[callsGoFile]), string(files[callsHFile]), string(files[callsCFile])
-	for _, want := range []string{
+	containsAll(t, "the Go file", goSrc,
 		"package blas\n",
 		"func cublasLtMatmulDescCreate(ctx driver.Context, matmulDesc *cublaslt.MatmulDesc, computeType cublaslt.ComputeType, scaleType cublaslt.DataType) (err error) {",
 		"func curandGenerateUniform(ctx driver.Context, generator curand.Generator, outputPtr *float32, num uint64) (err error) {",
@@ -216,25 +216,17 @@ func TestLayerCallShapes(t *testing.T) {
 		"\t{Name: \"cublasLtMatmulDescCreate\", Lib: cgxCublaslt},\n",
 		"cgxCublaslt = cgx.NewLib(\"libcublaslt\", cublaslt.Proc, cublaslt.StatusError)",
 		"\"github.com/cudago/cudago/bindings/cublaslt\"\n",
-	} {
-		if !strings.Contains(goSrc, want) {
-			t.Errorf("the Go file lacks %q", want)
-		}
-	}
+	)
 	if strings.Contains(goSrc, "cgo noescape cgx_blas_cublasLtMatmulDescCreate") {
 		t.Error("a call not in noEscape is marked")
 	}
-	for _, want := range []string{
+	containsAll(t, "the header", h,
 		"#include \"../../../internal/cgx/cgx.h\"",
 		"#define CGX_TABLE cgx_blas_fn\n",
 		"extern void *cgx_blas_fn[CGX_N];",
 		"\tCGX_cuCtxGetCurrent,\n\tCGX_cuCtxSetCurrent,\n\tCGX_cublasLtMatmulDescCreate,\n",
 		"typedef unsigned int (*cgx_cuCtxGetCurrent_t)(void *pctx);",
-	} {
-		if !strings.Contains(h, want) {
-			t.Errorf("the header lacks %q", want)
-		}
-	}
+	)
 	if want := "cg_ret cgx_blas_curandGenerateUniform(uintptr_t ctx, uintptr_t generator, float *outputPtr, unsigned long num) {\n\tCGX_ENTER_LIB(ctx);\n\tCGX_CALL(curandGenerateUniform, generator, outputPtr, num);\n\treturn 0;\n}"; !strings.Contains(c, want) {
 		t.Errorf("the C file lacks %q", want)
 	}
@@ -256,39 +248,27 @@ func TestLayerCallShapesCuFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	goSrc, h, c := string(files[callsGoFile]), string(files[callsHFile]), string(files[callsCFile])
-	for _, want := range []string{
+	containsAll(t, "the Go file", goSrc,
 		"cgxCufile = cgx.NewLib(\"libcufile\", cufile.Proc, cufile.PackedStatusError)",
 		"func cuFileDriverOpen(ctx driver.Context) (err error) {",
 		"func cuFileRead(ctx driver.Context, fh cufile.Handle, bufPtrBase unsafe.Pointer, size uint64, fileOffset int64, bufPtrOffset int64) (ret int64, err error) {",
 		"\tr_, e_ := C.cgx_gds_cuFileRead(C.uintptr_t(ctx), C.uintptr_t(fh), bufPtrBase, C.ulong(size), C.long(fileOffset), C.long(bufPtrOffset), (*C.long)(unsafe.Pointer(&ret)))\n\terr = cgxCalls.Err(uint64(r_))\n\tif err == nil && ret == -1 && e_ != nil {\n\t\terr = e_\n\t}\n",
 		"func cuFileUseCount(ctx driver.Context) (ret int64, err error) {\n\tcgxCalls.Load()\n\terr = cgxCalls.Err(uint64(C.cgx_gds_cuFileUseCount(C.uintptr_t(ctx), (*C.long)(unsafe.Pointer(&ret)))))\n",
 		"func cuFileHandleDeregister(ctx driver.Context, fh cufile.Handle) (err error) {",
-	} {
-		if !strings.Contains(goSrc, want) {
-			t.Errorf("the Go file lacks %q", want)
-		}
-	}
-	for _, want := range []string{
+	)
+	containsAll(t, "the header", h,
 		"struct cg_CUfileError_t {\n\tunsigned int f0;\n\tunsigned int f1;\n};\nstatic inline unsigned cgx_pack_cufile(struct cg_CUfileError_t s) {",
 		"typedef struct cg_CUfileError_t (*cgx_cuFileDriverOpen_t)(void);",
 		"typedef long (*cgx_cuFileRead_t)(uintptr_t fh, void *bufPtrBase, unsigned long size, long fileOffset, long bufPtrOffset);",
 		"cg_ret cgx_gds_cuFileRead(uintptr_t ctx, uintptr_t fh, void *bufPtrBase, unsigned long size, long fileOffset, long bufPtrOffset, long *ret_);",
-	} {
-		if !strings.Contains(h, want) {
-			t.Errorf("the header lacks %q", want)
-		}
-	}
-	for _, want := range []string{
+	)
+	containsAll(t, "the C file", c,
 		"#include <errno.h>\n",
 		"\tstruct cg_CUfileError_t s_ = ((cgx_cuFileDriverOpen_t)f_)();\n\tif (s_.f0 || s_.f1) return CG_RET(CGX_cuFileDriverOpen, cgx_pack_cufile(s_));\n",
 		"\tif (!f_) return CG_RET(CGX_cuFileRead, CG_MISSING);\n\terrno = 0;\n\t*ret_ = ((cgx_cuFileRead_t)f_)(fh, bufPtrBase, size, fileOffset, bufPtrOffset);\n\treturn 0;\n",
 		"\t*ret_ = ((cgx_cuFileUseCount_t)f_)();\n\treturn 0;\n",
 		"\t((cgx_cuFileHandleDeregister_t)f_)(fh);\n\treturn 0;\n",
-	} {
-		if !strings.Contains(c, want) {
-			t.Errorf("the C file lacks %q", want)
-		}
-	}
+	)
 	if strings.Count(c, "errno = 0;") != 1 {
 		t.Error("errno is cleared for a call not in errno")
 	}

@@ -98,7 +98,7 @@ const localMarker = "cuda_runtime_api.h"
 // cuda_fp16.h and cuda_bf16.h declare nothing for C (__half and
 // __nv_bfloat16 are C++ classes), but include libcu++'s <nv/target>, which
 // Debian's 12.4 headers lack: their include guards are defined instead.
-// internal/layoutcheck does the same.
+// internal/testing/layoutcheck does the same.
 const localPredefined = "#define __CUDA_FP16_H__\n#define __CUDA_BF16_H__\n"
 
 // foreignGoType returns the Go type of a foreign C typedef, or "" when the

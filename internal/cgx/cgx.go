@@ -107,7 +107,7 @@ func (t *Table) load() {
 
 // Replace puts p in the C table in place of the entry point named name
 // and returns the one it replaces; ok is false when there is no such
-// entry. It is for tests, which put fakes there (internal/fakecuda) and
+// entry. It is for tests, which put fakes there (internal/testing/fakecuda) and
 // restore what they replaced; Load first, or Load would overwrite them.
 func (t *Table) Replace(name string, p unsafe.Pointer) (old unsafe.Pointer, ok bool) {
 	i := t.Index(name)

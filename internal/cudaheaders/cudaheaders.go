@@ -1,5 +1,6 @@
 // Package cudaheaders finds NVIDIA's C headers by CUDA version, for the
-// generator (internal/bindgen) and the layout tests (internal/layoutcheck).
+// generator (internal/bindgen) and the layout tests
+// (internal/testing/layoutcheck).
 // The bindings are generated from CUDA 13.0's headers and 12.4's, so a
 // header counts only in a place of exactly that version.
 //

@@ -1,4 +1,5 @@
-// Package fsutil holds file helpers shared by the cudago command and core.
+// Package fsutil holds file helpers shared by the cudago command, core,
+// the generator and the tests.
 package fsutil
 
 import (
@@ -62,4 +63,26 @@ func pathError(path string, err error) error {
 		err = le.Err
 	}
 	return &fs.PathError{Op: "write", Path: path, Err: err}
+}
+
+// FindShared finds the folder shared/name that stands beside the
+// repository (../shared, which feeds the generator and the tests that
+// need NVIDIA's headers or reference lists) or above it: it walks up from
+// the working directory and returns the first d/shared/name or
+// d/../shared/name, absolute, that holds the file probe.
+func FindShared(name, probe string) (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		for _, c := range []string{filepath.Join(d, "shared", name), filepath.Join(d, "..", "shared", name)} {
+			if _, err := os.Stat(filepath.Join(c, probe)); err == nil {
+				return filepath.Abs(c)
+			}
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no shared/%s found above %s", name, wd)
+		}
+	}
 }

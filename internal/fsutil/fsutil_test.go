@@ -94,3 +94,35 @@ func TestWriteAtomicUnwritable(t *testing.T) {
 	p := filepath.Join(unwritableDir(t), "out.bin")
 	checkNames(t, WriteAtomic(p, []byte("x"), 0o600), p, syscall.EACCES)
 }
+
+// TestFindShared: shared/name is found in a folder above the working
+// directory or beside one, by its probe file, and named when it is not.
+func TestFindShared(t *testing.T) {
+	root := t.TempDir()
+	repo := filepath.Join(root, "work", "repo")
+	deep := filepath.Join(repo, "a", "b")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(deep)
+	if _, err := FindShared("seeds", "README.md"); err == nil || !strings.Contains(err.Error(), "no shared/seeds found above "+deep) {
+		t.Errorf("without shared/: %v", err)
+	}
+	beside := filepath.Join(root, "work", "shared", "seeds")
+	if err := os.MkdirAll(beside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FindShared("seeds", "README.md"); err == nil {
+		t.Error("a shared/seeds without its probe file was taken")
+	}
+	if err := os.WriteFile(filepath.Join(beside, "README.md"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := FindShared("seeds", "README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if real, _ := filepath.EvalSymlinks(got); real != beside && got != beside {
+		t.Errorf("FindShared = %s, want %s", got, beside)
+	}
+}

@@ -12,7 +12,7 @@
 // Checks: AllReduce, Reduce and ReduceScatter with every Op, Broadcast,
 // AllGather, AlltoAll, Gather, Scatter and a Send/Recv ring, for float32,
 // float64, bfloat16 and int32, at each of -counts elements
-// (internal/collcheck says how results are known). Every rank prints
+// (internal/testing/collcheck says how results are known). Every rank prints
 // one line with its tally and one per wrong result:
 //
 //	CHECK impl=cudago rank=1 ranks=4 cases=336 passed=336 failed=0 skipped=0 seconds=2.1
@@ -55,7 +55,7 @@ import (
 
 	ncclb "github.com/cudago/cudago/bindings/nccl"
 	"github.com/cudago/cudago/core"
-	"github.com/cudago/cudago/internal/collcheck"
+	"github.com/cudago/cudago/internal/testing/collcheck"
 	"github.com/cudago/cudago/nccl"
 	"github.com/cudago/cudago/pathfinder"
 )
@@ -385,7 +385,7 @@ func (k *rank) batch(cases []collcheck.Case) ([]error, error) {
 				}
 				recvs[i] = b
 			}
-			if err := c.Add(&g, k.comm, send, recvs[i], k.s); err != nil {
+			if err := c.Add(&g, k.comm, k.s, send, recvs[i]); err != nil {
 				return nil, fmt.Errorf("%v: %w", c, err)
 			}
 		}
@@ -472,7 +472,7 @@ func (k *rank) bandwidth(name string, c collcheck.Case) (bool, error) {
 	defer send.Close()
 	defer recv.Close()
 	for range k.o.warmup {
-		if err := c.Call(k.comm, send, recv, k.s); err != nil {
+		if err := c.Call(k.comm, k.s, send, recv); err != nil {
 			return false, err
 		}
 	}
@@ -481,7 +481,7 @@ func (k *rank) bandwidth(name string, c collcheck.Case) (bool, error) {
 	}
 	start := time.Now()
 	for range k.o.iters {
-		if err := c.Call(k.comm, send, recv, k.s); err != nil {
+		if err := c.Call(k.comm, k.s, send, recv); err != nil {
 			return false, err
 		}
 	}
@@ -515,7 +515,7 @@ func (k *rank) latency() (bool, error) {
 	defer send.Close()
 	defer recv.Close()
 	for range k.o.latWarmup {
-		if err := c.Call(k.comm, send, recv, k.s); err != nil {
+		if err := c.Call(k.comm, k.s, send, recv); err != nil {
 			return false, err
 		}
 		if err := k.s.Sync(); err != nil {
@@ -525,7 +525,7 @@ func (k *rank) latency() (bool, error) {
 	ts := make([]float64, k.o.latIters)
 	for i := range ts {
 		t0 := time.Now()
-		if err := c.Call(k.comm, send, recv, k.s); err != nil {
+		if err := c.Call(k.comm, k.s, send, recv); err != nil {
 			return false, err
 		}
 		if err := k.s.Sync(); err != nil {
@@ -560,7 +560,7 @@ func (k *rank) mean(vals []float64) ([]float64, error) {
 	if err := core.CopyToDevice(b, vals); err != nil {
 		return nil, err
 	}
-	if err := nccl.AllReduce[float64](k.comm, b, b, len(vals), nccl.Avg, k.s); err != nil {
+	if err := nccl.AllReduce[float64](k.comm, k.s, b, b, len(vals), nccl.Avg); err != nil {
 		return nil, err
 	}
 	if err := k.comm.Wait(k.ctx, k.s); err != nil {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cudago/cudago/internal/collcheck"
+	"github.com/cudago/cudago/internal/testing/collcheck"
 )
 
 func TestParse(t *testing.T) {

@@ -1,0 +1,281 @@
+package fakelib_test
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/cudago/cudago/bindings/cublas"
+	"github.com/cudago/cudago/bindings/cufft"
+	"github.com/cudago/cudago/bindings/driver"
+	"github.com/cudago/cudago/blas"
+	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/fft"
+	"github.com/cudago/cudago/internal/testing/ctwin"
+	"github.com/cudago/cudago/internal/testing/fakelib"
+	"github.com/cudago/cudago/pathfinder"
+)
+
+// buildErr is why the fakes could not be built (no C compiler): the tests
+// and benchmarks then skip.
+var buildErr error
+
+// TestMain builds the fakes and points pathfinder at them before anything
+// loads a library: every test of this binary runs against them.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "fakelib")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	buildErr = fakelib.Setenv(dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// env returns a stream on the fake device 0, closed at the end.
+func env(tb testing.TB) (*core.Device, *core.Stream) {
+	tb.Helper()
+	if buildErr != nil {
+		tb.Skipf("no fakes: %v", buildErr)
+	}
+	dev, err := core.GetDevice(0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := dev.NewStream(&core.StreamOptions{NonBlocking: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return dev, s
+}
+
+func alloc(tb testing.TB, dev *core.Device, s *core.Stream, n int) *core.Buffer {
+	tb.Helper()
+	b, err := dev.Allocate(n, s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { b.Close() })
+	return b
+}
+
+func counted(tb testing.TB, l pathfinder.Lib) int64 {
+	tb.Helper()
+	n, err := fakelib.Calls(l)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// gemmEnv is a Handle and three 64×64 float32 matrices on the fakes.
+type gemmEnv struct {
+	s       *core.Stream
+	h       *blas.Handle
+	a, b, c *core.Buffer
+}
+
+const n64 = 64
+
+func newGemmEnv(tb testing.TB) *gemmEnv {
+	dev, s := env(tb)
+	h, err := blas.New(s, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { h.Close() })
+	size := n64 * n64 * 4
+	return &gemmEnv{s, h, alloc(tb, dev, s, size), alloc(tb, dev, s, size), alloc(tb, dev, s, size)}
+}
+
+func (e *gemmEnv) gemm() error {
+	return blas.Gemm(e.h, blas.NoTrans, blas.NoTrans, n64, n64, n64, float32(1), e.a, n64, e.b, n64, float32(0), e.c, n64)
+}
+
+// TestGemm checks that each blas.Gemm reaches cublasSgemm once, with its
+// arguments as cuBLAS takes them, and allocates nothing.
+func TestGemm(t *testing.T) {
+	e := newGemmEnv(t)
+	before := counted(t, pathfinder.CuBLAS)
+	for range 3 {
+		if err := blas.Gemm(e.h, blas.Trans, blas.NoTrans, 3, 4, 5, float32(2), e.a, 7, e.b, 6, float32(0.5), e.c, 8); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := counted(t, pathfinder.CuBLAS) - before; n != 3 {
+		t.Errorf("3 Gemm calls reached cublasSgemm %d times", n)
+	}
+	last, err := fakelib.Last(pathfinder.CuBLAS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{fakelib.Handle, int64(cublas.OpT), int64(cublas.OpN), 3, 4, 5, int64(math.Float32bits(2)),
+		int64(e.a.Ptr()), 7, int64(e.b.Ptr()), 6, int64(math.Float32bits(0.5)), int64(e.c.Ptr()), 8}
+	if fmt.Sprint(last) != fmt.Sprint(want) {
+		t.Errorf("cublasSgemm's arguments (handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):\n%v, want\n%v", last, want)
+	}
+	if raceEnabled {
+		return // the race detector allocates
+	}
+	if a := testing.AllocsPerRun(1000, func() { e.gemm() }); a != 0 {
+		t.Errorf("%v allocations per Gemm", a)
+	}
+}
+
+// TestFFTForward checks that each Plan.Forward reaches cufftExecC2C (and
+// an R2C plan's cufftExecR2C) once, with the plan's handle and the
+// Buffers' addresses, and allocates nothing.
+func TestFFTForward(t *testing.T) {
+	dev, s := env(t)
+	c, err := fft.New(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, d := range []fft.Desc{{Shape: []int{1 << 10}}, {Shape: []int{1 << 10}, Type: fft.R2C}} {
+		p, err := c.Plan(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.WorkSize() < 1<<20 {
+			t.Errorf("%v: work area of %d bytes; the fake plan asks for 1 MiB", d.Type, p.WorkSize())
+		}
+		ib, ob := p.Bytes()
+		in, out := alloc(t, dev, s, ib), alloc(t, dev, s, ob)
+		before := counted(t, pathfinder.CuFFT)
+		for range 3 {
+			if err := p.Forward(in, out); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := counted(t, pathfinder.CuFFT) - before; n != 3 {
+			t.Errorf("%v: 3 Forward calls reached cuFFT %d times", d.Type, n)
+		}
+		last, err := fakelib.Last(pathfinder.CuFFT)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kind, dir := int64(cufft.C2C), int64(cufft.Forward)
+		if d.Type == fft.R2C {
+			kind = int64(cufft.R2C)
+		}
+		if last[1] != int64(in.Ptr()) || last[2] != int64(out.Ptr()) || last[3] != dir || last[4] != kind {
+			t.Errorf("%v: cuFFT's exec got (plan, in, out, direction, type) %x; want in %x, out %x, direction %d, type %#x",
+				d.Type, last, in.Ptr(), out.Ptr(), dir, kind)
+		}
+		if !raceEnabled {
+			if a := testing.AllocsPerRun(1000, func() { p.Forward(in, out) }); a != 0 {
+				t.Errorf("%v: %v allocations per Forward", d.Type, a)
+			}
+		}
+	}
+}
+
+// chunked times run(m) for b.N calls in chunks of 500, as blas's
+// BenchmarkGemmSmall64 does on a GPU; there it drains the stream between
+// chunks, untimed, which the fakes need not.
+func chunked(b *testing.B, run func(m int) error) {
+	const chunk = 500
+	b.ReportAllocs()
+	if err := run(1); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for done := 0; done < b.N; done += chunk {
+		if err := run(min(chunk, b.N-done)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGemmSmall64 is blas's BenchmarkGemmSmall64 against the fake
+// cuBLAS, whose cublasSgemm returns at once: "cudago" times blas.Gemm,
+// "C" the C twin (a C loop calling the same fake entry point), and
+// "interleaved" alternates chunks of both and reports go-ns (cudago's time
+// per call less C's): what the Go side adds to each call, which on a GPU
+// machine is the difference between cudago and C in
+// blas.BenchmarkGemmSmall64.
+func BenchmarkGemmSmall64(b *testing.B) {
+	e := newGemmEnv(b)
+	goSide := func(m int) error {
+		for range m {
+			if err := e.gemm(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ctx, _, err := e.s.Acquire()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.s.Release()
+	p := [3]driver.Deviceptr{e.a.Ptr(), e.b.Ptr(), e.c.Ptr()}
+	cSide := func(m int) error { return ctwin.Sgemm(ctx, fakelib.Handle, n64, p[0], p[1], p[2], m) }
+	b.Run("cudago", func(b *testing.B) { chunked(b, goSide) })
+	b.Run("C", func(b *testing.B) { chunked(b, cSide) })
+	b.Run("interleaved", func(b *testing.B) {
+		var cTime time.Duration
+		var cCalls int
+		chunked(b, func(m int) error {
+			if err := goSide(m); err != nil {
+				return err
+			}
+			b.StopTimer()
+			defer b.StartTimer()
+			t0 := time.Now()
+			err := cSide(m)
+			cTime += time.Since(t0)
+			cCalls += m
+			return err
+		})
+		cNs := float64(cTime.Nanoseconds()) / float64(cCalls)
+		b.ReportMetric(cNs, "c-ns/op")
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)-cNs, "go-ns/op")
+	})
+}
+
+// BenchmarkFFTForward is the CPU cost of one Plan.Forward (complex64 C2C)
+// against the fake cuFFT, and of the C twin's cufftExecC2C on the same
+// plan.
+func BenchmarkFFTForward(b *testing.B) {
+	dev, s := env(b)
+	c, err := fft.New(s, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	p, err := c.Plan(fft.Desc{Shape: []int{1 << 10}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ib, ob := p.Bytes()
+	in, out := alloc(b, dev, s, ib), alloc(b, dev, s, ob)
+	ctx, _, err := s.Acquire()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Release()
+	b.Run("cudago", func(b *testing.B) {
+		chunked(b, func(m int) error {
+			for range m {
+				if err := p.Forward(in, out); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	b.Run("C", func(b *testing.B) {
+		// The fake ignores the plan handle; the C twin of a GPU run takes
+		// the plan's own (fft's BenchmarkFFT*/C).
+		chunked(b, func(m int) error {
+			return ctwin.FFTExec(ctx, 1, cufft.C2C, in.Ptr(), out.Ptr(), cufft.Forward, m)
+		})
+	})
+}
