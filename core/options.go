@@ -184,6 +184,42 @@ func bool01(b bool) string {
 	return "0"
 }
 
+// flagList builds a library's option list in a fixed order; each method
+// adds its flags only when the field it is given is set.
+type flagList []string
+
+// on adds flags when set is true.
+func (l *flagList) on(set bool, flags ...string) {
+	if set {
+		*l = append(*l, flags...)
+	}
+}
+
+// value adds flag+v when v is not empty.
+func (l *flagList) value(flag, v string) {
+	l.on(v != "", flag+v)
+}
+
+// tri adds flag+render(*b) when b is not nil (nil keeps the library's
+// default).
+func (l *flagList) tri(flag string, b *bool, render func(bool) string) {
+	if b != nil {
+		*l = append(*l, flag+render(*b))
+	}
+}
+
+// each adds flag+v for every v of vs, refusing an empty v as a bad option
+// with the reason given.
+func (l *flagList) each(flag string, vs []string, option, reason string) error {
+	for _, v := range vs {
+		if v == "" {
+			return badOption(option, "%s", reason)
+		}
+		*l = append(*l, flag+v)
+	}
+	return nil
+}
+
 // validateCommon checks the fields every backend reads.
 func (o *ProgramOptions) validateCommon() error {
 	if o.Arch != "" {
@@ -211,10 +247,8 @@ func (o *ProgramOptions) NVRTCOptions() ([]string, error) {
 	if err := o.validateCommon(); err != nil {
 		return nil, err
 	}
-	var out []string
-	if o.Arch != "" {
-		out = append(out, "-arch="+o.Arch)
-	}
+	var out flagList
+	out.value("-arch=", o.Arch)
 	if o.Std != "" {
 		if !slices.Contains(nvrtcStds, o.Std) {
 			return nil, badOption("ProgramOptions.Std", "unknown C++ dialect %q (want one of %s)", o.Std, strings.Join(nvrtcStds, ", "))
@@ -248,89 +282,42 @@ func (o *ProgramOptions) NVRTCOptions() ([]string, error) {
 		}
 		out = append(out, "-U"+k)
 	}
-	for _, p := range o.IncludePaths {
-		if p == "" {
-			return nil, badOption("ProgramOptions.IncludePaths", "empty path")
-		}
-		out = append(out, "-I"+p)
+	if err := out.each("-I", o.IncludePaths, "ProgramOptions.IncludePaths", "empty path"); err != nil {
+		return nil, err
 	}
-	for _, p := range o.PreIncludes {
-		if p == "" {
-			return nil, badOption("ProgramOptions.PreIncludes", "empty header name")
-		}
-		out = append(out, "--pre-include="+p)
+	if err := out.each("--pre-include=", o.PreIncludes, "ProgramOptions.PreIncludes", "empty header name"); err != nil {
+		return nil, err
 	}
 	for name := range o.Headers {
 		if name == "" {
 			return nil, badOption("ProgramOptions.Headers", "header with an empty name")
 		}
 	}
-	if o.Debug {
-		out = append(out, "--device-debug")
+	out.on(o.Debug, "--device-debug")
+	out.on(o.LineInfo, "--generate-line-info")
+	out.on(o.FastMath, "--use_fast_math")
+	out.tri("--fmad=", o.FMAD, boolStr)
+	out.tri("--ftz=", o.FTZ, boolStr)
+	out.tri("--prec-div=", o.PrecDiv, boolStr)
+	out.tri("--prec-sqrt=", o.PrecSqrt, boolStr)
+	out.on(o.MaxRegisters > 0, "--maxrregcount="+strconv.Itoa(o.MaxRegisters))
+	out.on(o.RelocatableDeviceCode, "--relocatable-device-code=true")
+	out.on(o.LTO, "-dlto")
+	out.on(o.DisableWarnings, "--disable-warnings")
+	out.on(o.DeviceAsDefaultExecutionSpace, "--device-as-default-execution-space")
+	if err := out.each("--ptxas-options=", o.PtxasOptions, "ProgramOptions.PtxasOptions", "empty option"); err != nil {
+		return nil, err
 	}
-	if o.LineInfo {
-		out = append(out, "--generate-line-info")
+	out.on(o.PCH, "--pch")
+	out.value("--create-pch=", o.CreatePCH)
+	if o.UsePCH != "" && o.CreatePCH != "" {
+		return nil, badOption("ProgramOptions.UsePCH", "cannot be combined with CreatePCH")
 	}
-	if o.FastMath {
-		out = append(out, "--use_fast_math")
-	}
-	if o.FMAD != nil {
-		out = append(out, "--fmad="+boolStr(*o.FMAD))
-	}
-	if o.FTZ != nil {
-		out = append(out, "--ftz="+boolStr(*o.FTZ))
-	}
-	if o.PrecDiv != nil {
-		out = append(out, "--prec-div="+boolStr(*o.PrecDiv))
-	}
-	if o.PrecSqrt != nil {
-		out = append(out, "--prec-sqrt="+boolStr(*o.PrecSqrt))
-	}
-	if o.MaxRegisters > 0 {
-		out = append(out, "--maxrregcount="+strconv.Itoa(o.MaxRegisters))
-	}
-	if o.RelocatableDeviceCode {
-		out = append(out, "--relocatable-device-code=true")
-	}
-	if o.LTO {
-		out = append(out, "-dlto")
-	}
-	if o.DisableWarnings {
-		out = append(out, "--disable-warnings")
-	}
-	if o.DeviceAsDefaultExecutionSpace {
-		out = append(out, "--device-as-default-execution-space")
-	}
-	for _, p := range o.PtxasOptions {
-		if p == "" {
-			return nil, badOption("ProgramOptions.PtxasOptions", "empty option")
-		}
-		out = append(out, "--ptxas-options="+p)
-	}
-	if o.PCH {
-		out = append(out, "--pch")
-	}
-	if o.CreatePCH != "" {
-		out = append(out, "--create-pch="+o.CreatePCH)
-	}
-	if o.UsePCH != "" {
-		if o.CreatePCH != "" {
-			return nil, badOption("ProgramOptions.UsePCH", "cannot be combined with CreatePCH")
-		}
-		out = append(out, "--use-pch="+o.UsePCH)
-	}
-	if o.PCHDir != "" {
-		out = append(out, "--pch-dir="+o.PCHDir)
-	}
-	if o.PCHVerbose != nil {
-		out = append(out, "--pch-verbose="+boolStr(*o.PCHVerbose))
-	}
-	if o.PCHMessages != nil {
-		out = append(out, "--pch-messages="+boolStr(*o.PCHMessages))
-	}
-	if o.InstantiateTemplatesInPCH != nil {
-		out = append(out, "--instantiate-templates-in-pch="+boolStr(*o.InstantiateTemplatesInPCH))
-	}
+	out.value("--use-pch=", o.UsePCH)
+	out.value("--pch-dir=", o.PCHDir)
+	out.tri("--pch-verbose=", o.PCHVerbose, boolStr)
+	out.tri("--pch-messages=", o.PCHMessages, boolStr)
+	out.tri("--instantiate-templates-in-pch=", o.InstantiateTemplatesInPCH, boolStr)
 	for _, e := range o.NameExpressions {
 		if strings.TrimSpace(e) == "" {
 			return nil, badOption("ProgramOptions.NameExpressions", "empty name expression")
@@ -401,32 +388,18 @@ func (o *ProgramOptions) NVVMOptions() ([]string, error) {
 	if err := o.checkFor("nvvm"); err != nil {
 		return nil, err
 	}
-	var out []string
+	var out flagList
 	if o.Arch != "" {
 		a, _ := exactArch(o.Arch)
 		out = append(out, "-arch="+a.Compute())
 	}
-	if o.Debug {
-		out = append(out, "-g", "-opt=0")
-	}
-	if o.FastMath {
-		out = append(out, "-ftz=1", "-prec-div=0", "-prec-sqrt=0", "-fma=1")
-	}
-	if o.FTZ != nil {
-		out = append(out, "-ftz="+bool01(*o.FTZ))
-	}
-	if o.PrecDiv != nil {
-		out = append(out, "-prec-div="+bool01(*o.PrecDiv))
-	}
-	if o.PrecSqrt != nil {
-		out = append(out, "-prec-sqrt="+bool01(*o.PrecSqrt))
-	}
-	if o.FMAD != nil {
-		out = append(out, "-fma="+bool01(*o.FMAD))
-	}
-	if o.LTO {
-		out = append(out, "-gen-lto")
-	}
+	out.on(o.Debug, "-g", "-opt=0")
+	out.on(o.FastMath, "-ftz=1", "-prec-div=0", "-prec-sqrt=0", "-fma=1")
+	out.tri("-ftz=", o.FTZ, bool01)
+	out.tri("-prec-div=", o.PrecDiv, bool01)
+	out.tri("-prec-sqrt=", o.PrecSqrt, bool01)
+	out.tri("-fma=", o.FMAD, bool01)
+	out.on(o.LTO, "-gen-lto")
 	// LineInfo and MaxRegisters act when PTX becomes a CUBIN (nvJitLink).
 	out = append(out, o.Extra...)
 	return out, nil
@@ -509,66 +482,37 @@ func (o *LinkerOptions) NVJitLinkOptions() ([]string, error) {
 	if _, ok := exactArch(o.Arch); !ok {
 		return nil, badOption("LinkerOptions.Arch", "unknown architecture %q (want sm_NN or compute_NN, e.g. sm_90; ParseArch reads other forms)", o.Arch)
 	}
-	out := []string{"-arch=" + o.Arch}
+	out := flagList{"-arch=" + o.Arch}
 	if o.MaxRegisters < 0 {
 		return nil, badOption("LinkerOptions.MaxRegisters", "negative register count %d", o.MaxRegisters)
 	}
-	if o.MaxRegisters > 0 {
-		out = append(out, "-maxrregcount="+strconv.Itoa(o.MaxRegisters))
-	}
+	out.on(o.MaxRegisters > 0, "-maxrregcount="+strconv.Itoa(o.MaxRegisters))
 	if o.Optimization != nil {
 		if n := *o.Optimization; n != 0 && n != 3 {
 			return nil, badOption("LinkerOptions.Optimization", "level %d: nvJitLink accepts only 0 and 3", n)
 		}
 		out = append(out, "-O"+strconv.Itoa(*o.Optimization))
 	}
-	if o.Debug {
-		out = append(out, "-g")
-	}
-	if o.LineInfo {
-		out = append(out, "-lineinfo")
-	}
-	if o.LTO {
-		out = append(out, "-lto")
-	}
+	out.on(o.Debug, "-g")
+	out.on(o.LineInfo, "-lineinfo")
+	out.on(o.LTO, "-lto")
 	// 0/1, not true/false: with LTO nvJitLink hands these to libNVVM,
 	// which rejects -ftz=true.
-	if o.FTZ != nil {
-		out = append(out, "-ftz="+bool01(*o.FTZ))
+	out.tri("-ftz=", o.FTZ, bool01)
+	out.tri("-prec-div=", o.PrecDiv, bool01)
+	out.tri("-prec-sqrt=", o.PrecSqrt, bool01)
+	out.tri("-fma=", o.FMA, bool01)
+	if err := out.each("-kernels-used=", o.KernelsUsed, "LinkerOptions.KernelsUsed", "empty name"); err != nil {
+		return nil, err
 	}
-	if o.PrecDiv != nil {
-		out = append(out, "-prec-div="+bool01(*o.PrecDiv))
+	if err := out.each("-variables-used=", o.VariablesUsed, "LinkerOptions.VariablesUsed", "empty name"); err != nil {
+		return nil, err
 	}
-	if o.PrecSqrt != nil {
-		out = append(out, "-prec-sqrt="+bool01(*o.PrecSqrt))
+	if err := out.each("-Xptxas=", o.PtxasOptions, "LinkerOptions.PtxasOptions", "empty option"); err != nil {
+		return nil, err
 	}
-	if o.FMA != nil {
-		out = append(out, "-fma="+bool01(*o.FMA))
-	}
-	for _, k := range o.KernelsUsed {
-		if k == "" {
-			return nil, badOption("LinkerOptions.KernelsUsed", "empty name")
-		}
-		out = append(out, "-kernels-used="+k)
-	}
-	for _, v := range o.VariablesUsed {
-		if v == "" {
-			return nil, badOption("LinkerOptions.VariablesUsed", "empty name")
-		}
-		out = append(out, "-variables-used="+v)
-	}
-	for _, p := range o.PtxasOptions {
-		if p == "" {
-			return nil, badOption("LinkerOptions.PtxasOptions", "empty option")
-		}
-		out = append(out, "-Xptxas="+p)
-	}
-	if o.Verbose {
-		out = append(out, "-verbose")
-	}
-	if o.Time {
-		out = append(out, "-time")
-	}
+	out.on(o.Verbose, "-verbose")
+	out.on(o.Time, "-time")
 	for _, e := range o.Extra {
 		if strings.TrimSpace(e) == "" {
 			return nil, badOption("LinkerOptions.Extra", "empty option")
@@ -600,19 +544,13 @@ type FatbinOptions struct {
 
 // NVFatbinOptions validates o and renders it as nvFatbin's option list.
 func (o *FatbinOptions) NVFatbinOptions() ([]string, error) {
-	out := []string{"-64"}
+	out := flagList{"-64"}
 	if o == nil {
 		return out, nil
 	}
-	if o.Compress != nil {
-		out = append(out, "-compress="+boolStr(*o.Compress))
-	}
-	if o.CompressAll {
-		out = append(out, "-compress-all")
-	}
-	if o.Debug {
-		out = append(out, "-g")
-	}
+	out.tri("-compress=", o.Compress, boolStr)
+	out.on(o.CompressAll, "-compress-all")
+	out.on(o.Debug, "-g")
 	switch o.Host {
 	case "":
 	case "linux", "windows":
