@@ -94,6 +94,21 @@ func (b *FatbinBuilder) begin() (nvfatbin.Handle, error) {
 	return b.h.h, nil
 }
 
+// addEntry calls add with the handle, under the lock; what names the
+// entry in the error.
+func (b *FatbinBuilder) addEntry(what string, add func(nvfatbin.Handle) error) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h, err := b.begin()
+	if err != nil {
+		return err
+	}
+	if err := add(h); err != nil {
+		return fmt.Errorf("core: nvFatbin: adding %s: %w", what, err)
+	}
+	return nil
+}
+
 // AddCubin adds a CUBIN for arch (any form ParseArch reads, such as
 // "sm_90" or "90"; empty: read from the CUBIN's ELF header) under
 // identifier (cuobjdump names the entry after it).
@@ -112,16 +127,9 @@ func (b *FatbinBuilder) AddCubin(cubin []byte, arch, identifier string) error {
 	if err != nil {
 		return err
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	h, err := b.begin()
-	if err != nil {
-		return err
-	}
-	if err := nvfatbin.AddCubin(h, b.h.keep(cubin), uint64(len(cubin)), fa, identifier); err != nil {
-		return fmt.Errorf("core: nvFatbin: adding cubin %q for sm_%s: %w", identifier, fa, err)
-	}
-	return nil
+	return b.addEntry(fmt.Sprintf("cubin %q for sm_%s", identifier, fa), func(h nvfatbin.Handle) error {
+		return nvfatbin.AddCubin(h, b.h.keep(cubin), uint64(len(cubin)), fa, identifier)
+	})
 }
 
 // AddPTX adds PTX for arch (any form ParseArch reads, such as
@@ -143,19 +151,12 @@ func (b *FatbinBuilder) AddPTX(ptx []byte, arch, identifier, jitOptions string) 
 	if err != nil {
 		return err
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	h, err := b.begin()
-	if err != nil {
-		return err
-	}
 	// Without the NUL: the size makes nvFatbin copy the PTX, whose C copy
 	// the binding frees when AddPTX returns.
 	src := strings.TrimRight(string(ptx), "\x00")
-	if err := nvfatbin.AddPTX(h, src, uint64(len(src)), fa, identifier, jitOptions); err != nil {
-		return fmt.Errorf("core: nvFatbin: adding PTX %q for compute_%s: %w", identifier, fa, err)
-	}
-	return nil
+	return b.addEntry(fmt.Sprintf("PTX %q for compute_%s", identifier, fa), func(h nvfatbin.Handle) error {
+		return nvfatbin.AddPTX(h, src, uint64(len(src)), fa, identifier, jitOptions)
+	})
 }
 
 // AddLTOIR adds LTO-IR for arch under identifier, with the options for
@@ -168,16 +169,9 @@ func (b *FatbinBuilder) AddLTOIR(ltoir []byte, arch, identifier, jitOptions stri
 	if err != nil {
 		return err
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	h, err := b.begin()
-	if err != nil {
-		return err
-	}
-	if err := nvfatbin.AddLTOIR(h, b.h.keep(ltoir), uint64(len(ltoir)), fa, identifier, jitOptions); err != nil {
-		return fmt.Errorf("core: nvFatbin: adding LTO-IR %q for %s: %w", identifier, fa, err)
-	}
-	return nil
+	return b.addEntry(fmt.Sprintf("LTO-IR %q for %s", identifier, fa), func(h nvfatbin.Handle) error {
+		return nvfatbin.AddLTOIR(h, b.h.keep(ltoir), uint64(len(ltoir)), fa, identifier, jitOptions)
+	})
 }
 
 // AddReloc adds the relocatable device code embedded in a host object
@@ -186,16 +180,9 @@ func (b *FatbinBuilder) AddReloc(hostObject []byte) error {
 	if err := validateCode(CodeObject, hostObject); err != nil {
 		return err
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	h, err := b.begin()
-	if err != nil {
-		return err
-	}
-	if err := nvfatbin.AddReloc(h, b.h.keep(hostObject), uint64(len(hostObject))); err != nil {
-		return fmt.Errorf("core: nvFatbin: adding relocatable code: %w", err)
-	}
-	return nil
+	return b.addEntry("relocatable code", func(h nvfatbin.Handle) error {
+		return nvfatbin.AddReloc(h, b.h.keep(hostObject), uint64(len(hostObject)))
+	})
 }
 
 // AddTileIR adds Tile IR under identifier. It needs nvFatbin 13.1 or
@@ -205,16 +192,9 @@ func (b *FatbinBuilder) AddTileIR(tileIR []byte, identifier, options string) err
 	if len(tileIR) == 0 {
 		return fmt.Errorf("core: %w: Tile IR: empty", ErrInvalidCode)
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	h, err := b.begin()
-	if err != nil {
-		return err
-	}
-	if err := nvfatbin.AddTileIR(h, b.h.keep(tileIR), uint64(len(tileIR)), identifier, options); err != nil {
-		return fmt.Errorf("core: nvFatbin: adding Tile IR %q: %w", identifier, err)
-	}
-	return nil
+	return b.addEntry(fmt.Sprintf("Tile IR %q", identifier), func(h nvfatbin.Handle) error {
+		return nvfatbin.AddTileIR(h, b.h.keep(tileIR), uint64(len(tileIR)), identifier, options)
+	})
 }
 
 // Add adds an ObjectCode: a CUBIN (arch may be empty), PTX (arch may be
