@@ -21,6 +21,22 @@ func ipcPair(t *testing.T) (server, client *IPCChannel, path string) {
 	l, path := ipcListen(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	dialed := dialAsync(ctx, path)
+	server, err := l.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err = dialed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Close(); client.Close() })
+	return server, client, path
+}
+
+// dialAsync dials path in a goroutine; the function it returns waits for
+// the result.
+func dialAsync(ctx context.Context, path string) func() (*IPCChannel, error) {
 	type res struct {
 		c   *IPCChannel
 		err error
@@ -30,16 +46,10 @@ func ipcPair(t *testing.T) (server, client *IPCChannel, path string) {
 		c, err := DialIPC(ctx, path)
 		done <- res{c, err}
 	}()
-	server, err := l.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
+	return func() (*IPCChannel, error) {
+		r := <-done
+		return r.c, r.err
 	}
-	r := <-done
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	t.Cleanup(func() { server.Close(); r.c.Close() })
-	return server, r.c, path
 }
 
 // ipcListen listens on a socket in a fresh, short folder (a socket path
@@ -495,15 +505,7 @@ func TestDialIPCWaitsForListener(t *testing.T) {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "s")
 	ctx := ctxT(t)
-	type res struct {
-		c   *IPCChannel
-		err error
-	}
-	done := make(chan res, 1)
-	go func() {
-		c, err := DialIPC(ctx, path)
-		done <- res{c, err}
-	}()
+	dialed := dialAsync(ctx, path)
 	time.Sleep(150 * time.Millisecond)
 	l, err := ListenIPC(path)
 	if err != nil {
@@ -515,11 +517,11 @@ func TestDialIPCWaitsForListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	r := <-done
-	if r.err != nil {
-		t.Fatal(r.err)
+	c, err := dialed()
+	if err != nil {
+		t.Fatal(err)
 	}
-	r.c.Close()
+	c.Close()
 
 	short, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
