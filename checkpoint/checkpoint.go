@@ -76,10 +76,20 @@ func NewProcess(pid int) (*Process, error) {
 }
 
 // PID returns the process id.
-func (p *Process) PID() int { return p.pid }
+func (p *Process) PID() int {
+	if p == nil {
+		return 0
+	}
+	return p.pid
+}
 
 // String returns "process 1234".
-func (p *Process) String() string { return fmt.Sprintf("process %d", p.pid) }
+func (p *Process) String() string {
+	if p == nil {
+		return "process <nil>"
+	}
+	return fmt.Sprintf("process %d", p.pid)
+}
 
 // LockOptions are Lock's options; nil means the defaults.
 type LockOptions struct {
@@ -237,6 +247,9 @@ var required = map[string]State{"Lock": Running, "Checkpoint": Locked, "Restore"
 // that the driver has the call, initializes the driver, calls f and turns
 // its error into one that says what went wrong.
 func (p *Process) call(op, fn string, f func() error) error {
+	if p == nil || p.pid <= 0 {
+		return fmt.Errorf("checkpoint: %s: %v is not a process: make one with NewProcess", op, p)
+	}
 	if _, err := driver.Proc(fn); err != nil {
 		// Before cuInit: a driver without the call is the answer even
 		// where it has no device either.

@@ -139,3 +139,20 @@ func TestNeeds128(t *testing.T) {
 	}
 	t.Log(p.Checkpoint())
 }
+
+// TestZeroProcess: a nil or zero *Process is an error naming it, before
+// the driver is asked, on any driver.
+func TestZeroProcess(t *testing.T) {
+	var nilP *Process
+	for _, p := range []*Process{nilP, {}} {
+		if err := p.Unlock(); err == nil || !strings.Contains(err.Error(), "is not a process") {
+			t.Errorf("Unlock of %v: %v", p, err)
+		}
+		if _, err := p.State(); err == nil || !strings.Contains(err.Error(), "is not a process") {
+			t.Errorf("State of %v: %v", p, err)
+		}
+	}
+	if nilP.String() != "process <nil>" || nilP.PID() != 0 {
+		t.Errorf("nil *Process: %q, %d", nilP.String(), nilP.PID())
+	}
+}

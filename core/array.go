@@ -447,7 +447,7 @@ func (a *Array) Close() error {
 	if a == nil || !a.life.close() {
 		return nil
 	}
-	if a.parent != nil {
+	if a.parent != nil || a.dev == nil { // a level, or a zero Array: nothing to free
 		return nil
 	}
 	a.cleanup.Stop()
@@ -586,7 +586,7 @@ func (m *MipmappedArray) Level(i int) (*Array, error) {
 // Close destroys the mipmapped array and with it its levels; later uses
 // return ErrClosed. Closing twice is not an error.
 func (m *MipmappedArray) Close() error {
-	if m == nil || !m.life.close() {
+	if m == nil || !m.life.close() || m.dev == nil {
 		return nil
 	}
 	m.cleanup.Stop()

@@ -307,6 +307,9 @@ func (d *Device) StreamPriorityRange() (least, greatest int, err error) {
 // NVLink or PCIe). A device is not its own peer: CanAccessPeer(d) is
 // false, as the driver says.
 func (d *Device) CanAccessPeer(peer *Device) (bool, error) {
+	if d == nil {
+		return false, errors.New("core: Device.CanAccessPeer: nil *Device")
+	}
 	if peer == nil {
 		return false, errors.New("core: Device.CanAccessPeer: nil peer *Device")
 	}
@@ -328,6 +331,9 @@ func (d *Device) CanAccessPeer(peer *Device) (bool, error) {
 // both ways for peer copies in both directions at full speed (without it,
 // Buffer.CopyFrom between devices is staged through the host).
 func (d *Device) EnablePeerAccess(peer *Device) error {
+	if d == nil {
+		return errors.New("core: Device.EnablePeerAccess: nil *Device")
+	}
 	if peer == nil {
 		return errors.New("core: Device.EnablePeerAccess: nil peer *Device")
 	}

@@ -201,6 +201,9 @@ func (b *Buffer) checkManaged(op string) error {
 	if b.closed() {
 		return ErrClosed
 	}
+	if b.mr == nil || b.mr.Device() == nil {
+		return fmt.Errorf("core: %s: a zero Buffer (no memory resource or device): allocate one from a ManagedMemoryResource", op)
+	}
 	if _, ok := b.mr.(*ManagedMemoryResource); ok || b.size == 0 {
 		return nil
 	}
@@ -247,6 +250,9 @@ func (b *Buffer) inPrimary(f func(h driver.Context) error) error {
 		return ErrClosed
 	}
 	defer b.release()
+	if b.mr == nil || b.mr.Device() == nil {
+		return errors.New("core: a zero Buffer (no memory resource or device)")
+	}
 	c := b.mr.Device().primary
 	h, err := c.acquire()
 	if err != nil {
@@ -262,8 +268,8 @@ func (b *Buffer) inPrimary(f func(h driver.Context) error) error {
 // copies. SetReadMostly(false) undoes it (UNSET_READ_MOSTLY) and also
 // stops the driver from read-duplicating on its own.
 func (b *Buffer) SetReadMostly(on bool) error {
-	if b == nil {
-		return errors.New("core: Buffer.SetReadMostly: nil *Buffer")
+	if err := b.checkManaged("Buffer.SetReadMostly"); err != nil {
+		return err
 	}
 	// The driver ignores the location of this advice, but driver 580
 	// refuses an invalid one (CUDA_ERROR_INVALID_VALUE, seen on the
@@ -282,7 +288,10 @@ func (b *Buffer) SetReadMostly(on bool) error {
 // must have Device.Attribute(driver.DeviceAttributeConcurrentManagedAccess)
 // set, or the driver refuses.
 func (b *Buffer) SetPreferredLocation(loc Location) error {
-	if loc.kind == LocationNone && b != nil {
+	if loc.kind == LocationNone {
+		if err := b.checkManaged("Buffer.SetPreferredLocation"); err != nil {
+			return err
+		}
 		// As SetReadMostly: a valid location the driver then ignores.
 		return b.advise("Buffer.SetPreferredLocation", driver.MemAdviseUnsetPreferredLocation, DeviceLocation(b.mr.Device()), locAny)
 	}

@@ -348,6 +348,8 @@ func (t *TextureObject) launchHandle() (uint64, error) {
 	switch {
 	case t == nil:
 		return 0, errors.New("is a nil *TextureObject")
+	case t.res == nil:
+		return 0, errors.New("is a zero TextureObject (make one with NewTextureObject)")
 	case t.life.closed():
 		return 0, fmt.Errorf("is a closed TextureObject: %w", ErrClosed)
 	case t.res.closed():
@@ -441,6 +443,8 @@ func (s *SurfaceObject) launchHandle() (uint64, error) {
 	switch {
 	case s == nil:
 		return 0, errors.New("is a nil *SurfaceObject")
+	case s.arr == nil:
+		return 0, errors.New("is a zero SurfaceObject (make one with NewSurfaceObject)")
 	case s.life.closed():
 		return 0, fmt.Errorf("is a closed SurfaceObject: %w", ErrClosed)
 	case s.arr.closed():

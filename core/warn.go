@@ -62,7 +62,9 @@ var (
 
 // SetLogger makes core report its warnings to l; nil restores the default
 // (silent, or stderr as CUDAGO_LOG asks). It is safe to call from any
-// goroutine, at any time.
+// goroutine, at any time; but a condition found once per process (the
+// libraries' guard rails, at the driver's first use) is reported to the
+// logger of that moment only, so set it before the first call into core.
 func SetLogger(l *slog.Logger) { logger.Store(l) }
 
 // Logger returns the logger core reports its warnings to.

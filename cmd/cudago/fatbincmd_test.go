@@ -100,3 +100,30 @@ func TestWriteOutputAtomic(t *testing.T) {
 		t.Errorf("old output changed to %q", b)
 	}
 }
+
+// TestWriteOutputSymlink: -o through a symbolic link writes the link's
+// target, as cc -o does, keeps the link, and keeps the target's mode.
+func TestWriteOutputSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "real.fatbin")
+	if err := os.WriteFile(target, []byte("old"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.fatbin")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeOutput(link, []byte("new"), false); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v, %v", fi, err)
+	}
+	b, err := os.ReadFile(target)
+	if err != nil || string(b) != "new" {
+		t.Fatalf("the target holds %q, %v; want %q", b, err, "new")
+	}
+	if fi, err := os.Stat(target); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("the target's mode is %v, %v; want 0640", fi.Mode().Perm(), err)
+	}
+}

@@ -38,8 +38,17 @@ func writeOutput(path string, b []byte, mkdir bool) error {
 		}
 		return err
 	}
-	// 0666, as os.WriteFile would create it (umask applies).
-	return fsutil.WriteAtomic(path, b, 0o666)
+	// Through a symbolic link, as cc -o writes: the link's target is
+	// replaced, not the link. An existing file keeps its mode; a new one
+	// is 0666, as os.WriteFile would create it (umask applies).
+	mode := fs.FileMode(0o666)
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+		if fi, err := os.Stat(real); err == nil {
+			mode = fi.Mode().Perm()
+		}
+	}
+	return fsutil.WriteAtomic(path, b, mode)
 }
 
 // outputDir checks, before anything is compiled or written, that path can
