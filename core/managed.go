@@ -191,6 +191,19 @@ func managedEntry(name string) error {
 	return driverTable.LoadErr(driverTable.Index(name))
 }
 
+// checkDevice refuses a nil or zero Buffer (no memory resource or device)
+// before b.mr.Device() is used; checkManaged, which advise runs, asks the
+// driver the rest, once.
+func (b *Buffer) checkDevice(op string) error {
+	if b == nil {
+		return fmt.Errorf("core: %s: nil *Buffer", op)
+	}
+	if b.mr == nil || b.mr.Device() == nil {
+		return fmt.Errorf("core: %s: a zero Buffer (no memory resource or device): allocate one from a ManagedMemoryResource", op)
+	}
+	return nil
+}
+
 // checkManaged returns an error unless b is an open buffer of managed
 // memory. Buffers of a ManagedMemoryResource are; of another resource,
 // the driver is asked (CU_POINTER_ATTRIBUTE_IS_MANAGED).
@@ -201,8 +214,8 @@ func (b *Buffer) checkManaged(op string) error {
 	if b.closed() {
 		return ErrClosed
 	}
-	if b.mr == nil || b.mr.Device() == nil {
-		return fmt.Errorf("core: %s: a zero Buffer (no memory resource or device): allocate one from a ManagedMemoryResource", op)
+	if err := b.checkDevice(op); err != nil {
+		return err
 	}
 	if _, ok := b.mr.(*ManagedMemoryResource); ok || b.size == 0 {
 		return nil
@@ -268,7 +281,7 @@ func (b *Buffer) inPrimary(f func(h driver.Context) error) error {
 // copies. SetReadMostly(false) undoes it (UNSET_READ_MOSTLY) and also
 // stops the driver from read-duplicating on its own.
 func (b *Buffer) SetReadMostly(on bool) error {
-	if err := b.checkManaged("Buffer.SetReadMostly"); err != nil {
+	if err := b.checkDevice("Buffer.SetReadMostly"); err != nil {
 		return err
 	}
 	// The driver ignores the location of this advice, but driver 580
@@ -289,7 +302,7 @@ func (b *Buffer) SetReadMostly(on bool) error {
 // set, or the driver refuses.
 func (b *Buffer) SetPreferredLocation(loc Location) error {
 	if loc.kind == LocationNone {
-		if err := b.checkManaged("Buffer.SetPreferredLocation"); err != nil {
+		if err := b.checkDevice("Buffer.SetPreferredLocation"); err != nil {
 			return err
 		}
 		// As SetReadMostly: a valid location the driver then ignores.
