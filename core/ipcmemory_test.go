@@ -294,37 +294,11 @@ func TestGPUIPCChildProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	l, path := ipcListen(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperIPCChild$", "-test.v")
-	cmd.Env = append(os.Environ(), ipcChildEnv+"="+path, ipcChildSizeEnv+"="+strconv.Itoa(n))
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waited := false
-	defer func() {
-		if !waited {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-		if t.Failed() {
-			t.Logf("the child's output:\n%s", out.String())
-		}
-	}()
-	ch, err := l.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ch.Close()
-	if err := ch.SendMemoryResource(ctx, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := ch.SendBuffer(ctx, b); err != nil {
-		t.Fatal(err)
-	}
+	child := startIPCChild(t, ctx, "TestHelperIPCChild", ipcChildEnv, r, b, ipcChildSizeEnv+"="+strconv.Itoa(n))
+	defer child.stop(t)
+	ch := child.ch
 	ans, err := ch.Receive(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -377,14 +351,101 @@ func TestGPUIPCChildProcess(t *testing.T) {
 	default:
 		t.Errorf("the child answered %q about the stale descriptor", a)
 	}
-	ch.Close()
-	waited = true
-	if err := cmd.Wait(); err != nil {
+	child.wait(t)
+}
+
+// ipcChild is a child process that runs one TestHelper… test of this
+// binary, connected to the parent by an IPCChannel.
+type ipcChild struct {
+	test   string
+	cmd    *exec.Cmd
+	out    bytes.Buffer
+	ch     *IPCChannel
+	waited bool
+}
+
+// startIPCChild runs test in a child process, with the socket path in
+// pathEnv and env added to its environment, accepts its connection and
+// sends it r and b. The parent defers stop.
+func startIPCChild(t *testing.T, ctx context.Context, test, pathEnv string, r *IPCMemoryResource, b *Buffer, env ...string) *ipcChild {
+	t.Helper()
+	l, path := ipcListen(t)
+	c := &ipcChild{test: test}
+	c.cmd = exec.CommandContext(ctx, os.Args[0], "-test.run=^"+test+"$", "-test.v")
+	c.cmd.Env = append(append(os.Environ(), pathEnv+"="+path), env...)
+	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.out
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := l.Accept(ctx)
+	if err == nil {
+		c.ch = ch
+		err = ch.SendMemoryResource(ctx, r)
+	}
+	if err == nil {
+		err = ch.SendBuffer(ctx, b)
+	}
+	if err != nil {
+		c.stop(t)
+		t.Fatalf("%v; the child's output:\n%s", err, c.out.String())
+	}
+	return c
+}
+
+// stop closes the channel, kills the child if it was not waited for and
+// logs its output when t failed.
+func (c *ipcChild) stop(t *testing.T) {
+	if c.ch != nil {
+		c.ch.Close()
+	}
+	if !c.waited {
+		c.waited = true
+		c.cmd.Process.Kill()
+		c.cmd.Wait()
+	}
+	if t.Failed() {
+		t.Logf("the child's output:\n%s", c.out.String())
+	}
+}
+
+// wait closes the channel (the child's cue to exit), waits for the child
+// and checks that its test passed.
+func (c *ipcChild) wait(t *testing.T) {
+	t.Helper()
+	c.ch.Close()
+	c.waited = true
+	if err := c.cmd.Wait(); err != nil {
 		t.Fatalf("the child: %v", err)
 	}
-	if !strings.Contains(out.String(), "--- PASS: TestHelperIPCChild") {
-		t.Errorf("the child did not pass TestHelperIPCChild:\n%s", out.String())
+	if !strings.Contains(c.out.String(), "--- PASS: "+c.test) {
+		t.Errorf("the child did not pass %s:\n%s", c.test, c.out.String())
 	}
+}
+
+// dialIPCParent is the start of a TestHelper… child: it dials the parent
+// at path and receives its memory resource. fail reports a failure to
+// the parent before failing t.
+func dialIPCParent(t *testing.T, path string) (ctx context.Context, ch *IPCChannel, r *IPCMemoryResource, fail func(format string, a ...any)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	ch, err := DialIPC(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ch.Close() })
+	fail = func(format string, a ...any) {
+		t.Helper()
+		msg := fmt.Sprintf(format, a...)
+		ch.Send(ctx, []byte("child: "+msg))
+		t.Fatal(msg)
+	}
+	r, err = ch.ReceiveMemoryResource(ctx)
+	if err != nil {
+		fail("ReceiveMemoryResource: %v", err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return ctx, ch, r, fail
 }
 
 // TestHelperIPCChild is the child process of TestGPUIPCChildProcess; run
@@ -398,24 +459,7 @@ func TestHelperIPCChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	ch, err := DialIPC(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ch.Close()
-	fail := func(format string, a ...any) {
-		t.Helper()
-		msg := fmt.Sprintf(format, a...)
-		ch.Send(ctx, []byte("child: "+msg))
-		t.Fatal(msg)
-	}
-	r, err := ch.ReceiveMemoryResource(ctx)
-	if err != nil {
-		fail("ReceiveMemoryResource: %v", err)
-	}
-	defer r.Close()
+	ctx, ch, r, fail := dialIPCParent(t, path)
 	if !r.Imported() {
 		fail("the received resource is not marked imported")
 	}
@@ -507,37 +551,15 @@ func TestGPUIPCPeerChild(t *testing.T) {
 	if err := CopyToDevice(b, in); err != nil {
 		t.Fatal(err)
 	}
-	l, path := ipcListen(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperIPCPeerChild$", "-test.v")
-	cmd.Env = append(os.Environ(), ipcPeerChildEnv+"="+path)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ch, err := l.Accept(ctx)
-	if err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("%v; the child's output:\n%s", err, out.String())
-	}
-	defer ch.Close()
-	if err := ch.SendMemoryResource(ctx, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := ch.SendBuffer(ctx, b); err != nil {
-		t.Fatal(err)
-	}
-	ans, err := ch.Receive(ctx)
+	child := startIPCChild(t, ctx, "TestHelperIPCPeerChild", ipcPeerChildEnv, r, b)
+	defer child.stop(t)
+	ans, err := child.ch.Receive(ctx)
 	if err != nil || string(ans) != ipcAnswerOK {
-		cmd.Wait()
-		t.Fatalf("the child answered %q, %v; its output:\n%s", ans, err, out.String())
+		t.Fatalf("the child answered %q, %v", ans, err)
 	}
-	if err := cmd.Wait(); err != nil || !strings.Contains(out.String(), "--- PASS: TestHelperIPCPeerChild") {
-		t.Fatalf("the child: %v\n%s", err, out.String())
-	}
+	child.wait(t)
 	got := make([]float32, n)
 	if err := CopyFromDevice(got, b); err != nil {
 		t.Fatal(err)
@@ -557,24 +579,7 @@ func TestHelperIPCPeerChild(t *testing.T) {
 		t.Skip("the child process of TestGPUIPCPeerChild")
 	}
 	d0, d1 := twoGPUs(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	ch, err := DialIPC(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ch.Close()
-	fail := func(format string, a ...any) {
-		t.Helper()
-		msg := fmt.Sprintf(format, a...)
-		ch.Send(ctx, []byte("child: "+msg))
-		t.Fatal(msg)
-	}
-	r, err := ch.ReceiveMemoryResource(ctx)
-	if err != nil {
-		fail("ReceiveMemoryResource: %v", err)
-	}
-	defer r.Close()
+	ctx, ch, r, fail := dialIPCParent(t, path)
 	if r.Device() != d0 {
 		fail("the pool was imported on %v, want %v", r.Device(), d0)
 	}
