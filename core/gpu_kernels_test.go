@@ -70,6 +70,45 @@ extern "C" __global__ void words250(int* out, w250 w) {
 }
 `
 
+// testKernelSet compiles a CUDA source with Program once per test binary
+// and keeps its kernels (and their ObjectCode, which the kernels outlive
+// the tests with).
+type testKernelSet struct {
+	once sync.Once
+	err  error
+	code *ObjectCode
+	ks   map[string]*Kernel
+}
+
+// get compiles src with opts on first use and returns the kernels names;
+// what names the set when that fails.
+func (st *testKernelSet) get(tb testing.TB, what, src string, opts *ProgramOptions, names ...string) map[string]*Kernel {
+	tb.Helper()
+	st.once.Do(func() {
+		st.err = func() error {
+			p, err := NewProgram(src, "c++", opts)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			if st.code, err = p.Compile("cubin"); err != nil {
+				return err
+			}
+			st.ks = map[string]*Kernel{}
+			for _, name := range names {
+				if st.ks[name], err = st.code.Kernel(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}()
+	})
+	if st.err != nil {
+		tb.Fatalf("compiling %s: %v", what, st.err)
+	}
+	return st.ks
+}
+
 var testKernels struct {
 	once    sync.Once
 	err     error

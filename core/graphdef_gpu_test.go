@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -61,41 +60,14 @@ extern "C" __global__ void slow_set(int* x, int v, long long cycles) {
 }
 `
 
-var graphKernelsState struct {
-	once sync.Once
-	err  error
-	ks   map[string]*Kernel
-}
+var graphKernelsState testKernelSet
 
 // graphKernels compiles graphSource for dev once per test binary, through
 // Program and ObjectCode.
 func graphKernels(t *testing.T, dev *Device) map[string]*Kernel {
 	t.Helper()
-	st := &graphKernelsState
-	st.once.Do(func() {
-		st.err = func() error {
-			p, err := NewProgram(graphSource, "c++", &ProgramOptions{Name: "graphdef_test.cu", Arch: "sm_" + dev.Arch()})
-			if err != nil {
-				return err
-			}
-			defer p.Close()
-			code, err := p.Compile("cubin") // kept open: the kernels outlive the tests
-			if err != nil {
-				return err
-			}
-			st.ks = map[string]*Kernel{}
-			for _, name := range []string{"addi", "iota", "put", "set_cond", "count_until", "slow_set"} {
-				if st.ks[name], err = code.Kernel(name); err != nil {
-					return err
-				}
-			}
-			return nil
-		}()
-	})
-	if st.err != nil {
-		t.Fatalf("compiling the graph test kernels: %v", st.err)
-	}
-	return st.ks
+	return graphKernelsState.get(t, "the graph test kernels", graphSource, &ProgramOptions{Name: "graphdef_test.cu", Arch: "sm_" + dev.Arch()},
+		"addi", "iota", "put", "set_cond", "count_until", "slow_set")
 }
 
 var one = LaunchConfig{Grid: Dim(1), Block: Dim(1)}
@@ -170,6 +142,14 @@ func (r result[T]) must(t *testing.T) T {
 	return r.v
 }
 
+// graphTest is the start of most graph tests: the device, its graph
+// kernels and a stream.
+func graphTest(t *testing.T) (*Device, map[string]*Kernel, *Stream) {
+	t.Helper()
+	dev := gpuDevice(t)
+	return dev, graphKernels(t, dev), testStream(t, dev)
+}
+
 func buildGraph(t *testing.T, dev *Device) *Graph {
 	t.Helper()
 	g := try(dev.NewGraph()).must(t)
@@ -201,9 +181,7 @@ func launch(t *testing.T, e *GraphExec, s *Stream, times int) {
 // device, device to pinned host, pinned host to device), host, child
 // graph and empty nodes, and checks every result after two launches.
 func TestGPUGraphNodes(t *testing.T) {
-	dev := gpuDevice(t)
-	ks := graphKernels(t, dev)
-	s := testStream(t, dev)
+	dev, ks, s := graphTest(t)
 	const n = 1000
 	cfg := gridFor(n)
 	a, b, c := devInts(t, dev, s, n), devInts(t, dev, s, n), devInts(t, dev, s, n)
@@ -375,9 +353,7 @@ func TestGPUGraphEvents(t *testing.T) {
 // graph, left allocated with AutoFreeOnLaunch, and left allocated without
 // it, which the driver refuses to launch again until it is freed.
 func TestGPUGraphAllocFree(t *testing.T) {
-	dev := gpuDevice(t)
-	ks := graphKernels(t, dev)
-	s := testStream(t, dev)
+	dev, ks, s := graphTest(t)
 	const n = 4096
 	cfg := gridFor(n)
 	out := devInts(t, dev, s, n)
@@ -458,9 +434,7 @@ func TestGPUGraphAllocFree(t *testing.T) {
 // TestGPUGraphMemoryResourceCapture allocates graph memory during a
 // capture and frees it there, and is refused outside one.
 func TestGPUGraphMemoryResourceCapture(t *testing.T) {
-	dev := gpuDevice(t)
-	ks := graphKernels(t, dev)
-	s := testStream(t, dev)
+	dev, ks, s := graphTest(t)
 	const n = 2048
 	out := devInts(t, dev, s, n)
 	gmr := NewGraphMemoryResource(dev)
@@ -497,9 +471,7 @@ func TestGPUGraphMemoryResourceCapture(t *testing.T) {
 // from memory, and checks both ways with one executable graph; a second
 // graph runs on the handle's initial value.
 func TestGPUGraphIf(t *testing.T) {
-	dev := gpuDevice(t)
-	ks := graphKernels(t, dev)
-	s := testStream(t, dev)
+	dev, ks, s := graphTest(t)
 	x, flag := devInts(t, dev, s, 1), devInts(t, dev, s, 1)
 
 	g := buildGraph(t, dev)
@@ -546,9 +518,7 @@ func TestGPUGraphIf(t *testing.T) {
 
 // TestGPUGraphIfElse checks both bodies of an if/else node (CUDA 12.8).
 func TestGPUGraphIfElse(t *testing.T) {
-	dev := gpuDevice(t)
-	ks := graphKernels(t, dev)
-	s := testStream(t, dev)
+	dev, ks, s := graphTest(t)
 	x, flag := devInts(t, dev, s, 1), devInts(t, dev, s, 1)
 	g := buildGraph(t, dev)
 	h := try(g.NewCondition(0)).must(t)
@@ -580,9 +550,7 @@ func TestGPUGraphIfElse(t *testing.T) {
 // counted limit turns, and checks the count, what the body did, and the
 // node after the loop; a loop whose condition starts at 0 never runs.
 func TestGPUGraphWhile(t *testing.T) {
-	dev := gpuDevice(t)
-	ks := graphKernels(t, dev)
-	s := testStream(t, dev)
+	dev, ks, s := graphTest(t)
 	x, counter, y := devInts(t, dev, s, 1), devInts(t, dev, s, 1), devInts(t, dev, s, 1)
 	const limit = 37
 
@@ -623,9 +591,7 @@ func TestGPUGraphWhile(t *testing.T) {
 // TestGPUGraphSwitch runs each case of a switch node, and none for a value
 // past the last case (CUDA 12.8).
 func TestGPUGraphSwitch(t *testing.T) {
-	dev := gpuDevice(t)
-	ks := graphKernels(t, dev)
-	s := testStream(t, dev)
+	dev, ks, s := graphTest(t)
 	const cases = 3
 	x, flag := devInts(t, dev, s, cases), devInts(t, dev, s, 1)
 	g := buildGraph(t, dev)
@@ -661,9 +627,7 @@ func TestGPUGraphSwitch(t *testing.T) {
 // 1,000 kernel nodes of an executable graph in place, and checks that the
 // graph itself keeps the old ones.
 func TestGPUGraphSetKernel1000(t *testing.T) {
-	dev := gpuDevice(t)
-	ks := graphKernels(t, dev)
-	s := testStream(t, dev)
+	dev, ks, s := graphTest(t)
 	const nodes = 1000
 	out := devInts(t, dev, s, nodes)
 	g := buildGraph(t, dev)
@@ -705,9 +669,7 @@ func TestGPUGraphSetKernel1000(t *testing.T) {
 // TestGPUGraphCapturedThenBuilt adds a node to a captured graph and
 // updates it in the executable graph.
 func TestGPUGraphCapturedThenBuilt(t *testing.T) {
-	dev := gpuDevice(t)
-	ks := graphKernels(t, dev)
-	s := testStream(t, dev)
+	dev, ks, s := graphTest(t)
 	const n = 512
 	x, y := devInts(t, dev, s, n), devInts(t, dev, s, n)
 	if err := s.BeginCapture(CaptureRelaxed); err != nil {
@@ -736,9 +698,7 @@ func TestGPUGraphCapturedThenBuilt(t *testing.T) {
 // TestGPUGraphDebugDot writes a graph of five nodes as DOT and counts its
 // node statements.
 func TestGPUGraphDebugDot(t *testing.T) {
-	dev := gpuDevice(t)
-	ks := graphKernels(t, dev)
-	s := testStream(t, dev)
+	dev, ks, s := graphTest(t)
 	x := devInts(t, dev, s, 256)
 	g := buildGraph(t, dev)
 	a := try(g.Memset32(x, 0)).must(t)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/cudago/cudago/bindings/driver"
@@ -200,33 +199,11 @@ extern "C" __global__ void smids(unsigned *out, long long spin) {
 }
 `
 
-var smidKernel struct {
-	once sync.Once
-	err  error
-	code *ObjectCode
-	k    *Kernel
-}
+var smidKernel testKernelSet
 
 func smidKernelFor(t *testing.T, dev *Device) *Kernel {
 	t.Helper()
-	smidKernel.once.Do(func() {
-		smidKernel.err = func() error {
-			p, err := NewProgram(smidSource, "c++", &ProgramOptions{Name: "smid.cu", Arch: "sm_" + dev.Arch()})
-			if err != nil {
-				return err
-			}
-			defer p.Close()
-			if smidKernel.code, err = p.Compile("cubin"); err != nil {
-				return err
-			}
-			smidKernel.k, err = smidKernel.code.Kernel("smids")
-			return err
-		}()
-	})
-	if smidKernel.err != nil {
-		t.Fatalf("compiling smids: %v", smidKernel.err)
-	}
-	return smidKernel.k
+	return smidKernel.get(t, "smids", smidSource, &ProgramOptions{Name: "smid.cu", Arch: "sm_" + dev.Arch()}, "smids")["smids"]
 }
 
 // smidRun is one launch of smids whose ids are read after its stream.

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -52,40 +51,13 @@ extern "C" __global__ void axpb(float* x, float a, float b, unsigned long long n
 // mix is the kernels' mix.
 func mix(i uint64, seed uint32) uint32 { return uint32(i^i>>32)*2654435761 + seed }
 
-var managedKernelsState struct {
-	once sync.Once
-	err  error
-	ks   map[string]*Kernel
-}
+var managedKernelsState testKernelSet
 
 // managedKernels compiles managedSource for dev once per test binary.
 func managedKernels(tb testing.TB, dev *Device) map[string]*Kernel {
 	tb.Helper()
-	st := &managedKernelsState
-	st.once.Do(func() {
-		st.err = func() error {
-			p, err := NewProgram(managedSource, "c++", &ProgramOptions{Name: "managed_test.cu", Arch: "sm_" + dev.Arch()})
-			if err != nil {
-				return err
-			}
-			defer p.Close()
-			code, err := p.Compile("cubin") // kept open: the kernels outlive the tests
-			if err != nil {
-				return err
-			}
-			st.ks = map[string]*Kernel{}
-			for _, name := range []string{"fill_u32", "check_u32", "axpb"} {
-				if st.ks[name], err = code.Kernel(name); err != nil {
-					return err
-				}
-			}
-			return nil
-		}()
-	})
-	if st.err != nil {
-		tb.Fatalf("compiling the managed-memory test kernels: %v", st.err)
-	}
-	return st.ks
+	return managedKernelsState.get(tb, "the managed-memory test kernels", managedSource, &ProgramOptions{Name: "managed_test.cu", Arch: "sm_" + dev.Arch()},
+		"fill_u32", "check_u32", "axpb")
 }
 
 // gridStride is a launch of a grid-stride kernel: 8 blocks of 256 threads

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/cudago/cudago/bindings/driver"
@@ -100,45 +99,14 @@ extern "C" __global__ void tma_swizzle(const __grid_constant__ TmaDesc map, floa
 }
 `
 
-var tmaKernels struct {
-	once    sync.Once
-	err     error
-	code    *ObjectCode
-	kernels map[string]*Kernel
-}
+var tmaKernels testKernelSet
 
 // tmaKernelsFor compiles tmaSource for sm_90a (TMA and mbarrier
 // transactions are sm_90 features; sm_90a is what CUTLASS builds them
 // for), once per test binary.
 func tmaKernelsFor(t *testing.T) map[string]*Kernel {
 	t.Helper()
-	tmaKernels.once.Do(func() {
-		tmaKernels.err = func() error {
-			p, err := NewProgram(tmaSource, "c++", &ProgramOptions{Name: "tma_test.cu", Arch: "sm_90a"})
-			if err != nil {
-				return err
-			}
-			defer p.Close()
-			code, err := p.Compile("cubin")
-			if err != nil {
-				return err
-			}
-			tmaKernels.code = code
-			tmaKernels.kernels = map[string]*Kernel{}
-			for _, name := range []string{"tma_tiles", "tma_swizzle"} {
-				k, err := code.Kernel(name)
-				if err != nil {
-					return err
-				}
-				tmaKernels.kernels[name] = k
-			}
-			return nil
-		}()
-	})
-	if tmaKernels.err != nil {
-		t.Fatalf("compiling the TMA kernels: %v", tmaKernels.err)
-	}
-	return tmaKernels.kernels
+	return tmaKernels.get(t, "the TMA kernels", tmaSource, &ProgramOptions{Name: "tma_test.cu", Arch: "sm_90a"}, "tma_tiles", "tma_swizzle")
 }
 
 // TestTMAKernelsCompile checks the PTX of the TMA tests with NVRTC and

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/cudago/cudago/bindings/driver"
@@ -99,42 +98,11 @@ func TestTextureKernelsCompile(t *testing.T) {
 	}
 }
 
-var texKernels struct {
-	once    sync.Once
-	err     error
-	code    *ObjectCode
-	kernels map[string]*Kernel
-}
+var texKernels testKernelSet
 
 func texKernelsFor(t *testing.T) map[string]*Kernel {
 	t.Helper()
-	texKernels.once.Do(func() {
-		texKernels.err = func() error {
-			p, err := NewProgram(texSource, "c++", &ProgramOptions{Name: "texture_test.cu"})
-			if err != nil {
-				return err
-			}
-			defer p.Close()
-			code, err := p.Compile("cubin")
-			if err != nil {
-				return err
-			}
-			texKernels.code = code
-			texKernels.kernels = map[string]*Kernel{}
-			for _, name := range texKernelNames {
-				k, err := code.Kernel(name)
-				if err != nil {
-					return err
-				}
-				texKernels.kernels[name] = k
-			}
-			return nil
-		}()
-	})
-	if texKernels.err != nil {
-		t.Fatalf("compiling the texture kernels: %v", texKernels.err)
-	}
-	return texKernels.kernels
+	return texKernels.get(t, "the texture kernels", texSource, &ProgramOptions{Name: "texture_test.cu"}, texKernelNames...)
 }
 
 // texHarness is what the GPU tests share: the device, a stream and the
