@@ -221,11 +221,7 @@ func TestGPUStrided3DCopies(t *testing.T) {
 
 func TestGPUStridedCopyView(t *testing.T) {
 	dev := requireGPU(t)
-	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testStream(t, dev)
 	const ar, ac, br, bc = 37, 53, 44, 60
 	ab, err := dev.Allocate(ar*ac*4, nil)
 	if err != nil {
@@ -336,6 +332,14 @@ func TestGPUStridedCopyView(t *testing.T) {
 	}
 }
 
+var stridedKernels testKernelSet
+
+// gather2dKernel compiles stridedKernelSource for dev once per test binary.
+func gather2dKernel(t *testing.T, dev *Device) *Kernel {
+	t.Helper()
+	return stridedKernels.get(t, "the strided kernel", stridedKernelSource, &ProgramOptions{Arch: "sm_" + dev.Arch()}, "gather2d")["gather2d"]
+}
+
 const stridedKernelSource = `
 // gather2d writes the rows x cols view at src, with strides s0 and s1 in
 // elements, to out in C order.
@@ -350,20 +354,7 @@ extern "C" __global__ void gather2d(const float* src, long long s0, long long s1
 
 func TestGPUStridedKernel(t *testing.T) {
 	dev := requireGPU(t)
-	p, err := NewProgram(stridedKernelSource, "c++", &ProgramOptions{Arch: "sm_" + dev.Arch()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	code, err := p.Compile("cubin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer code.Close()
-	k, err := code.Kernel("gather2d")
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := gather2dKernel(t, dev)
 	s, err := dev.NewStream(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -450,20 +441,7 @@ func TestGPUStridedMisuse(t *testing.T) {
 
 // launchClosedView launches gather2d with v, whose buffer is closed.
 func launchClosedView(t *testing.T, dev *Device, v *StridedView[float32]) error {
-	p, err := NewProgram(stridedKernelSource, "c++", &ProgramOptions{Arch: "sm_" + dev.Arch()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	code, err := p.Compile("cubin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer code.Close()
-	k, err := code.Kernel("gather2d")
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := gather2dKernel(t, dev)
 	out, err := dev.Allocate(64*4, nil)
 	if err != nil {
 		t.Fatal(err)
