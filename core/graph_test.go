@@ -11,11 +11,7 @@ import (
 func TestGPUGraphCaptureReplay(t *testing.T) {
 	dev := gpuDevice(t)
 	k := kernelsFor(t, dev)["add"]
-	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testStream(t, dev)
 	const n = 4096
 	buf, err := dev.Allocate(n*4, s)
 	if err != nil {

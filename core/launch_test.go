@@ -186,11 +186,7 @@ func TestLaunchRejectsBadConfigFirst(t *testing.T) {
 func TestGPUSaxpy(t *testing.T) {
 	dev := gpuDevice(t)
 	k := kernelsFor(t, dev)["saxpy"]
-	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testStream(t, dev)
 
 	// Parameters and attributes.
 	if n, err := k.NumArguments(); err != nil || n != 5 {
@@ -351,11 +347,7 @@ func TestGPUSaxpy(t *testing.T) {
 func TestGPULaunchMixedArgsNoAllocs(t *testing.T) {
 	dev := gpuDevice(t)
 	k := kernelsFor(t, dev)["mixed"]
-	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testStream(t, dev)
 	out, err := dev.Allocate(8*4, s)
 	if err != nil {
 		t.Fatal(err)
@@ -491,11 +483,7 @@ func TestGPUConcurrentLaunches(t *testing.T) {
 func TestGPULaunchParameterBuffers(t *testing.T) {
 	dev := gpuDevice(t)
 	ks := kernelsFor(t, dev)
-	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testStream(t, dev)
 	out, err := dev.Allocate(8, s)
 	if err != nil {
 		t.Fatal(err)

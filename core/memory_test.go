@@ -86,11 +86,7 @@ func TestBufferChecksBeforeDriver(t *testing.T) {
 
 func TestGPUBuffers(t *testing.T) {
 	dev := gpuDevice(t)
-	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testStream(t, dev)
 	const n = 4096
 	f32 := make([]float32, n)
 	i64 := make([]int64, n)

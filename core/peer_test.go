@@ -123,11 +123,7 @@ func TestPeerCopyChecks(t *testing.T) {
 // devices, on the machine's one GPU.
 func TestGPUCopyFromViews(t *testing.T) {
 	dev := requireGPU(t)
-	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testStream(t, dev)
 	const n = 1 << 20
 	a, err := dev.Allocate(n, s)
 	if err != nil {

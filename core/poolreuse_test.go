@@ -60,11 +60,7 @@ func TestGPUPoolReuse(t *testing.T) {
 	dev := requireGPU(t)
 	ctx := dev.PrimaryContext()
 	mr := NewDeviceMemoryResource(dev)
-	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testStream(t, dev)
 	s2, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
@@ -270,11 +266,7 @@ func TestGPUPoolReuse(t *testing.T) {
 func TestGPUPoolReuseOutOfMemory(t *testing.T) {
 	dev := requireGPU(t)
 	ctx := dev.PrimaryContext()
-	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testStream(t, dev)
 	mr := NewDeviceMemoryResource(dev)
 	fill := func(size int) (bufs []*Buffer, oom error) {
 		for range 1024 {

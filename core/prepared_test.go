@@ -50,11 +50,7 @@ func readMixed(t *testing.T, out *Buffer) []float32 {
 func TestGPUPreparedLaunch(t *testing.T) {
 	dev := gpuDevice(t)
 	k := kernelsFor(t, dev)["mixed"]
-	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testStream(t, dev)
 	out, _ := dev.Allocate(8*4, s)
 	defer out.Close()
 	g, _ := dev.Allocate(4, s)
@@ -173,11 +169,7 @@ func TestGPUPreparedLaunch(t *testing.T) {
 func TestGPUPreparedLaunchConcurrent(t *testing.T) {
 	dev := gpuDevice(t)
 	k := kernelsFor(t, dev)["add"]
-	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testStream(t, dev)
 	const n = 1000
 	x, _ := dev.Allocate(n*4, s)
 	defer x.Close()

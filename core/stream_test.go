@@ -202,11 +202,7 @@ func TestHostCallbackRegistry(t *testing.T) {
 
 func TestGPUStreamsAndEvents(t *testing.T) {
 	dev := gpuDevice(t)
-	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testStream(t, dev)
 	_, greatest, _ := dev.StreamPriorityRange()
 	hi, err := dev.NewStream(&StreamOptions{Priority: greatest})
 	if err != nil {

@@ -10,11 +10,7 @@ import (
 // element type, and pinned memory from AllocFrom read back with HostSlice.
 func TestTypedBuffersGPU(t *testing.T) {
 	dev := gpuDevice(t)
-	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testStream(t, dev)
 
 	const n = 1000
 	host := make([]float32, n)

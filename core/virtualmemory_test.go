@@ -348,11 +348,7 @@ func TestGPUVirtualMemoryGrowWhileRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := r.Granularity()
-	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testStream(t, dev)
 	s2, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 	if err != nil {
 		t.Fatal(err)
