@@ -172,6 +172,17 @@ func (h *texHarness) run(name string, n int, args ...any) {
 	}
 }
 
+// texFetch runs kernel, which reads every texel of tex into a buffer
+// (dims are its last arguments), and checks that it read want.
+func texFetch[T comparable](t *testing.T, h *texHarness, what, kernel string, tex *TextureObject, want []T, dims ...any) {
+	t.Helper()
+	bo := texBuffer[T](h, len(want), nil)
+	h.run(kernel, len(want), append([]any{tex, bo}, dims...)...)
+	if got := texRead[T](h, bo, len(want)); !slices.Equal(got, want) {
+		t.Errorf("%s: %v, want %v", what, got, want)
+	}
+}
+
 func texRead[T any](h *texHarness, b *Buffer, n int) []T {
 	h.t.Helper()
 	out := make([]T, n)
@@ -463,11 +474,7 @@ func TestGPUArrayLayered(t *testing.T) {
 		if !slices.Equal(back, data) {
 			t.Errorf("round trip: %v, want %v", back, data)
 		}
-		bo := texBuffer[float32](h, len(data), nil)
-		h.run("tex_layered2d", len(data), h.texture(a, nil), bo, int32(w), int32(hh), int32(layers))
-		if got := texRead[float32](h, bo, len(data)); !slices.Equal(got, data) {
-			t.Errorf("tex2DLayered: %v, want %v", got, data)
-		}
+		texFetch(t, h, "tex2DLayered", "tex_layered2d", h.texture(a, nil), data, int32(w), int32(hh), int32(layers))
 	})
 	t.Run("1D", func(t *testing.T) {
 		const w, layers = 7, 3
@@ -483,11 +490,7 @@ func TestGPUArrayLayered(t *testing.T) {
 		if !slices.Equal(back, data) {
 			t.Errorf("round trip: %v, want %v", back, data)
 		}
-		bo := texBuffer[float32](h, len(data), nil)
-		h.run("tex_layered1d", len(data), h.texture(a, nil), bo, int32(w), int32(layers))
-		if got := texRead[float32](h, bo, len(data)); !slices.Equal(got, data) {
-			t.Errorf("tex1DLayered: %v, want %v", got, data)
-		}
+		texFetch(t, h, "tex1DLayered", "tex_layered1d", h.texture(a, nil), data, int32(w), int32(layers))
 	})
 }
 
@@ -542,11 +545,7 @@ func TestGPUArray3D(t *testing.T) {
 		if err := CopyToArray(a, data); err != nil {
 			t.Fatal(err)
 		}
-		bo := texBuffer[float32](h, len(data), nil)
-		h.run("tex_fetch3d", len(data), h.texture(a, nil), bo, int32(w), int32(hh), int32(d))
-		if got := texRead[float32](h, bo, len(data)); !slices.Equal(got, data) {
-			t.Errorf("tex3D: %v, want %v", got, data)
-		}
+		texFetch(t, h, "tex3D", "tex_fetch3d", h.texture(a, nil), data, int32(w), int32(hh), int32(d))
 	})
 }
 
@@ -624,11 +623,7 @@ func TestGPUTextureReadModes(t *testing.T) {
 		if err := CopyToArray(a, data); err != nil {
 			t.Fatal(err)
 		}
-		bo := texBuffer[int32](h, len(data), nil)
-		h.run("tex_int2d", len(data), h.texture(a, nil), bo, int32(w), int32(hh))
-		if got := texRead[int32](h, bo, len(data)); !slices.Equal(got, data) {
-			t.Errorf("tex2D<int>: %v, want %v", got, data)
-		}
+		texFetch(t, h, "tex2D<int>", "tex_int2d", h.texture(a, nil), data, int32(w), int32(hh))
 	})
 }
 

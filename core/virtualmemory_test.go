@@ -167,14 +167,6 @@ func launch1D(t *testing.T, s *Stream, k *Kernel, n int, args ...any) {
 	}
 }
 
-func iota32(n int, from float32) []float32 {
-	x := make([]float32, n)
-	for i := range x {
-		x[i] = from + float32(i)
-	}
-	return x
-}
-
 // TestGPUVirtualMemory allocates, copies, grows and closes, and checks the
 // misuses the driver would see.
 func TestGPUVirtualMemory(t *testing.T) {
@@ -359,7 +351,7 @@ func TestGPUVirtualMemoryGrowWhileRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := g / 4
-	if err := CopyToDevice(b, iota32(n, 0)); err != nil {
+	if err := CopyToDevice(b, seq(n, 0)); err != nil {
 		t.Fatal(err)
 	}
 	const cycles = 400_000_000 // some 0.2 s at 2 GHz
@@ -485,7 +477,7 @@ func TestGPUVirtualMemoryPeer(t *testing.T) {
 	}
 	defer src.Close()
 	m := g / 4
-	if err := CopyToDevice(src, iota32(m, 7)); err != nil {
+	if err := CopyToDevice(src, seq(m, 7)); err != nil {
 		t.Fatal(err)
 	}
 	dst, err := d1.Allocate(g, s1)
