@@ -261,19 +261,18 @@ func (e *GraphExec) releaseWith(s *Stream) {
 
 // Launch queues the whole graph on stream.
 func (e *GraphExec) Launch(stream *Stream) error {
-	h, err := e.acquireWith(stream)
-	if err != nil {
-		return err
-	}
-	defer e.releaseWith(stream)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return cuGraphLaunch(h, e.handle, stream.handle)
+	return e.onStream(stream, cuGraphLaunch)
 }
 
 // Upload prepares the graph's resources on stream ahead of its first
 // Launch.
 func (e *GraphExec) Upload(stream *Stream) error {
+	return e.onStream(stream, cuGraphUpload)
+}
+
+// onStream makes the driver call of Launch or Upload, holding e and
+// stream.
+func (e *GraphExec) onStream(stream *Stream, call func(driver.Context, driver.GraphExec, driver.Stream) error) error {
 	h, err := e.acquireWith(stream)
 	if err != nil {
 		return err
@@ -281,7 +280,7 @@ func (e *GraphExec) Upload(stream *Stream) error {
 	defer e.releaseWith(stream)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return cuGraphUpload(h, e.handle, stream.handle)
+	return call(h, e.handle, stream.handle)
 }
 
 // Update replaces the parameters of e's nodes with those of g, which must
