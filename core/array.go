@@ -374,14 +374,7 @@ type arrayRef struct {
 
 // destroyArray is the finalizer of a forgotten Array. Its error is
 // recorded for the next Sync of the context.
-func destroyArray(r arrayRef) {
-	h, err := r.ctx.acquire()
-	if err != nil {
-		return
-	}
-	r.ctx.record(fmt.Sprintf("destroying a forgotten CUDA array %#x", uintptr(r.a)), cuArrayDestroy(h, r.a))
-	r.ctx.release()
-}
+func destroyArray(r arrayRef) { destroyForgotten(r.ctx, "CUDA array", r.a, cuArrayDestroy) }
 
 // acquire holds a, and the mipmapped array it is a level of, for a
 // driver call.
@@ -514,12 +507,7 @@ type mipmapRef struct {
 }
 
 func destroyMipmappedArray(r mipmapRef) {
-	h, err := r.ctx.acquire()
-	if err != nil {
-		return
-	}
-	r.ctx.record(fmt.Sprintf("destroying a forgotten mipmapped CUDA array %#x", uintptr(r.m)), cuMipmappedArrayDestroy(h, r.m))
-	r.ctx.release()
+	destroyForgotten(r.ctx, "mipmapped CUDA array", r.m, cuMipmappedArrayDestroy)
 }
 
 func (m *MipmappedArray) acquire() bool { return m.life.acquire() }

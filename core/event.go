@@ -2,7 +2,6 @@ package core
 
 import (
 	"errors"
-	"fmt"
 	"runtime"
 	"time"
 
@@ -82,14 +81,7 @@ type eventRef struct {
 
 // destroyEvent is the finalizer of a forgotten Event. Its error is
 // recorded for the next Sync of the context.
-func destroyEvent(r eventRef) {
-	h, err := r.ctx.acquire()
-	if err != nil {
-		return // the context is gone, and its events with it
-	}
-	r.ctx.record(fmt.Sprintf("destroying a forgotten event %#x", uintptr(r.e)), r.ctx.destroyEvent(h, r.e))
-	r.ctx.release()
-}
+func destroyEvent(r eventRef) { destroyForgotten(r.ctx, "event", r.e, r.ctx.destroyEvent) }
 
 func (e *Event) acquire() (driver.Context, error) {
 	if !e.life.acquire() {

@@ -85,14 +85,7 @@ func (r *GraphMemoryResource) Deallocate(ptr driver.Deviceptr, size int, stream 
 	if ptr == 0 {
 		return nil
 	}
-	if stream == nil {
-		stream = r.dev.DefaultStream()
-	}
-	h, err := stream.acquire()
-	if err == ErrClosed {
-		stream = stream.ctx.fallbackStream() // a closed green context's too
-		h, err = stream.acquire()
-	}
+	stream, h, err := acquireForFree(r.dev, stream)
 	if err != nil {
 		return err
 	}

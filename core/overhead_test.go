@@ -7,11 +7,13 @@ import (
 	"math"
 	"reflect"
 	"runtime"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
 	"unsafe"
 
+	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/internal/testing/fakecuda"
 )
 
@@ -271,6 +273,31 @@ func TestFakeDriverForgottenBuffer(t *testing.T) {
 	}
 	if n := fakecuda.Calls().Frees - f0; n != 10 {
 		t.Errorf("%d of 10 forgotten Buffers freed", n)
+	}
+}
+
+// TestFakeDriverDestroyForgotten checks the cleanup of a forgotten driver
+// object: destroyed in its context, the error recorded for the next Sync.
+func TestFakeDriverDestroyForgotten(t *testing.T) {
+	e := fakeDriver(t)
+	var got []uint64
+	destroyForgotten(e.ctx, "CUDA array", driver.Array(0x7a), func(c driver.Context, a driver.Array) error {
+		if c != fakeCtx {
+			t.Errorf("destroyed in context %#x, want %#x", c, fakeCtx)
+		}
+		got = append(got, uint64(a))
+		return errFake
+	})
+	destroyForgotten(e.ctx, "texture object", driver.TexObject(0x7b), func(_ driver.Context, x driver.TexObject) error {
+		got = append(got, uint64(x))
+		return nil
+	})
+	if !slices.Equal(got, []uint64{0x7a, 0x7b}) {
+		t.Errorf("destroyed %#x, want [0x7a 0x7b]", got)
+	}
+	err := e.ctx.withRecorded(nil)
+	if !errors.Is(err, errFake) || err.Error() != "core: destroying a forgotten CUDA array 0x7a: fake failure" {
+		t.Errorf("recorded %v", err)
 	}
 }
 

@@ -218,14 +218,7 @@ func (r *DeviceMemoryResource) release(ptr driver.Deviceptr, size int, stream *S
 	if ptr == 0 {
 		return nil
 	}
-	if stream == nil {
-		stream = r.dev.DefaultStream()
-	}
-	h, err := stream.acquire()
-	if err == ErrClosed {
-		stream = stream.ctx.fallbackStream()
-		h, err = stream.acquire()
-	}
+	stream, h, err := acquireForFree(r.dev, stream)
 	if err != nil {
 		return err
 	}

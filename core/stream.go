@@ -73,14 +73,7 @@ type streamRef struct {
 
 // destroyStream is the finalizer of a forgotten Stream. Its error is
 // recorded for the next Sync of the context.
-func destroyStream(r streamRef) {
-	h, err := r.ctx.acquire()
-	if err != nil {
-		return // the context is gone, and its streams with it
-	}
-	r.ctx.record(fmt.Sprintf("destroying a forgotten stream %#x", uintptr(r.s)), r.ctx.destroyStream(h, r.s))
-	r.ctx.release()
-}
+func destroyStream(r streamRef) { destroyForgotten(r.ctx, "stream", r.s, r.ctx.destroyStream) }
 
 // acquire acquires the stream and its context for a driver call.
 func (s *Stream) acquire() (driver.Context, error) {
@@ -92,6 +85,34 @@ func (s *Stream) acquire() (driver.Context, error) {
 		s.life.release()
 	}
 	return h, err
+}
+
+// destroyForgotten is the cleanup of a forgotten driver object h of ctx,
+// what it is: it destroys h and records the error for the next Sync of
+// ctx. A context already destroyed took h with it.
+func destroyForgotten[H ~uintptr | ~uint64](ctx *Context, what string, h H, destroy func(driver.Context, H) error) {
+	c, err := ctx.acquire()
+	if err != nil {
+		return
+	}
+	ctx.record(fmt.Sprintf("destroying a forgotten %s %#x", what, uint64(h)), destroy(c, h))
+	ctx.release()
+}
+
+// acquireForFree acquires the stream a free is ordered on: stream, nil
+// meaning dev's legacy default stream, or, once stream is closed, its
+// context's fallbackStream (a closed green context's too). The caller
+// releases the stream it returns.
+func acquireForFree(dev *Device, stream *Stream) (*Stream, driver.Context, error) {
+	if stream == nil {
+		stream = dev.DefaultStream()
+	}
+	h, err := stream.acquire()
+	if err == ErrClosed {
+		stream = stream.ctx.fallbackStream()
+		h, err = stream.acquire()
+	}
+	return stream, h, err
 }
 
 // closed reports whether the stream or its created context is closed:

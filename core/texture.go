@@ -311,14 +311,7 @@ type texRef struct {
 	t   driver.TexObject
 }
 
-func destroyTexture(r texRef) {
-	h, err := r.ctx.acquire()
-	if err != nil {
-		return
-	}
-	r.ctx.record(fmt.Sprintf("destroying a forgotten texture object %#x", uint64(r.t)), cuTexObjectDestroy(h, r.t))
-	r.ctx.release()
-}
+func destroyTexture(r texRef) { destroyForgotten(r.ctx, "texture object", r.t, cuTexObjectDestroy) }
 
 // Handle returns the driver's CUtexObject, the kernel's
 // cudaTextureObject_t.
@@ -407,14 +400,7 @@ type surfRef struct {
 	s   driver.SurfObject
 }
 
-func destroySurface(r surfRef) {
-	h, err := r.ctx.acquire()
-	if err != nil {
-		return
-	}
-	r.ctx.record(fmt.Sprintf("destroying a forgotten surface object %#x", uint64(r.s)), cuSurfObjectDestroy(h, r.s))
-	r.ctx.release()
-}
+func destroySurface(r surfRef) { destroyForgotten(r.ctx, "surface object", r.s, cuSurfObjectDestroy) }
 
 // Handle returns the driver's CUsurfObject, the kernel's
 // cudaSurfaceObject_t.
