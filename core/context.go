@@ -68,6 +68,16 @@ func (c *Context) initStreams() {
 	c.ptStream = &Stream{handle: streamPerThread, ctx: c}
 }
 
+// call calls f with c acquired.
+func (c *Context) call(f func(h driver.Context) error) error {
+	h, err := c.acquire()
+	if err != nil {
+		return err
+	}
+	defer c.release()
+	return f(h)
+}
+
 // acquire returns the context's handle for a driver call, retaining a
 // primary context on first use; every successful acquire needs a release.
 func (c *Context) acquire() (driver.Context, error) {

@@ -100,16 +100,17 @@ func (r *GraphMemoryResource) HostAccessible() bool   { return false }
 // Trim gives the memory of the device's graph pool that no graph uses now
 // (launched or queued) back to the system (cuDeviceGraphMemTrim).
 func (r *GraphMemoryResource) Trim() error {
+	return r.inPrimary(func(h driver.Context) error {
+		return cuDeviceGraphMemTrim(h, r.dev.handle)
+	})
+}
+
+// inPrimary calls f in the primary context of r's device.
+func (r *GraphMemoryResource) inPrimary(f func(h driver.Context) error) error {
 	if r == nil || r.dev == nil {
 		return errNoGraphDevice
 	}
-	c := r.dev.primary
-	h, err := c.acquire()
-	if err != nil {
-		return err
-	}
-	defer c.release()
-	return cuDeviceGraphMemTrim(h, r.dev.handle)
+	return r.dev.primary.call(f)
 }
 
 // GraphMemoryInfo is the state of a device's graph memory pool
@@ -123,48 +124,38 @@ type GraphMemoryInfo struct {
 
 // Info reads the state of the device's graph memory pool.
 func (r *GraphMemoryResource) Info() (GraphMemoryInfo, error) {
-	if r == nil || r.dev == nil {
-		return GraphMemoryInfo{}, errNoGraphDevice
-	}
 	var info GraphMemoryInfo
-	c := r.dev.primary
-	h, err := c.acquire()
-	if err != nil {
-		return info, err
-	}
-	defer c.release()
-	for _, a := range []struct {
-		attr driver.GraphMemAttribute
-		v    *uint64
-	}{
-		{driver.GraphMemAttrUsedMemCurrent, &info.Used},
-		{driver.GraphMemAttrUsedMemHigh, &info.UsedHigh},
-		{driver.GraphMemAttrReservedMemCurrent, &info.Reserved},
-		{driver.GraphMemAttrReservedMemHigh, &info.ReservedHigh},
-	} {
-		if err := cuDeviceGetGraphMemAttribute(h, r.dev.handle, a.attr, unsafe.Pointer(a.v)); err != nil {
-			return GraphMemoryInfo{}, err
+	err := r.inPrimary(func(h driver.Context) error {
+		for _, a := range []struct {
+			attr driver.GraphMemAttribute
+			v    *uint64
+		}{
+			{driver.GraphMemAttrUsedMemCurrent, &info.Used},
+			{driver.GraphMemAttrUsedMemHigh, &info.UsedHigh},
+			{driver.GraphMemAttrReservedMemCurrent, &info.Reserved},
+			{driver.GraphMemAttrReservedMemHigh, &info.ReservedHigh},
+		} {
+			if err := cuDeviceGetGraphMemAttribute(h, r.dev.handle, a.attr, unsafe.Pointer(a.v)); err != nil {
+				return err
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return GraphMemoryInfo{}, err
 	}
 	return info, nil
 }
 
 // ResetHigh resets the high watermarks of Info to the current values.
 func (r *GraphMemoryResource) ResetHigh() error {
-	if r == nil || r.dev == nil {
-		return errNoGraphDevice
-	}
-	c := r.dev.primary
-	h, err := c.acquire()
-	if err != nil {
-		return err
-	}
-	defer c.release()
-	for _, attr := range []driver.GraphMemAttribute{driver.GraphMemAttrUsedMemHigh, driver.GraphMemAttrReservedMemHigh} {
-		var zero uint64 // the only value CUDA accepts
-		if err := cuDeviceSetGraphMemAttribute(h, r.dev.handle, attr, unsafe.Pointer(&zero)); err != nil {
-			return err
+	return r.inPrimary(func(h driver.Context) error {
+		for _, attr := range []driver.GraphMemAttribute{driver.GraphMemAttrUsedMemHigh, driver.GraphMemAttrReservedMemHigh} {
+			var zero uint64 // the only value CUDA accepts
+			if err := cuDeviceSetGraphMemAttribute(h, r.dev.handle, attr, unsafe.Pointer(&zero)); err != nil {
+				return err
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }

@@ -266,13 +266,7 @@ func (b *Buffer) inPrimary(f func(h driver.Context) error) error {
 	if b.mr == nil || b.mr.Device() == nil {
 		return errors.New("core: a zero Buffer (no memory resource or device)")
 	}
-	c := b.mr.Device().primary
-	h, err := c.acquire()
-	if err != nil {
-		return err
-	}
-	defer c.release()
-	return f(h)
+	return b.mr.Device().primary.call(f)
 }
 
 // SetReadMostly advises the driver that b is mostly read
