@@ -464,32 +464,14 @@ func TestGPUArrayLayered(t *testing.T) {
 			t.Fatalf("Layers %d, Size %d; want %d, %d", a.Layers(), a.Size(), layers, w*hh*layers*4)
 		}
 		data := seq(w*hh*layers, 0.5)
-		if err := CopyToArray(a, data); err != nil {
-			t.Fatal(err)
-		}
-		back := make([]float32, len(data))
-		if err := CopyFromArray(back, a); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(back, data) {
-			t.Errorf("round trip: %v, want %v", back, data)
-		}
+		arrayRoundTrip(t, a, data)
 		texFetch(t, h, "tex2DLayered", "tex_layered2d", h.texture(a, nil), data, int32(w), int32(hh), int32(layers))
 	})
 	t.Run("1D", func(t *testing.T) {
 		const w, layers = 7, 3
 		a := h.array(Extent{Width: w}, &ArrayOptions{Layers: layers})
 		data := seq(w*layers, 10)
-		if err := CopyToArray(a, data); err != nil {
-			t.Fatal(err)
-		}
-		back := make([]float32, len(data))
-		if err := CopyFromArray(back, a); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(back, data) {
-			t.Errorf("round trip: %v, want %v", back, data)
-		}
+		arrayRoundTrip(t, a, data)
 		texFetch(t, h, "tex1DLayered", "tex_layered1d", h.texture(a, nil), data, int32(w), int32(layers))
 	})
 }
@@ -565,6 +547,21 @@ func TestGPUArrayFormats(t *testing.T) {
 	}
 }
 
+// arrayRoundTrip copies data into a and back, and checks it came back.
+func arrayRoundTrip[T comparable](t *testing.T, a *Array, data []T) {
+	t.Helper()
+	if err := CopyToArray(a, data); err != nil {
+		t.Fatal(err)
+	}
+	back := make([]T, len(data))
+	if err := CopyFromArray(back, a); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(back, data) {
+		t.Errorf("round trip: %v, want %v", back, data)
+	}
+}
+
 func roundTripFormat[T int8 | int16 | int32 | uint8 | uint16 | uint32 | float32](t *testing.T, h *texHarness, f driver.ArrayFormat, ch int) {
 	t.Run(fmt.Sprintf("%sx%d", formatName(f), ch), func(t *testing.T) {
 		const w, hh = 5, 3
@@ -576,16 +573,7 @@ func roundTripFormat[T int8 | int16 | int32 | uint8 | uint16 | uint32 | float32]
 		for i := range data {
 			data[i] = T(3*i + 1)
 		}
-		if err := CopyToArray(a, data); err != nil {
-			t.Fatal(err)
-		}
-		back := make([]T, len(data))
-		if err := CopyFromArray(back, a); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(back, data) {
-			t.Errorf("round trip: %v, want %v", back, data)
-		}
+		arrayRoundTrip(t, a, data)
 	})
 }
 
