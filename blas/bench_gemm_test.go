@@ -137,6 +137,27 @@ func blasCase[T float32 | float64](m, n, k int, random bool) func(*testing.B) {
 	}
 }
 
+// dgemmF32Values is DGEMM on float32 values widened to float64 (24 random
+// mantissa bits of 53), the inputs the Python scripts once gave the
+// float64 case: set beside the full-precision random case, it shows how
+// much the FP64 units' speed depends on the bits they toggle.
+func dgemmF32Values(m, n, k int) func(*testing.B) {
+	return func(b *testing.B) {
+		_, s, h := gpu(b, nil)
+		widen := func(n int) *core.Buffer {
+			v := make([]float64, n)
+			for i, x := range fill[float32](n) {
+				v[i] = float64(x)
+			}
+			return libtest.Upload(b, s, v)
+		}
+		a, bb, c := widen(m*k), widen(k*n), benchInput[float64](b, s, m*n, false)
+		benchFlops(b, s, m, n, k, func() error {
+			return GemmRowMajor[float64](h, NoTrans, NoTrans, m, n, k, 1, a, k, bb, n, 0, c, n)
+		})
+	}
+}
+
 // fp8Bench is E4M3·E4M3 with a BFloat16 C and scales of 1 on the device,
 // as torch._scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16).
 func fp8Bench(m, n, k int, random bool) func(*testing.B) {
@@ -172,6 +193,9 @@ func BenchmarkGEMM(b *testing.B) {
 			b.Run(name("float32"), ltCase[float32](m, n, k, random, EpilogueNone))
 			b.Run(name("float32-sgemm"), blasCase[float32](m, n, k, random))
 			b.Run(name("float64"), blasCase[float64](m, n, k, random))
+			if random && sh.m == 8192 {
+				b.Run(name("float64-f32values"), dgemmF32Values(m, n, k))
+			}
 			if sh.m == 8192 {
 				b.Run(name("bfloat16-bias-gelu"), ltCase[BFloat16](m, n, k, random, EpilogueGELUBias))
 				b.Run(name("fp8-e4m3-bf16"), fp8Bench(m, n, k, random))

@@ -158,6 +158,20 @@ func BenchmarkGemmSmall64(b *testing.B) {
 	}
 	b.Run("cudago", func(b *testing.B) { chunked(b, goSide) })
 	b.Run("C", func(b *testing.B) { chunked(b, cSide) })
+	// "C-percall" is the C twin entered once per GEMM from a Go loop: the
+	// cgo crossing and the thread's context check of every call, without
+	// cudago's checks and holds. cudago - C-percall is cudago's Go side;
+	// C-percall - C is what crossing from Go costs each call.
+	b.Run("C-percall", func(b *testing.B) {
+		chunked(b, func(m int) error {
+			for range m {
+				if err := cSide(1); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
 	b.Run("interleaved", func(b *testing.B) {
 		var cTime time.Duration
 		var cCalls int

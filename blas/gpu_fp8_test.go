@@ -1,16 +1,13 @@
 package blas
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/testing/libtest"
-	"github.com/cudago/cudago/lib"
 )
 
 // fp8Info is what the FP8 test needs of an element type: conversions
@@ -222,15 +219,11 @@ func TestGPUMatmulFP8(t *testing.T) {
 	t.Run("E5M2·E4M3→float32", func(t *testing.T) {
 		runFP8[E5M2, E4M3, float32](t, h, s, fp8Case{lay: col, m: m, n: n, k: k, alpha: 1, beta: 0.5, ep: EpilogueGELU})
 	})
-	// FP8 results are refused before cuBLASLt is called (see checkFP8).
-	t.Run("FP8 result refused", func(t *testing.T) {
-		c8 := libtest.Upload(t, s, make([]E4M3, m*n))
-		a8 := libtest.Upload(t, s, make([]E4M3, m*k))
-		b8 := libtest.Upload(t, s, make([]E4M3, n*k))
-		err := MatmulFP8[E4M3, E4M3, E4M3](h, Trans, NoTrans, m, n, k, 1, a8, k, b8, k, 0, c8, m, nil)
-		var ae *lib.ArgError
-		if !errors.As(err, &ae) || ae.Arg != "c" || !strings.Contains(err.Error(), "not supported yet") {
-			t.Errorf("MatmulFP8 to E4M3 = %v, want the not-supported ArgError", err)
-		}
+	t.Run("E4M3·E4M3→E4M3", func(t *testing.T) {
+		runFP8[E4M3, E4M3, E4M3](t, h, s, fp8Case{lay: col, m: m, n: n, k: k, alpha: 1, sa: 0.5, sb: 0.5, sd: 16, amax: true})
+		runFP8[E4M3, E4M3, E4M3](t, h, s, fp8Case{lay: row, m: m, n: n, k: k, alpha: 1, sd: 4, amax: true, ep: EpilogueReLU})
+	})
+	t.Run("E4M3·E5M2→E5M2", func(t *testing.T) {
+		runFP8[E4M3, E5M2, E5M2](t, h, s, fp8Case{lay: row, m: m, n: n, k: k, alpha: 1, sd: 0.5, amax: true})
 	})
 }

@@ -234,11 +234,6 @@ func (mc *mmCall) checkFP8(o *MatmulOptions) error {
 		if mc.beta != 0 {
 			return argErr(fn, "beta", "beta = %v with an FP8 C: beta must be 0 (cuBLASLt reads C as BFloat16, not as C's type)", mc.beta)
 		}
-		// Not yet: cuBLASLt 13.0 on the H100 answered
-		// CUBLAS_STATUS_INVALID_VALUE to the BFloat16 C this package lays
-		// over the FP8 D in place (cuBLASLt takes C == D only with equal
-		// layouts); a separate BFloat16 C is the likely way, untried.
-		return argErr(fn, "c", "an %s C is not supported yet (cuBLASLt refused the in-place BFloat16 C over an FP8 D on an H100): use Half, BFloat16 or float32 for C", mc.ec.name)
 	} else {
 		for _, s := range [...]struct {
 			name string
@@ -487,7 +482,11 @@ func (p *plan) launch(ctx driver.Context, lt cublaslt.Handle, algo *cublaslt.Mat
 	}
 	dl := p.c
 	if p.d != 0 {
-		dl = p.d
+		// An FP8 D: cuBLASLt wants C's layout in BFloat16 and refuses
+		// (INVALID_VALUE) a C at D's address with a layout other than D's.
+		// beta is 0 for an FP8 D (checkFP8), so C is not read: no C at all,
+		// as PyTorch's _scaled_mm passes.
+		dl, c = p.d, nil
 	}
 	return cublasLtMatmul(ctx, lt, p.desc, alpha, a, p.a, b, p.b, beta, c, p.c, d, dl, algo, ws, wsLen, s)
 }

@@ -88,7 +88,7 @@ func TestMatmulFP8Checks(t *testing.T) {
 	fn := "MatmulFP8"
 	wantClosed(t, "TN, BFloat16 C", MatmulFP8[E4M3, E4M3, BFloat16](zero, Trans, NoTrans, m, n, k, 1, a, k, b, k, 0.5, c16, m, nil))
 	wantClosed(t, "ConjTrans as Trans", MatmulFP8[E4M3, E5M2, Half](zero, ConjTrans, NoTrans, m, n, k, 1, a, k, b, k, 0, c16, m, nil))
-	wantArgErr(t, "E5M2 C, scales", MatmulFP8[E5M2, E4M3, E5M2](zero, Trans, NoTrans, m, n, k, 1, a, k, b, k, 0, c8, m, &MatmulOptions{ScaleA: fake(4), ScaleB: fake(4), ScaleD: fake(4), AmaxD: fake(4)}), fn, "c", "not supported yet")
+	wantClosed(t, "E5M2 C, scales", MatmulFP8[E5M2, E4M3, E5M2](zero, Trans, NoTrans, m, n, k, 1, a, k, b, k, 0, c8, m, &MatmulOptions{ScaleA: fake(4), ScaleB: fake(4), ScaleD: fake(4), AmaxD: fake(4)}))
 	wantClosed(t, "float32 C with a bias", MatmulFP8[E4M3, E4M3, float32](zero, Trans, NoTrans, m, n, k, 1, a, k, b, k, 0, fake(4*m*n), m, &MatmulOptions{Epilogue: EpilogueGELUBias, Bias: fake(2 * m)}))
 	wantClosed(t, "row-major", MatmulFP8RowMajor[E4M3, E4M3, BFloat16](zero, NoTrans, Trans, m, n, k, 1, a, k, b, k, 0, c16, n, nil))
 	wantArgErr(t, "NN", MatmulFP8[E4M3, E4M3, BFloat16](zero, NoTrans, NoTrans, m, n, k, 1, a, m, b, k, 0, c16, m, nil), fn, "tA", "FP8 needs k contiguous in both A and B, tA = Trans and tB = NoTrans column-major")

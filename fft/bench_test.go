@@ -288,3 +288,69 @@ func cupyPlan(tb testing.TB, dev *core.Device, s *core.Stream, l *layout) cufft.
 	tb.Logf("%v, planned as CuPy plans: work area %d bytes", l, ws)
 	return h
 }
+
+// BenchmarkFFTPlacement times the three transforms with their
+// input and output at other places in memory: from the device's pool (as
+// the other benchmarks), from cuMemAlloc (CuPy's pool grows by
+// cudaMalloc), and from the pool at offsets of 4 KiB, 64 KiB and 1 MiB
+// past a 2 MiB boundary. A memory-bound transform whose time moves by a
+// percent with the place says how far a comparison with another
+// program's allocations can be trusted.
+func BenchmarkFFTPlacement(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		d    Desc
+	}{
+		{"C2C2e24", Desc{Shape: []int{1 << 24}}},
+		{"C2C2D1024x16", Desc{Shape: []int{1024, 1024}, Batch: 16}},
+		{"R2C2e24", Desc{Shape: []int{1 << 24}, Type: R2C}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			dev, s := gpuStream(b)
+			fc, err := New(s, nil)
+			must(b, err)
+			defer fc.Close()
+			p, err := fc.Plan(c.d)
+			must(b, err)
+			ib, ob := p.Bytes()
+			legacy := core.NewLegacyMemoryResource(dev)
+			for _, pl := range []struct {
+				name string
+				off  int
+				mr   core.MemoryResource
+			}{{"pool", 0, nil}, {"cuMemAlloc", 0, legacy}, {"pool+4KiB", 4 << 10, nil}, {"pool+64KiB", 64 << 10, nil}, {"pool+1MiB", 1 << 20, nil}} {
+				place := func(n int) *core.Buffer {
+					var buf *core.Buffer
+					var err error
+					if pl.mr != nil {
+						buf, err = pl.mr.Allocate(n+pl.off, s)
+					} else {
+						buf, err = dev.Allocate(n+(2<<20)+pl.off, s)
+					}
+					must(b, err)
+					b.Cleanup(func() { buf.Close() })
+					skip := 0
+					if pl.mr == nil { // to the next 2 MiB boundary, then off
+						skip = int((2<<20-buf.Ptr()%(2<<20))%(2<<20)) + pl.off
+					}
+					v, err := buf.View(skip, n)
+					must(b, err)
+					return v
+				}
+				in, out := place(ib), place(ob)
+				must(b, core.CopyToDevice(in, benchData()[:ib/4]))
+				b.Run(pl.name, func(b *testing.B) {
+					b.Logf("in at %#x, out at %#x", in.Ptr(), out.Ptr())
+					timeGPU(b, dev, s, p, func(m int) error {
+						for range m {
+							if err := p.Forward(in, out); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
+				})
+			}
+		})
+	}
+}
