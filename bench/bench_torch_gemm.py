@@ -31,6 +31,8 @@ import statistics
 import sys
 import time
 
+import gputime
+
 SHAPES = (("8192x8192x8192", 8192, 8192, 8192), ("4096x16384x4096", 4096, 16384, 4096))
 DTYPES = ("float16", "bfloat16", "float32", "float64")
 
@@ -67,19 +69,7 @@ def run_torch(args, res):
     dev = "cuda"
 
     def timed(fn):
-        for _ in range(3):
-            fn()
-        torch.cuda.synchronize()
-        ts = []
-        for _ in range(args.reps):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            for _ in range(args.iters):
-                fn()
-            e.record()
-            e.synchronize()
-            ts.append(s.elapsed_time(e) / 1e3 / args.iters)
-        return statistics.median(ts)
+        return statistics.median(gputime.torch_event_times(torch, fn, args.iters, args.reps))
 
     def inputs(shape, dt, random):
         if random:
@@ -148,19 +138,7 @@ def run_cupy(args, res):
     import cupy as cp
 
     def timed(fn):
-        for _ in range(3):
-            fn()
-        cp.cuda.Device().synchronize()
-        ts = []
-        for _ in range(args.reps):
-            s, e = cp.cuda.Event(), cp.cuda.Event()
-            s.record()
-            for _ in range(args.iters):
-                fn()
-            e.record()
-            e.synchronize()
-            ts.append(cp.cuda.get_elapsed_time(s, e) / 1e3 / args.iters)
-        return statistics.median(ts)
+        return statistics.median(gputime.cupy_event_times(cp, fn, args.iters, args.reps))
 
     def inputs(shape, dt, random):
         if random:
