@@ -7,6 +7,7 @@
 package bench
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"os"
@@ -20,22 +21,11 @@ import (
 	"github.com/cudago/cudago/core"
 )
 
-// Source holds the benchmarks' kernels.
-const Source = `
-extern "C" __global__ void noargs() {}
-
-extern "C" __global__ void saxpy(float a, const float *x, const float *y, float *out, int n) {
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-	if (i < n) out[i] = a * x[i] + y[i];
-}
-
-extern "C" __global__ void mixed(float *out, int a, float b, double c, long long d,
-		unsigned char e, short f, float *g) {
-	if (blockIdx.x == 0 && threadIdx.x == 0) {
-		out[0] = (float)a + b + (float)c + (float)d + (float)e + (float)f + g[0];
-	}
-}
-`
+// Source holds the benchmarks' kernels: kernels.cu, which
+// bench_cuda_python.py compiles too, so that both sides launch the same code.
+//
+//go:embed kernels.cu
+var Source string
 
 // CopySize is the size of the copy cases.
 const CopySize = 256 << 20
