@@ -286,32 +286,12 @@ func (s *Suite) Cases() []*Case {
 		},
 		{
 			Name: "LaunchSync", What: "launch + stream sync round trip", Iters: 5000, Target: 1.03, CheckAllocs: true,
-			Go: func(n int) error {
-				for range n {
-					if err := core.Launch(st, one, s.Empty); err != nil {
-						return err
-					}
-					if err := st.Sync(); err != nil {
-						return err
-					}
-				}
-				return nil
-			},
-			C: func(n int) (time.Duration, error) { return cbase.LaunchEmpty(s.Ctx, s.Empty.Handle(), sh, n, true) },
+			Go: func(n int) error { return launchSync(st, s.Empty, n) },
+			C:  func(n int) (time.Duration, error) { return cbase.LaunchEmpty(s.Ctx, s.Empty.Handle(), sh, n, true) },
 		},
 		{
 			Name: "LaunchSyncNB", What: "launch + stream sync round trip, non-blocking stream (cuda.core's default)", Iters: 5000, Target: 1.02, CheckAllocs: true,
-			Go: func(n int) error {
-				for range n {
-					if err := core.Launch(s.NB, one, s.Empty); err != nil {
-						return err
-					}
-					if err := s.NB.Sync(); err != nil {
-						return err
-					}
-				}
-				return nil
-			},
+			Go: func(n int) error { return launchSync(s.NB, s.Empty, n) },
 			C: func(n int) (time.Duration, error) {
 				return cbase.LaunchEmpty(s.Ctx, s.Empty.Handle(), s.NB.Handle(), n, true)
 			},
@@ -475,6 +455,20 @@ func untouched(b []byte) bool {
 }
 
 // poolLoop allocates and closes n buffers of 1 MiB from mr on st.
+// launchSync launches k (one thread) on st and waits for it, n times: the
+// sync round trip cases, on either stream.
+func launchSync(st *core.Stream, k *core.Kernel, n int) error {
+	for range n {
+		if err := core.Launch(st, one, k); err != nil {
+			return err
+		}
+		if err := st.Sync(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func poolLoop(mr *core.DeviceMemoryResource, st *core.Stream, n int) error {
 	for range n {
 		b, err := mr.Allocate(1<<20, st)
