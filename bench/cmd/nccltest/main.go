@@ -471,19 +471,15 @@ func (k *rank) bandwidth(name string, c collcheck.Case) (bool, error) {
 	}
 	defer send.Close()
 	defer recv.Close()
-	for range k.o.warmup {
-		if err := c.Call(k.comm, k.s, send, recv); err != nil {
-			return false, err
-		}
+	if err := k.queue(c, send, recv, k.o.warmup); err != nil {
+		return false, err
 	}
 	if err := k.comm.Wait(k.ctx, k.s); err != nil {
 		return false, err
 	}
 	start := time.Now()
-	for range k.o.iters {
-		if err := c.Call(k.comm, k.s, send, recv); err != nil {
-			return false, err
-		}
+	if err := k.queue(c, send, recv, k.o.iters); err != nil {
+		return false, err
 	}
 	if err := k.s.Sync(); err != nil {
 		return false, err
@@ -504,6 +500,16 @@ func (k *rank) bandwidth(name string, c collcheck.Case) (bool, error) {
 			k.o.impl, name, bytes, k.n, k.o.iters, m[0]*1e6, algbw, algbw*busFactor(c.Kind, k.n))
 	}
 	return ok, nil
+}
+
+// queue queues n calls of c on the rank's stream, back to back.
+func (k *rank) queue(c collcheck.Case, send, recv *core.Buffer, n int) error {
+	for range n {
+		if err := c.Call(k.comm, k.s, send, recv); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (k *rank) latency() (bool, error) {
