@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,7 +64,7 @@ func checkRefusal(t testing.TB, what string, err error) {
 // every sample's File.ValidateCubins.
 func TestValidateCubinSamples(t *testing.T) {
 	cubins := testdataCubins(t)
-	for _, name := range sortedKeys(cubins) {
+	for _, name := range slices.Sorted(maps.Keys(cubins)) {
 		if err := ValidateCubin(cubins[name]); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
