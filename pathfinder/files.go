@@ -218,13 +218,7 @@ type artifactEntry struct {
 	err  error
 }
 
-var artifactCache = func() map[Artifact]*artifactEntry {
-	m := make(map[Artifact]*artifactEntry, len(artifactSpecs))
-	for _, s := range artifactSpecs {
-		m[s.a] = new(artifactEntry)
-	}
-	return m
-}()
+var artifactCache = newCache[artifactEntry](artifactSpecs, func(s *artifactSpec) Artifact { return s.a })
 
 // Find finds artifact a, once per process, searching as Load does:
 //
@@ -257,11 +251,7 @@ func Find(a Artifact) (*Located, error) {
 		return nil, fmt.Errorf("pathfinder: unknown artifact %q (known: %v)", string(a), Artifacts())
 	}
 	e.once.Do(func() {
-		cwd, err := os.Getwd()
-		if err != nil {
-			cwd = ""
-		}
-		e.loc, e.err = (&searcher{getenv: os.Getenv, cwd: cwd}).findArtifact(artifactSpecOf(a))
+		e.loc, e.err = (&searcher{getenv: os.Getenv, cwd: workDir()}).findArtifact(artifactSpecOf(a))
 	})
 	return e.loc, e.err
 }
@@ -305,11 +295,8 @@ func (r *artifactRun) located(p, where string) *Located {
 
 // in looks for the file in the directories dirs below root.
 func (r *artifactRun) in(where, root string, dirs []string) *Located {
-	if fi, err := os.Stat(root); err != nil {
-		r.note(root, where, errText(err))
-		return nil
-	} else if !fi.IsDir() {
-		r.note(root, where, "not a directory")
+	if why := notDir(root); why != "" {
+		r.note(root, where, why)
 		return nil
 	}
 	var why []string

@@ -366,13 +366,28 @@ type entry struct {
 	loaded atomic.Pointer[Library]
 }
 
-var cache = func() map[Lib]*entry {
-	m := make(map[Lib]*entry, len(specs))
+var cache = newCache[entry](specs, func(s *spec) Lib { return s.lib })
+
+// newCache makes the entry of each spec, keyed by key(spec): the caches of
+// Load and Find, complete from the start so that reading them needs no
+// lock.
+func newCache[E any, S any, K comparable](specs []S, key func(S) K) map[K]*E {
+	m := make(map[K]*E, len(specs))
 	for _, s := range specs {
-		m[s.lib] = new(entry)
+		m[key(s)] = new(E)
 	}
 	return m
-}()
+}
+
+// workDir is the directory relative paths are taken from: the working
+// directory, or "" (none) when it cannot be had.
+func workDir() string {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	return cwd
+}
 
 // Load finds and opens library l, once per process: later calls, from any
 // goroutine, return the same *Library or the same error. A failure is cached
@@ -383,11 +398,7 @@ func Load(l Lib) (*Library, error) {
 		return nil, fmt.Errorf("pathfinder: unknown library %q (known: %v)", string(l), Libs())
 	}
 	e.once.Do(func() {
-		cwd, err := os.Getwd()
-		if err != nil {
-			cwd = ""
-		}
-		e.lib, e.err = find(l, os.Getenv, cwd)
+		e.lib, e.err = find(l, os.Getenv, workDir())
 		if e.lib != nil {
 			e.loaded.Store(e.lib)
 		}
