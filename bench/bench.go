@@ -454,7 +454,6 @@ func untouched(b []byte) bool {
 	return true
 }
 
-// poolLoop allocates and closes n buffers of 1 MiB from mr on st.
 // launchSync launches k (one thread) on st and waits for it, n times: the
 // sync round trip cases, on either stream.
 func launchSync(st *core.Stream, k *core.Kernel, n int) error {
@@ -469,6 +468,7 @@ func launchSync(st *core.Stream, k *core.Kernel, n int) error {
 	return nil
 }
 
+// poolLoop allocates and closes n buffers of 1 MiB from mr on st.
 func poolLoop(mr *core.DeviceMemoryResource, st *core.Stream, n int) error {
 	for range n {
 		b, err := mr.Allocate(1<<20, st)
