@@ -115,23 +115,12 @@ var artifactSpecs = func() []*artifactSpec {
 	}
 }()
 
-func artifactSpecOf(a Artifact) *artifactSpec {
-	for _, s := range artifactSpecs {
-		if s.a == a {
-			return s
-		}
-	}
-	return nil
-}
+func (s *artifactSpec) id() Artifact { return s.a }
+
+func artifactSpecOf(a Artifact) *artifactSpec { return lookup(artifactSpecs, (*artifactSpec).id, a) }
 
 // Artifacts returns every artifact pathfinder knows, in a fixed order.
-func Artifacts() []Artifact {
-	out := make([]Artifact, len(artifactSpecs))
-	for i, s := range artifactSpecs {
-		out[i] = s.a
-	}
-	return out
-}
+func Artifacts() []Artifact { return ids(artifactSpecs, (*artifactSpec).id) }
 
 // String returns the artifact's id, e.g. "nvcc".
 func (a Artifact) String() string { return string(a) }
@@ -218,7 +207,7 @@ type artifactEntry struct {
 	err  error
 }
 
-var artifactCache = newCache[artifactEntry](artifactSpecs, func(s *artifactSpec) Artifact { return s.a })
+var artifactCache = newCache[artifactEntry](artifactSpecs, (*artifactSpec).id)
 
 // Find finds artifact a, once per process, searching as Load does:
 //

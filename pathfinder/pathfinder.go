@@ -155,20 +155,30 @@ func (s *spec) names() []string {
 	return append(append([]string(nil), s.sonames...), s.extra...)
 }
 
-func specOf(l Lib) *spec {
+func (s *spec) id() Lib { return s.lib }
+
+func specOf(l Lib) *spec { return lookup(specs, (*spec).id, l) }
+
+// Libs returns every library pathfinder knows, in a fixed order.
+func Libs() []Lib { return ids(specs, (*spec).id) }
+
+// lookup returns the spec whose id is k, or the zero S (nil) for an
+// unknown one: specOf and artifactSpecOf.
+func lookup[S any, K comparable](specs []S, id func(S) K, k K) S {
 	for _, s := range specs {
-		if s.lib == l {
+		if id(s) == k {
 			return s
 		}
 	}
-	return nil
+	var none S
+	return none
 }
 
-// Libs returns every library pathfinder knows, in a fixed order.
-func Libs() []Lib {
-	out := make([]Lib, len(specs))
+// ids returns the id of every spec, in order: Libs and Artifacts.
+func ids[S, K any](specs []S, id func(S) K) []K {
+	out := make([]K, len(specs))
 	for i, s := range specs {
-		out[i] = s.lib
+		out[i] = id(s)
 	}
 	return out
 }
@@ -366,15 +376,15 @@ type entry struct {
 	loaded atomic.Pointer[Library]
 }
 
-var cache = newCache[entry](specs, func(s *spec) Lib { return s.lib })
+var cache = newCache[entry](specs, (*spec).id)
 
-// newCache makes the entry of each spec, keyed by key(spec): the caches of
+// newCache makes the entry of each spec, keyed by its id: the caches of
 // Load and Find, complete from the start so that reading them needs no
 // lock.
-func newCache[E any, S any, K comparable](specs []S, key func(S) K) map[K]*E {
+func newCache[E any, S any, K comparable](specs []S, id func(S) K) map[K]*E {
 	m := make(map[K]*E, len(specs))
 	for _, s := range specs {
-		m[key(s)] = new(E)
+		m[id(s)] = new(E)
 	}
 	return m
 }
