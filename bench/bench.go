@@ -7,6 +7,7 @@
 package bench
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"os"
@@ -20,22 +21,11 @@ import (
 	"github.com/cudago/cudago/core"
 )
 
-// Source holds the benchmarks' kernels.
-const Source = `
-extern "C" __global__ void noargs() {}
-
-extern "C" __global__ void saxpy(float a, const float *x, const float *y, float *out, int n) {
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-	if (i < n) out[i] = a * x[i] + y[i];
-}
-
-extern "C" __global__ void mixed(float *out, int a, float b, double c, long long d,
-		unsigned char e, short f, float *g) {
-	if (blockIdx.x == 0 && threadIdx.x == 0) {
-		out[0] = (float)a + b + (float)c + (float)d + (float)e + (float)f + g[0];
-	}
-}
-`
+// Source holds the benchmarks' kernels: kernels.cu, which
+// bench_cuda_python.py compiles too, so that both sides launch the same code.
+//
+//go:embed kernels.cu
+var Source string
 
 // CopySize is the size of the copy cases.
 const CopySize = 256 << 20
@@ -296,32 +286,12 @@ func (s *Suite) Cases() []*Case {
 		},
 		{
 			Name: "LaunchSync", What: "launch + stream sync round trip", Iters: 5000, Target: 1.03, CheckAllocs: true,
-			Go: func(n int) error {
-				for range n {
-					if err := core.Launch(st, one, s.Empty); err != nil {
-						return err
-					}
-					if err := st.Sync(); err != nil {
-						return err
-					}
-				}
-				return nil
-			},
-			C: func(n int) (time.Duration, error) { return cbase.LaunchEmpty(s.Ctx, s.Empty.Handle(), sh, n, true) },
+			Go: func(n int) error { return launchSync(st, s.Empty, n) },
+			C:  func(n int) (time.Duration, error) { return cbase.LaunchEmpty(s.Ctx, s.Empty.Handle(), sh, n, true) },
 		},
 		{
 			Name: "LaunchSyncNB", What: "launch + stream sync round trip, non-blocking stream (cuda.core's default)", Iters: 5000, Target: 1.02, CheckAllocs: true,
-			Go: func(n int) error {
-				for range n {
-					if err := core.Launch(s.NB, one, s.Empty); err != nil {
-						return err
-					}
-					if err := s.NB.Sync(); err != nil {
-						return err
-					}
-				}
-				return nil
-			},
+			Go: func(n int) error { return launchSync(s.NB, s.Empty, n) },
 			C: func(n int) (time.Duration, error) {
 				return cbase.LaunchEmpty(s.Ctx, s.Empty.Handle(), s.NB.Handle(), n, true)
 			},
@@ -482,6 +452,20 @@ func untouched(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// launchSync launches k (one thread) on st and waits for it, n times: the
+// sync round trip cases, on either stream.
+func launchSync(st *core.Stream, k *core.Kernel, n int) error {
+	for range n {
+		if err := core.Launch(st, one, k); err != nil {
+			return err
+		}
+		if err := st.Sync(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // poolLoop allocates and closes n buffers of 1 MiB from mr on st.

@@ -11,24 +11,18 @@ no code for left out.
 """
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
 
 import numpy as np
 
-SRC = r"""
-extern "C" __global__ void noargs() {}
-extern "C" __global__ void saxpy(float a, const float *x, const float *y, float *out, int n) {
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-	if (i < n) out[i] = a * x[i] + y[i];
-}
-extern "C" __global__ void mixed(float *out, int a, float b, double c, long long d,
-		unsigned char e, short f, float *g) {
-	if (blockIdx.x == 0 && threadIdx.x == 0)
-		out[0] = (float)a + b + (float)c + (float)d + (float)e + (float)f + g[0];
-}
-"""
+# The kernels of bench.go's Source: the same file, so that both sides
+# launch the same code.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.cu")) as f:
+    SRC = f.read()
+
 N = 256
 COPY = 256 << 20
 

@@ -37,6 +37,8 @@ import statistics
 import sys
 import time
 
+import gputime
+
 N = 1 << 24
 
 
@@ -53,27 +55,11 @@ def mapped(name):
 
 def events_time(cp, fn, reps, seconds=1.0):
     """Median seconds per call of fn, and every rep's, timed with CUDA events
-    around about `seconds` of back-to-back calls per rep."""
-    for _ in range(3):
-        fn()
-    cp.cuda.Device().synchronize()
-    start, end = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    for _ in range(10):
-        fn()
-    end.record()
-    end.synchronize()
-    est = cp.cuda.get_elapsed_time(start, end) / 1e3 / 10
+    around about `seconds` of back-to-back calls per rep, as estimated
+    from 10 calls after 3 of warm-up."""
+    est = gputime.cupy_event_times(cp, fn, 10, 1)[0]
     iters = max(1, int(seconds / est))
-    ts = []
-    for _ in range(reps):
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        for _ in range(iters):
-            fn()
-        end.record()
-        end.synchronize()
-        ts.append(cp.cuda.get_elapsed_time(start, end) / 1e3 / iters)
+    ts = gputime.cupy_event_times(cp, fn, iters, reps, warmup=0)
     return statistics.median(ts), ts, iters
 
 
@@ -125,18 +111,7 @@ def measure(reps):
     b = rng.random_sample((64, 64), dtype=cp.float32)
     c = cp.empty((64, 64), dtype=cp.float32)
     cp.matmul(a, b, out=c)
-    per = []
-    for _ in range(max(reps, 3)):
-        el, n = 0.0, 0
-        for _ in range(20):
-            cp.cuda.Device().synchronize()
-            t0 = time.perf_counter()
-            for _ in range(500):
-                cp.matmul(a, b, out=c)
-            el += time.perf_counter() - t0
-            n += 500
-        per.append(el / n)
-    cp.cuda.Device().synchronize()
+    per = gputime.cpu_per_call(cp.cuda.Device().synchronize, lambda: cp.matmul(a, b, out=c), max(reps, 3))
     res["GemmSmall64"] = {"us_per_call": statistics.median(per) * 1e6, "reps_us": [p * 1e6 for p in per]}
 
     libs = mapped("libcufft")

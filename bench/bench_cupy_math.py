@@ -14,25 +14,17 @@ import statistics
 import sys
 import time
 
+import gputime
+
 N_GEMM = 8192
 N_FFT = 1 << 24
 N_RAND = 64 << 20  # float32 values: 256 MiB
 
 
 def events_time(cp, fn, iters, reps):
-    """Median seconds per call of fn, timed with CUDA events around iters calls."""
-    fn()
-    cp.cuda.Device().synchronize()
-    ts = []
-    for _ in range(reps):
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        for _ in range(iters):
-            fn()
-        end.record()
-        end.synchronize()
-        ts.append(cp.cuda.get_elapsed_time(start, end) / 1e3 / iters)
-    return statistics.median(ts)
+    """Median seconds per call of fn, timed with CUDA events around iters
+    calls, after one call of warm-up."""
+    return statistics.median(gputime.cupy_event_times(cp, fn, iters, reps, warmup=1))
 
 
 def cupy_cases(reps):
@@ -61,18 +53,7 @@ def cupy_cases(reps):
     a = cp.random.random((64, 64)).astype(cp.float32)
     b = cp.random.random((64, 64)).astype(cp.float32)
     c = cp.empty((64, 64), dtype=cp.float32)
-    per = []
-    for _ in range(reps):
-        el, n = 0.0, 0
-        for _ in range(20):
-            cp.cuda.Device().synchronize()
-            t0 = time.perf_counter()
-            for _ in range(500):
-                cp.matmul(a, b, out=c)
-            el += time.perf_counter() - t0
-            n += 500
-        per.append(el / n)
-    cp.cuda.Device().synchronize()
+    per = gputime.cpu_per_call(cp.cuda.Device().synchronize, lambda: cp.matmul(a, b, out=c), reps)
     res["GemmSmall64_float32 (CPU per call)"] = f"{statistics.median(per) * 1e6:.2f} µs"
     return res
 
@@ -87,15 +68,7 @@ def torch_bf16(reps):
     torch.cuda.synchronize()
     out = {}
     for label, iters in (("", 600), (" (5-call burst)", 5)):
-        ts = []
-        for _ in range(reps):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            for _ in range(iters):
-                torch.matmul(a, b, out=c)
-            e.record()
-            e.synchronize()
-            ts.append(s.elapsed_time(e) / 1e3 / iters)
+        ts = gputime.torch_event_times(torch, lambda: torch.matmul(a, b, out=c), iters, reps, warmup=0)
         out[f"Gemm8192_bfloat16{label}"] = f"{2 * N_GEMM**3 / statistics.median(ts) / 1e12:.1f} TFLOP/s (PyTorch {torch.__version__})"
     return out
 

@@ -32,27 +32,53 @@ import statistics
 import sys
 import time
 
+import gputime
+
 SHAPES = (("8192x8192x8192", 8192, 8192, 8192), ("4096x16384x4096", 4096, 16384, 4096))
 DTYPES = ("float16", "bfloat16", "float32", "float64")
+
+
+def shape_inputs():
+    """(tag, m, n, k, random) of every shape and kind of input, in the Go
+    benchmark's order: random inputs at 8192^3 only. tag is "shape/inputs"."""
+    for shape, m, n, k in SHAPES:
+        for random in (False, True):
+            if random and m != 8192:
+                continue
+            yield f"{shape}/{'random' if random else 'const'}", m, n, k, random
 
 
 def case_names():
     """Every case, in the Go benchmark's order."""
     out = []
-    for shape, m, n, k in SHAPES:
-        for inputs in ("const", "random"):
-            if inputs == "random" and m != 8192:
-                continue
-            for c in ("float16", "bfloat16", "float32", "float32-sgemm", "float64"):
-                out.append((c, shape, inputs))
-            if m == 8192:
-                out.append(("bfloat16-bias-gelu", shape, inputs))
-                out.append(("fp8-e4m3-bf16", shape, inputs))
+    for tag, m, _, _, _ in shape_inputs():
+        shape, inputs = tag.split("/")
+        for c in ("float16", "bfloat16", "float32", "float32-sgemm", "float64"):
+            out.append((c, shape, inputs))
+        if m == 8192:
+            out.append(("bfloat16-bias-gelu", shape, inputs))
+            out.append(("fp8-e4m3-bf16", shape, inputs))
     return out
 
 
 def tflops(m, n, k, seconds):
     return 2 * m * n * k / seconds / 1e12
+
+
+def plain_gemm(res, side, name, tag, mnk, run, free):
+    """Records one plain GEMM case of one side ("torch", "cupy") in res:
+    run() makes the inputs and returns the seconds per call, free() gives
+    the memory back. float32 is also the float32-sgemm case (the Go side's
+    cublasSgemm), and a failure is recorded as the side's error."""
+    try:
+        t = run()
+        res.setdefault(f"{name}/{tag}", {})[side] = tflops(*mnk, t)
+        if name == "float32":
+            res.setdefault(f"float32-sgemm/{tag}", {})[side] = tflops(*mnk, t)
+    except Exception as e:  # noqa: BLE001
+        res.setdefault(f"{name}/{tag}", {})[f"{side}_error"] = f"{type(e).__name__}: {str(e)[:120]}"
+    finally:
+        free()
 
 
 def run_torch(args, res):
@@ -68,19 +94,7 @@ def run_torch(args, res):
     dev = "cuda"
 
     def timed(fn):
-        for _ in range(3):
-            fn()
-        torch.cuda.synchronize()
-        ts = []
-        for _ in range(args.reps):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            for _ in range(args.iters):
-                fn()
-            e.record()
-            e.synchronize()
-            ts.append(s.elapsed_time(e) / 1e3 / args.iters)
-        return statistics.median(ts)
+        return statistics.median(gputime.torch_event_times(torch, fn, args.iters, args.reps))
 
     def inputs(shape, dt, random):
         if random:
@@ -91,27 +105,16 @@ def run_torch(args, res):
             return torch.rand(shape, device=dev, dtype=wide).mul_(2).sub_(1).to(dt)
         return torch.ones(shape, device=dev, dtype=dt)
 
-    for shape, m, n, k in SHAPES:
-        for random in (False, True):
-            if random and m != 8192:
-                continue
-            tag = f"{shape}/{'random' if random else 'const'}"
-            for name in DTYPES:
-                dt = getattr(torch, name)
-                try:
-                    a, b = inputs((m, k), dt, random), inputs((k, n), dt, random)
-                    c = torch.empty((m, n), device=dev, dtype=dt)
-                    t = timed(lambda: torch.matmul(a, b, out=c))
-                    res.setdefault(f"{name}/{tag}", {})["torch"] = tflops(m, n, k, t)
-                    if name == "float32":
-                        res.setdefault(f"float32-sgemm/{tag}", {})["torch"] = tflops(m, n, k, t)
-                except Exception as e:  # noqa: BLE001
-                    res.setdefault(f"{name}/{tag}", {})["torch_error"] = f"{type(e).__name__}: {str(e)[:120]}"
-                finally:
-                    a = b = c = None
-                    torch.cuda.empty_cache()
-            if m != 8192:
-                continue
+    def matmul(m, n, k, dt, random):
+        a, b = inputs((m, k), dt, random), inputs((k, n), dt, random)
+        c = torch.empty((m, n), device=dev, dtype=dt)
+        return timed(lambda: torch.matmul(a, b, out=c))
+
+    for tag, m, n, k, random in shape_inputs():
+        for name in DTYPES:
+            dt = getattr(torch, name)
+            plain_gemm(res, "torch", name, tag, (m, n, k), lambda: matmul(m, n, k, dt, random), torch.cuda.empty_cache)
+        if m == 8192:
             try:
                 a, b = inputs((m, k), torch.bfloat16, random), inputs((k, n), torch.bfloat16, random)
                 bias = inputs((n,), torch.bfloat16, random)
@@ -153,19 +156,7 @@ def run_cupy(args, res):
     import cupy as cp
 
     def timed(fn):
-        for _ in range(3):
-            fn()
-        cp.cuda.Device().synchronize()
-        ts = []
-        for _ in range(args.reps):
-            s, e = cp.cuda.Event(), cp.cuda.Event()
-            s.record()
-            for _ in range(args.iters):
-                fn()
-            e.record()
-            e.synchronize()
-            ts.append(cp.cuda.get_elapsed_time(s, e) / 1e3 / args.iters)
-        return statistics.median(ts)
+        return statistics.median(gputime.cupy_event_times(cp, fn, args.iters, args.reps))
 
     def inputs(shape, dt, random):
         if random:
@@ -173,25 +164,16 @@ def run_cupy(args, res):
             return (cp.random.random(shape, dtype=wide) * 2 - 1).astype(dt)
         return cp.ones(shape, dtype=dt)
 
-    for shape, m, n, k in SHAPES:
-        for random in (False, True):
-            if random and m != 8192:
-                continue
-            tag = f"{shape}/{'random' if random else 'const'}"
-            for name in ("float16", "float32", "float64"):
-                dt = getattr(cp, name)
-                try:
-                    a, b = inputs((m, k), dt, random), inputs((k, n), dt, random)
-                    c = cp.empty((m, n), dtype=dt)
-                    t = timed(lambda: cp.matmul(a, b, out=c))
-                    res.setdefault(f"{name}/{tag}", {})["cupy"] = tflops(m, n, k, t)
-                    if name == "float32":
-                        res.setdefault(f"float32-sgemm/{tag}", {})["cupy"] = tflops(m, n, k, t)
-                except Exception as e:  # noqa: BLE001
-                    res.setdefault(f"{name}/{tag}", {})["cupy_error"] = f"{type(e).__name__}: {str(e)[:120]}"
-                finally:
-                    a = b = c = None
-                    cp.get_default_memory_pool().free_all_blocks()
+    def matmul(m, n, k, dt, random):
+        a, b = inputs((m, k), dt, random), inputs((k, n), dt, random)
+        c = cp.empty((m, n), dtype=dt)
+        return timed(lambda: cp.matmul(a, b, out=c))
+
+    for tag, m, n, k, random in shape_inputs():
+        for name in ("float16", "float32", "float64"):
+            dt = getattr(cp, name)
+            plain_gemm(res, "cupy", name, tag, (m, n, k), lambda: matmul(m, n, k, dt, random),
+                       cp.get_default_memory_pool().free_all_blocks)
     return f"CuPy {cp.__version__}"
 
 

@@ -119,54 +119,32 @@ func measure(c *Case, r *Result, reps int) error {
 	if _, err := c.C(warm); err != nil {
 		return err
 	}
+	// Each repetition times m iterations of each side; with Chunk the
+	// sides are paired chunk by chunk instead (Iters/Chunk pairs a
+	// repetition): the driver's launch cost drifts by ±10% over tens of
+	// milliseconds, and adjacent chunks see the same drift. per is the
+	// operations one timing covers; allocs, the iterations AllocsPerRun
+	// divides by.
+	pairs, m, per, allocs := reps, c.Iters, max(1, c.PerOp)*c.Iters, min(c.Iters, 1000)
+	if c.Chunk > 0 {
+		pairs, m, per, allocs = reps*max(1, c.Iters/c.Chunk), c.Chunk, c.Chunk, c.Chunk
+	}
 	var gos, cs []time.Duration
 	goSide := func() error {
-		d, err := c.timeGo(c.Iters)
+		d, err := c.timeGo(m)
 		gos = append(gos, d)
 		return err
 	}
 	cSide := func() error {
 		cbase.SetChunk(c.Chunk)
-		d, err := c.C(c.Iters)
+		d, err := c.C(m)
 		cbase.SetChunk(0)
 		cs = append(cs, d)
 		return err
 	}
-	if c.Chunk > 0 {
-		// Pair the sides chunk by chunk (Iters/Chunk pairs a repetition):
-		// the driver's launch cost drifts by ±10% over tens of
-		// milliseconds, and adjacent chunks see the same drift.
-		n := reps * max(1, c.Iters/c.Chunk)
-		for i := range n {
-			first, second := func() error {
-				d, err := c.timeGo(c.Chunk)
-				gos = append(gos, d)
-				return err
-			}, func() error {
-				cbase.SetChunk(c.Chunk)
-				d, err := c.C(c.Chunk)
-				cbase.SetChunk(0)
-				cs = append(cs, d)
-				return err
-			}
-			if i%2 == 1 {
-				first, second = second, first
-			}
-			if err := first(); err != nil {
-				return err
-			}
-			if err := second(); err != nil {
-				return err
-			}
-		}
-		r.Go = median(gos) / time.Duration(c.Chunk)
-		r.C = median(cs) / time.Duration(c.Chunk)
-		if c.CheckAllocs {
-			r.Allocs = testing.AllocsPerRun(3, func() { c.Go(c.Chunk) }) / float64(c.Chunk)
-		}
-		return nil
-	}
-	for i := range reps {
+	// The sides alternate which goes first, so that neither always runs
+	// on the other's leftovers.
+	for i := range pairs {
 		first, second := goSide, cSide
 		if i%2 == 1 {
 			first, second = cSide, goSide
@@ -178,12 +156,10 @@ func measure(c *Case, r *Result, reps int) error {
 			return err
 		}
 	}
-	per := max(1, c.PerOp) * c.Iters
 	r.Go = median(gos) / time.Duration(per)
 	r.C = median(cs) / time.Duration(per)
 	if c.CheckAllocs {
-		n := min(c.Iters, 1000)
-		r.Allocs = testing.AllocsPerRun(3, func() { c.Go(n) }) / float64(n)
+		r.Allocs = testing.AllocsPerRun(3, func() { c.Go(allocs) }) / float64(allocs)
 	}
 	return nil
 }

@@ -5,13 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -63,7 +62,7 @@ func checkRefusal(t testing.TB, what string, err error) {
 // every sample's File.ValidateCubins.
 func TestValidateCubinSamples(t *testing.T) {
 	cubins := testdataCubins(t)
-	for _, name := range sortedKeys(cubins) {
+	for _, name := range slices.Sorted(maps.Keys(cubins)) {
 		if err := ValidateCubin(cubins[name]); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
@@ -162,26 +161,11 @@ func TestValidateCubinNVCC(t *testing.T) {
 		build{mid + "-rdc-G.cubin", []string{"-cubin", "-rdc=true", "-G", "-arch=" + mid, "k.cu"}},
 		build{"u-" + last + "-rdc.cubin", []string{"-cubin", "-rdc=true", "-arch=" + last, "u.cu"}},
 	)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
-	errs := make([]error, len(builds))
+	cmds := make([][]string, len(builds))
 	for i, b := range builds {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			cmd := exec.Command("nvcc", append(b.args, "-o", b.out)...)
-			cmd.Dir = dir
-			if out, err := cmd.CombinedOutput(); err != nil {
-				errs[i] = fmt.Errorf("nvcc %s: %v\n%s", strings.Join(b.args, " "), err, out)
-			}
-		}()
+		cmds[i] = append(append([]string{"nvcc"}, b.args...), "-o", b.out)
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
+	runAll(t, dir, cmds)
 	// nvlink: device-link the two relocatable units into one cubin.
 	run(t, dir, "nvcc", "-c", "-rdc=true", "-arch="+last, "k.cu", "-o", "k.o")
 	run(t, dir, "nvcc", "-c", "-rdc=true", "-arch="+last, "u.cu", "-o", "u.o")

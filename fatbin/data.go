@@ -103,6 +103,25 @@ func zstdDecode(dst, src []byte) error {
 	return nil
 }
 
+// lz4Length reads the extension bytes of an LZ4 literal or match length
+// whose 4-bit field holds 15, from src[si:]: each byte adds its value to n
+// and one below 255 ends the length. It stops at the end of src
+// (truncated) or as soon as n passes limit, which no valid length does,
+// and returns n and the index of the next input byte.
+func lz4Length(src []byte, si, n, limit int) (_, next int, truncated bool) {
+	for {
+		if si >= len(src) {
+			return n, si, true
+		}
+		c := src[si]
+		si++
+		n += int(c)
+		if n > limit || c != 255 {
+			return n, si, false
+		}
+	}
+}
+
 // lz4Decode decodes the raw LZ4 block src (no frame) into dst, which must
 // come out exactly full.
 func lz4Decode(dst, src []byte) error {
@@ -113,19 +132,12 @@ func lz4Decode(dst, src []byte) error {
 		// Literals.
 		lit := int(token >> 4)
 		if lit == 15 {
-			for {
-				if si >= len(src) {
-					return fmt.Errorf("lz4: truncated literal length at input byte %d", si)
-				}
-				c := src[si]
-				si++
-				lit += int(c)
-				if lit > len(src) {
-					return fmt.Errorf("lz4: literal length %d exceeds input at byte %d", lit, si)
-				}
-				if c != 255 {
-					break
-				}
+			var truncated bool
+			if lit, si, truncated = lz4Length(src, si, lit, len(src)); truncated {
+				return fmt.Errorf("lz4: truncated literal length at input byte %d", si)
+			}
+			if lit > len(src) {
+				return fmt.Errorf("lz4: literal length %d exceeds input at byte %d", lit, si)
 			}
 		}
 		if lit > len(src)-si {
@@ -151,19 +163,12 @@ func lz4Decode(dst, src []byte) error {
 		}
 		ml := int(token & 15)
 		if ml == 15 {
-			for {
-				if si >= len(src) {
-					return fmt.Errorf("lz4: truncated match length at input byte %d", si)
-				}
-				c := src[si]
-				si++
-				ml += int(c)
-				if ml > len(dst) {
-					return fmt.Errorf("lz4: output exceeds declared uncompressed size %d", len(dst))
-				}
-				if c != 255 {
-					break
-				}
+			var truncated bool
+			if ml, si, truncated = lz4Length(src, si, ml, len(dst)); truncated {
+				return fmt.Errorf("lz4: truncated match length at input byte %d", si)
+			}
+			if ml > len(dst) {
+				return fmt.Errorf("lz4: output exceeds declared uncompressed size %d", len(dst))
 			}
 		}
 		ml += 4

@@ -5,9 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -73,20 +74,11 @@ func readDir(t *testing.T, dir string) map[string][]byte {
 	return m
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // compareExtracted checks that got (our extraction) and want (cuobjdump's)
 // hold the same files with identical bytes.
 func compareExtracted(t *testing.T, what string, got, want map[string][]byte) {
 	t.Helper()
-	if g, w := sortedKeys(got), sortedKeys(want); strings.Join(g, " ") != strings.Join(w, " ") {
+	if g, w := slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)); strings.Join(g, " ") != strings.Join(w, " ") {
 		t.Errorf("%s: extracted names\n got %q\nwant %q", what, g, w)
 	}
 	for name, w := range want {
@@ -109,7 +101,7 @@ func sum(b []byte) string {
 // manifest formats name -> data as "name size sha256" lines, sorted.
 func manifest(m map[string][]byte) string {
 	var sb strings.Builder
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		h := sha256.Sum256(m[k])
 		fmt.Fprintf(&sb, "%s %d %s\n", k, len(m[k]), hex.EncodeToString(h[:]))
 	}

@@ -76,6 +76,32 @@ func run(t *testing.T, dir string, name string, args ...string) string {
 	return string(out)
 }
 
+// runAll runs each command (a name and its arguments) in dir, two at a
+// time, and fails t with the output of every one that failed.
+func runAll(t *testing.T, dir string, cmds [][]string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	errs := make([]error, len(cmds))
+	for i, c := range cmds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			cmd := exec.Command(c[0], c[1:]...)
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("%s: %v\n%s", strings.Join(c, " "), err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
 const testKernels = `
 __device__ int counter;
 __constant__ float table[4] = {1, 2, 3, 4};
@@ -112,13 +138,14 @@ func TestAgainstCuobjdump(t *testing.T) {
 		"-gencode", "arch=compute_90,code=[sm_90,compute_90]",
 	}
 	nvcc := func(args ...string) []string { return append(append([]string{"nvcc"}, gencode...), args...) }
-	builds := []struct {
+	type build struct {
 		out      string
 		cmd      []string
 		wantComp string // compression expected on at least one entry
 		minELF   int
 		minPTX   int
-	}{
+	}
+	builds := []build{
 		{"multi.fatbin", nvcc("-fatbin", "x.cu", "-o", "multi.fatbin"), comp, 3, 2},
 		{"compall.fatbin", nvcc("-fatbin", "-Xfatbin", "-compress-all", "x.cu", "-o", "compall.fatbin"), comp, 3, 2},
 		{"nocomp.fatbin", nvcc("-fatbin", "-Xfatbin", "-compress=false", "x.cu", "-o", "nocomp.fatbin"), "", 3, 2},
@@ -132,27 +159,11 @@ func TestAgainstCuobjdump(t *testing.T) {
 		{"rdc.out", nvcc("-rdc=true", "-o", "rdc.out", "x.cu", "y.cu"), "", 3, 0},
 		{"libx.so", nvcc("-shared", "-Xcompiler", "-fPIC", "-o", "libx.so", "x.cu"), comp, 3, 2},
 	}
-	// Compile in parallel, two at a time.
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
-	errs := make([]error, len(builds))
+	cmds := make([][]string, len(builds))
 	for i, b := range builds {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			cmd := exec.Command(b.cmd[0], b.cmd[1:]...)
-			cmd.Dir = dir
-			if out, err := cmd.CombinedOutput(); err != nil {
-				errs[i] = fmt.Errorf("%s: %v\n%s", strings.Join(b.cmd, " "), err, out)
-			}
-		}()
+		cmds[i] = b.cmd
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
+	runAll(t, dir, cmds)
 	// fatbinary with an identifier, and containers concatenated in one file.
 	run(t, dir, "nvcc", "-cubin", "-arch=sm_86", "x.cu", "-o", "x.cubin")
 	run(t, dir, "nvcc", "-ptx", "-arch=sm_86", "x.cu", "-o", "x.ptx")
@@ -169,21 +180,7 @@ func TestAgainstCuobjdump(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "cat.fatbin"), cat, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	builds = append(builds,
-		struct {
-			out      string
-			cmd      []string
-			wantComp string
-			minELF   int
-			minPTX   int
-		}{"ident.fatbin", nil, comp, 1, 1},
-		struct {
-			out      string
-			cmd      []string
-			wantComp string
-			minELF   int
-			minPTX   int
-		}{"cat.fatbin", nil, comp, 7, 5})
+	builds = append(builds, build{"ident.fatbin", nil, comp, 1, 1}, build{"cat.fatbin", nil, comp, 7, 5})
 
 	for _, b := range builds {
 		t.Run(b.out, func(t *testing.T) {

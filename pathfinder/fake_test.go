@@ -53,6 +53,16 @@ func buildLib(t *testing.T, path, soname, src string, extra ...string) string {
 	return path
 }
 
+// mustFindLib is find, failing t on an error.
+func mustFindLib(t *testing.T, l Lib, env func(string) string, cwd string) *Library {
+	t.Helper()
+	lib, err := find(l, env, cwd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lib
+}
+
 func copyFile(t *testing.T, from, to string) string {
 	t.Helper()
 	b, err := os.ReadFile(from)
@@ -93,10 +103,7 @@ func TestOverrideFile(t *testing.T) {
 	p := buildLib(t, filepath.Join(dir, "libnvrtc.so.12"), "", fakeNVRTC)
 	builtins := buildLib(t, filepath.Join(dir, "libnvrtc-builtins.so.12.4"), "", fakeBuiltins)
 
-	lib, err := find(NVRTC, envOf(map[string]string{"CUDAGO_NVRTC_PATH": p}), "/")
-	if err != nil {
-		t.Fatal(err)
-	}
+	lib := mustFindLib(t, NVRTC, envOf(map[string]string{"CUDAGO_NVRTC_PATH": p}), "/")
 	if lib.Lib != NVRTC || lib.Path != p || lib.Found != "env CUDAGO_NVRTC_PATH" {
 		t.Errorf("got %+v, want nvrtc from %s via env CUDAGO_NVRTC_PATH", lib, p)
 	}
@@ -115,7 +122,7 @@ func TestOverrideFile(t *testing.T) {
 	if sym, err := lib.Symbol("nvrtcVersion"); err != nil || sym == nil {
 		t.Errorf("Symbol(nvrtcVersion) = %v, %v", sym, err)
 	}
-	_, err = lib.Symbol("nvrtcNoSuchFunction")
+	_, err := lib.Symbol("nvrtcNoSuchFunction")
 	if err == nil || !strings.Contains(err.Error(), "nvrtcNoSuchFunction") || !strings.Contains(err.Error(), p) {
 		t.Errorf("missing symbol error %q should name the symbol and %s", err, p)
 	}
@@ -125,10 +132,7 @@ func TestOverrideDirectoryNewestFirst(t *testing.T) {
 	dir := t.TempDir()
 	buildLib(t, filepath.Join(dir, "libnvJitLink.so.12"), "", fakeJitLink(12, 4))
 	p13 := buildLib(t, filepath.Join(dir, "libnvJitLink.so.13"), "", fakeJitLink(13, 1))
-	lib, err := find(NVJitLink, envOf(map[string]string{"CUDAGO_NVJITLINK_PATH": dir}), "/")
-	if err != nil {
-		t.Fatal(err)
-	}
+	lib := mustFindLib(t, NVJitLink, envOf(map[string]string{"CUDAGO_NVJITLINK_PATH": dir}), "/")
 	if lib.Path != p13 || lib.Major != 13 || lib.Found != "env CUDAGO_NVJITLINK_PATH" {
 		t.Errorf("got %+v; want %s (major 13)", lib, p13)
 	}
@@ -139,10 +143,7 @@ func TestOverrideDirectoryNewestFirst(t *testing.T) {
 	// A toolkit root: the library is in its lib64.
 	root := t.TempDir()
 	p12 := buildLib(t, filepath.Join(root, "lib64", "libnvJitLink.so.12"), "", fakeJitLink(12, 4))
-	lib, err = find(NVJitLink, envOf(map[string]string{"CUDAGO_NVJITLINK_PATH": root}), "/")
-	if err != nil {
-		t.Fatal(err)
-	}
+	lib = mustFindLib(t, NVJitLink, envOf(map[string]string{"CUDAGO_NVJITLINK_PATH": root}), "/")
 	if lib.Path != p12 {
 		t.Errorf("Path = %s, want %s", lib.Path, p12)
 	}
@@ -151,10 +152,7 @@ func TestOverrideDirectoryNewestFirst(t *testing.T) {
 func TestOverrideRelative(t *testing.T) {
 	dir := t.TempDir()
 	p := buildLib(t, filepath.Join(dir, "sub", "libnvJitLink.so.12"), "", fakeJitLink(12, 4))
-	lib, err := find(NVJitLink, envOf(map[string]string{"CUDAGO_NVJITLINK_PATH": "sub/libnvJitLink.so.12"}), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lib := mustFindLib(t, NVJitLink, envOf(map[string]string{"CUDAGO_NVJITLINK_PATH": "sub/libnvJitLink.so.12"}), dir)
 	if lib.Path != p {
 		t.Errorf("Path = %s, want %s", lib.Path, p)
 	}
@@ -204,10 +202,7 @@ func TestBuiltinsMissingIsAWarning(t *testing.T) {
 	dir := t.TempDir()
 	src := strings.Replace(fakeNVRTC, "*min = 4", "*min = 99", 1)
 	p := buildLib(t, filepath.Join(dir, "libnvrtc.so.12"), "", src)
-	lib, err := find(NVRTC, envOf(map[string]string{"CUDAGO_NVRTC_PATH": p}), "/")
-	if err != nil {
-		t.Fatal(err)
-	}
+	lib := mustFindLib(t, NVRTC, envOf(map[string]string{"CUDAGO_NVRTC_PATH": p}), "/")
 	if len(lib.Companions) != 0 || len(lib.Warnings) != 1 || !strings.Contains(lib.Warnings[0], "libnvrtc-builtins.so.12.99") {
 		t.Errorf("Companions %q, Warnings %q; want one warning about libnvrtc-builtins.so.12.99", lib.Companions, lib.Warnings)
 	}

@@ -115,23 +115,12 @@ var artifactSpecs = func() []*artifactSpec {
 	}
 }()
 
-func artifactSpecOf(a Artifact) *artifactSpec {
-	for _, s := range artifactSpecs {
-		if s.a == a {
-			return s
-		}
-	}
-	return nil
-}
+func (s *artifactSpec) id() Artifact { return s.a }
+
+func artifactSpecOf(a Artifact) *artifactSpec { return lookup(artifactSpecs, (*artifactSpec).id, a) }
 
 // Artifacts returns every artifact pathfinder knows, in a fixed order.
-func Artifacts() []Artifact {
-	out := make([]Artifact, len(artifactSpecs))
-	for i, s := range artifactSpecs {
-		out[i] = s.a
-	}
-	return out
-}
+func Artifacts() []Artifact { return ids(artifactSpecs, (*artifactSpec).id) }
 
 // String returns the artifact's id, e.g. "nvcc".
 func (a Artifact) String() string { return string(a) }
@@ -218,13 +207,7 @@ type artifactEntry struct {
 	err  error
 }
 
-var artifactCache = func() map[Artifact]*artifactEntry {
-	m := make(map[Artifact]*artifactEntry, len(artifactSpecs))
-	for _, s := range artifactSpecs {
-		m[s.a] = new(artifactEntry)
-	}
-	return m
-}()
+var artifactCache = newCache[artifactEntry](artifactSpecs, (*artifactSpec).id)
 
 // Find finds artifact a, once per process, searching as Load does:
 //
@@ -257,11 +240,7 @@ func Find(a Artifact) (*Located, error) {
 		return nil, fmt.Errorf("pathfinder: unknown artifact %q (known: %v)", string(a), Artifacts())
 	}
 	e.once.Do(func() {
-		cwd, err := os.Getwd()
-		if err != nil {
-			cwd = ""
-		}
-		e.loc, e.err = (&searcher{getenv: os.Getenv, cwd: cwd}).findArtifact(artifactSpecOf(a))
+		e.loc, e.err = (&searcher{getenv: os.Getenv, cwd: workDir()}).findArtifact(artifactSpecOf(a))
 	})
 	return e.loc, e.err
 }
@@ -305,11 +284,8 @@ func (r *artifactRun) located(p, where string) *Located {
 
 // in looks for the file in the directories dirs below root.
 func (r *artifactRun) in(where, root string, dirs []string) *Located {
-	if fi, err := os.Stat(root); err != nil {
-		r.note(root, where, errText(err))
-		return nil
-	} else if !fi.IsDir() {
-		r.note(root, where, "not a directory")
+	if why := notDir(root); why != "" {
+		r.note(root, where, why)
 		return nil
 	}
 	var why []string

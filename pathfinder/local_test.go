@@ -66,6 +66,26 @@ func inLocal(t *testing.T, root string, l Lib) bool {
 	return found
 }
 
+// mustVersion returns lib's Version, failing t on an error.
+func mustVersion(t *testing.T, lib *Library) string {
+	t.Helper()
+	v, err := lib.Version()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// hasSymbols checks that lib resolves each of syms.
+func hasSymbols(t *testing.T, lib *Library, syms ...string) {
+	t.Helper()
+	for _, sym := range syms {
+		if _, err := lib.Symbol(sym); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 // loadLocal loads l and checks what is common to every library.
 func loadLocal(t *testing.T, l Lib) *Library {
 	t.Helper()
@@ -97,10 +117,7 @@ func loadLocal(t *testing.T, l Lib) *Library {
 
 func TestLocalNVRTC(t *testing.T) {
 	lib := loadLocal(t, NVRTC)
-	v, err := lib.Version()
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := mustVersion(t, lib)
 	if expectLocal(NVRTC) && (v != localVersion || lib.Major != 12 || lib.Soname != "libnvrtc.so.12") {
 		t.Errorf("Version %q, Major %d, Soname %q; want %s, 12, libnvrtc.so.12", v, lib.Major, lib.Soname, localVersion)
 	}
@@ -111,19 +128,12 @@ func TestLocalNVRTC(t *testing.T) {
 	if err := nvrtcCompileCheck(lib); err != nil {
 		t.Errorf("NVRTC cannot compile: %v", err)
 	}
-	for _, sym := range []string{"nvrtcCreateProgram", "nvrtcCompileProgram", "nvrtcGetPTX"} {
-		if _, err := lib.Symbol(sym); err != nil {
-			t.Error(err)
-		}
-	}
+	hasSymbols(t, lib, "nvrtcCreateProgram", "nvrtcCompileProgram", "nvrtcGetPTX")
 }
 
 func TestLocalNVJitLink(t *testing.T) {
 	lib := loadLocal(t, NVJitLink)
-	v, err := lib.Version()
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := mustVersion(t, lib)
 	if expectLocal(NVJitLink) && (v != localVersion || lib.Major != 12) {
 		t.Errorf("Version %q, Major %d; want %s, 12", v, lib.Major, localVersion)
 	}
@@ -137,10 +147,7 @@ func TestLocalNVVM(t *testing.T) {
 	if lib.Major != 4 {
 		t.Errorf("Major = %d, want 4", lib.Major)
 	}
-	v, err := lib.Version()
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := mustVersion(t, lib)
 	if !regexp.MustCompile(`^\d+\.\d+$`).MatchString(v) {
 		t.Errorf("Version() = %q, want major.minor", v)
 	}
@@ -160,19 +167,12 @@ func TestLocalDriver(t *testing.T) {
 		t.Errorf("Soname %q, Major %d; want libcuda.so.1, 1", lib.Soname, lib.Major)
 	}
 	// cuDriverGetVersion needs neither cuInit nor a GPU.
-	v, err := lib.Version()
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := mustVersion(t, lib)
 	if !regexp.MustCompile(`^1\d\.\d$`).MatchString(v) {
 		t.Errorf("driver Version() = %q, want e.g. 12.4", v)
 	}
 	t.Logf("driver supports CUDA %s", v)
-	for _, sym := range []string{"cuInit", "cuGetProcAddress", "cuGetErrorName"} {
-		if _, err := lib.Symbol(sym); err != nil {
-			t.Error(err)
-		}
-	}
+	hasSymbols(t, lib, "cuInit", "cuGetProcAddress", "cuGetErrorName")
 }
 
 // TestLocalNVML loads NVML (Debian's libnvidia-ml1 in the local install,
@@ -185,19 +185,12 @@ func TestLocalNVML(t *testing.T) {
 	if lib.Major != 1 || lib.Soname != "libnvidia-ml.so.1" {
 		t.Errorf("Soname %q, Major %d; want libnvidia-ml.so.1, 1", lib.Soname, lib.Major)
 	}
-	v, err := lib.Version()
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := mustVersion(t, lib)
 	if !regexp.MustCompile(`^\d{3}\.\d+(\.\d+)?$`).MatchString(v) {
 		t.Errorf("NVML Version() = %q, want a driver version such as 550.163.01", v)
 	}
 	t.Logf("NVML of driver %s (%s)", v, lib.Found)
-	for _, sym := range []string{"nvmlInit_v2", "nvmlDeviceGetCount_v2", "nvmlErrorString", "nvmlShutdown"} {
-		if _, err := lib.Symbol(sym); err != nil {
-			t.Error(err)
-		}
-	}
+	hasSymbols(t, lib, "nvmlInit_v2", "nvmlDeviceGetCount_v2", "nvmlErrorString", "nvmlShutdown")
 }
 
 func TestLocalNVFatbin(t *testing.T) {
@@ -205,10 +198,7 @@ func TestLocalNVFatbin(t *testing.T) {
 		t.Skip("scripts/setup-cuda.sh did not install libnvfatbin")
 	}
 	lib := loadLocal(t, NVFatbin)
-	v, err := lib.Version()
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := mustVersion(t, lib)
 	if expectLocal(NVFatbin) && v != localVersion {
 		t.Errorf("Version() = %q, want %s", v, localVersion)
 	}
@@ -256,10 +246,7 @@ func TestLocalMathLibs(t *testing.T) {
 	for _, l := range []Lib{CuSOLVER, CUDART, CuBLASLt, CuBLAS, CuFFT, CuRAND, CuSPARSE, NVTX} {
 		t.Run(string(l), func(t *testing.T) {
 			lib := loadLocal(t, l)
-			v, err := lib.Version()
-			if err != nil {
-				t.Fatal(err)
-			}
+			v := mustVersion(t, lib)
 			t.Logf("%s %s, companions %q", l, v, lib.Companions)
 			if !regexp.MustCompile(`^\d+\.\d+(\.\d+)?$`).MatchString(v) {
 				t.Errorf("Version() = %q", v)
@@ -394,10 +381,7 @@ func TestLocalNCCL(t *testing.T) {
 		return
 	}
 	lib := loadLocal(t, NCCL)
-	v, err := lib.Version()
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := mustVersion(t, lib)
 	t.Logf("nccl %s, companions %q", v, lib.Companions)
 	if !regexp.MustCompile(`^2\.\d+\.\d+$`).MatchString(v) || lib.Soname != "libnccl.so.2" || lib.Major != 2 {
 		t.Errorf("Version() = %q, Soname %q, Major %d", v, lib.Soname, lib.Major)

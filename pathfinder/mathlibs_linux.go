@@ -55,6 +55,20 @@ const (
 	propPatch = 2
 )
 
+// callVersion calls the library's int name(int *version) and returns the
+// version it wrote, or its status as an error.
+func (l *Library) callVersion(name string) (int, error) {
+	f, err := l.Symbol(name)
+	if err != nil {
+		return 0, err
+	}
+	var n C.int
+	if rc := C.cudago_call_version(f, &n); rc != 0 {
+		return 0, l.statusError(name, int(rc))
+	}
+	return int(n), nil
+}
+
 // mathVersion returns the version of the CUDA runtime, the math libraries
 // and NVTX; ok is false for the other libraries.
 //
@@ -66,23 +80,15 @@ const (
 func mathVersion(l *Library) (v string, ok bool, err error) {
 	switch l.Lib {
 	case NCCL:
-		f, err := l.Symbol("ncclGetVersion")
+		n, err := l.callVersion("ncclGetVersion")
 		if err != nil {
 			return "", true, err
 		}
-		var n C.int
-		if rc := C.cudago_call_version(f, &n); rc != 0 {
-			return "", true, l.statusError("ncclGetVersion", int(rc))
-		}
-		return ncclVersion(int(n)), true, nil
+		return ncclVersion(n), true, nil
 	case CUDART:
-		f, err := l.Symbol("cudaRuntimeGetVersion")
+		n, err := l.callVersion("cudaRuntimeGetVersion")
 		if err != nil {
 			return "", true, err
-		}
-		var n C.int
-		if rc := C.cudago_call_version(f, &n); rc != 0 {
-			return "", true, l.statusError("cudaRuntimeGetVersion", int(rc))
 		}
 		return fmt.Sprintf("%d.%d", n/1000, n%1000/10), true, nil
 	case NVTX, CuDLA:

@@ -155,20 +155,30 @@ func (s *spec) names() []string {
 	return append(append([]string(nil), s.sonames...), s.extra...)
 }
 
-func specOf(l Lib) *spec {
+func (s *spec) id() Lib { return s.lib }
+
+func specOf(l Lib) *spec { return lookup(specs, (*spec).id, l) }
+
+// Libs returns every library pathfinder knows, in a fixed order.
+func Libs() []Lib { return ids(specs, (*spec).id) }
+
+// lookup returns the spec whose id is k, or the zero S (nil) for an
+// unknown one: specOf and artifactSpecOf.
+func lookup[S any, K comparable](specs []S, id func(S) K, k K) S {
 	for _, s := range specs {
-		if s.lib == l {
+		if id(s) == k {
 			return s
 		}
 	}
-	return nil
+	var none S
+	return none
 }
 
-// Libs returns every library pathfinder knows, in a fixed order.
-func Libs() []Lib {
-	out := make([]Lib, len(specs))
+// ids returns the id of every spec, in order: Libs and Artifacts.
+func ids[S, K any](specs []S, id func(S) K) []K {
+	out := make([]K, len(specs))
 	for i, s := range specs {
-		out[i] = s.lib
+		out[i] = id(s)
 	}
 	return out
 }
@@ -366,13 +376,28 @@ type entry struct {
 	loaded atomic.Pointer[Library]
 }
 
-var cache = func() map[Lib]*entry {
-	m := make(map[Lib]*entry, len(specs))
+var cache = newCache[entry](specs, (*spec).id)
+
+// newCache makes the entry of each spec, keyed by its id: the caches of
+// Load and Find, complete from the start so that reading them needs no
+// lock.
+func newCache[E any, S any, K comparable](specs []S, id func(S) K) map[K]*E {
+	m := make(map[K]*E, len(specs))
 	for _, s := range specs {
-		m[s.lib] = new(entry)
+		m[id(s)] = new(E)
 	}
 	return m
-}()
+}
+
+// workDir is the directory relative paths are taken from: the working
+// directory, or "" (none) when it cannot be had.
+func workDir() string {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	return cwd
+}
 
 // Load finds and opens library l, once per process: later calls, from any
 // goroutine, return the same *Library or the same error. A failure is cached
@@ -383,11 +408,7 @@ func Load(l Lib) (*Library, error) {
 		return nil, fmt.Errorf("pathfinder: unknown library %q (known: %v)", string(l), Libs())
 	}
 	e.once.Do(func() {
-		cwd, err := os.Getwd()
-		if err != nil {
-			cwd = ""
-		}
-		e.lib, e.err = find(l, os.Getenv, cwd)
+		e.lib, e.err = find(l, os.Getenv, workDir())
 		if e.lib != nil {
 			e.loaded.Store(e.lib)
 		}

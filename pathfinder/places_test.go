@@ -29,6 +29,15 @@ func wheelSpec(name string, sonames ...string) *spec {
 		wheel: []string{"nvidia/cu13/lib", "nvidia/" + name + "/lib"}}
 }
 
+// wheelSetup gives a test a temporary folder, the spec of the fake wheel
+// library name (its sonames), and a fake library built in the folder
+// (src.so) to copy where the search should find it.
+func wheelSetup(t *testing.T, name string, sonames ...string) (tmp string, sp *spec, src string) {
+	t.Helper()
+	tmp = t.TempDir()
+	return tmp, wheelSpec(name, sonames...), buildLib(t, filepath.Join(tmp, "src.so"), "", fakeGeneric)
+}
+
 // attemptsAt returns the attempts made at one place.
 func attemptsAt(nf *NotFoundError, where string) []Attempt {
 	var out []Attempt
@@ -63,9 +72,7 @@ func mustFind(t *testing.T, s *searcher, sp *spec) *Library {
 }
 
 func TestPipWheelLayouts(t *testing.T) {
-	tmp := t.TempDir()
-	sp := wheelSpec("cudagofakew", "libcudagofakew.so.13", "libcudagofakew.so.12")
-	src := buildLib(t, filepath.Join(tmp, "src.so"), "", fakeGeneric)
+	tmp, sp, src := wheelSetup(t, "cudagofakew", "libcudagofakew.so.13", "libcudagofakew.so.12")
 	site := filepath.Join(tmp, "site")
 	// CUDA 12's wheels: one directory per library.
 	p12 := copyFile(t, src, filepath.Join(site, "nvidia/cudagofakew/lib/libcudagofakew.so.12"))
@@ -117,9 +124,7 @@ func TestPipWheelLayouts(t *testing.T) {
 }
 
 func TestVirtualEnv(t *testing.T) {
-	tmp := t.TempDir()
-	sp := wheelSpec("cudagofakev", "libcudagofakev.so.12")
-	src := buildLib(t, filepath.Join(tmp, "src.so"), "", fakeGeneric)
+	tmp, sp, src := wheelSetup(t, "cudagofakev", "libcudagofakev.so.12")
 	venv := filepath.Join(tmp, "venv")
 	copyFile(t, src, filepath.Join(venv, "lib/python3.9/site-packages/nvidia/cudagofakev/lib/libcudagofakev.so.12"))
 	newest := copyFile(t, src, filepath.Join(venv, "lib/python3.12/site-packages/nvidia/cudagofakev/lib/libcudagofakev.so.12"))
@@ -138,9 +143,7 @@ func TestVirtualEnv(t *testing.T) {
 }
 
 func TestPython3OnPath(t *testing.T) {
-	tmp := t.TempDir()
-	sp := wheelSpec("cudagofakep", "libcudagofakep.so.12")
-	src := buildLib(t, filepath.Join(tmp, "src.so"), "", fakeGeneric)
+	tmp, sp, src := wheelSetup(t, "cudagofakep", "libcudagofakep.so.12")
 	site := filepath.Join(tmp, "site")
 	p := copyFile(t, src, filepath.Join(site, "nvidia/cudagofakep/lib/libcudagofakep.so.12"))
 	count := filepath.Join(tmp, "count")
@@ -186,9 +189,7 @@ func TestPython3OnPath(t *testing.T) {
 // TestPython3Timeout runs a python3 that never answers: it is killed with
 // the process it started, and the search goes on.
 func TestPython3Timeout(t *testing.T) {
-	tmp := t.TempDir()
-	sp := wheelSpec("cudagofaket", "libcudagofaket.so.12")
-	src := buildLib(t, filepath.Join(tmp, "src.so"), "", fakeGeneric)
+	tmp, sp, src := wheelSetup(t, "cudagofaket", "libcudagofaket.so.12")
 	conda := filepath.Join(tmp, "conda")
 	p := copyFile(t, src, filepath.Join(conda, "lib/libcudagofaket.so.12"))
 	pidfile, count := filepath.Join(tmp, "pid"), filepath.Join(tmp, "count")
@@ -262,9 +263,7 @@ func TestRealPython3(t *testing.T) {
 }
 
 func TestConda(t *testing.T) {
-	tmp := t.TempDir()
-	sp := wheelSpec("cudagofakec", "libcudagofakec.so.12")
-	src := buildLib(t, filepath.Join(tmp, "src.so"), "", fakeGeneric)
+	tmp, sp, src := wheelSetup(t, "cudagofakec", "libcudagofakec.so.12")
 	_, targets := archDirs()
 	for _, rel := range []string{"lib", "targets/" + targets[0] + "/lib"} {
 		prefix := filepath.Join(tmp, rel)
@@ -278,9 +277,7 @@ func TestConda(t *testing.T) {
 // TestPythonPlacesOrder puts a copy of a fake library in every place from
 // CUDA_HOME to /usr/local/cuda and removes them one place at a time.
 func TestPythonPlacesOrder(t *testing.T) {
-	tmp := t.TempDir()
-	sp := wheelSpec("cudagofakeo", "libcudagofakeo.so.12")
-	src := buildLib(t, filepath.Join(tmp, "src.so"), "", fakeGeneric)
+	tmp, sp, src := wheelSetup(t, "cudagofakeo", "libcudagofakeo.so.12")
 	put := func(rel string) string { return copyFile(t, src, filepath.Join(tmp, rel, "libcudagofakeo.so.12")) }
 	home := put("home/lib64")
 	local := put("local/lib64")

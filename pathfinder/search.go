@@ -354,11 +354,8 @@ func (r *run) conda() *Library {
 // all of them), then, if depth > 0 and nothing was there, the tree below.
 func (r *run) root(pl place, depth int) *Library {
 	where, root, subdirs := pl.where, pl.root, pl.subdirs(r.sp)
-	if fi, err := os.Stat(root); err != nil {
-		r.note(root, where, errText(err))
-		return nil
-	} else if !fi.IsDir() {
-		r.note(root, where, "not a directory")
+	if why := notDir(root); why != "" {
+		r.note(root, where, why)
 		return nil
 	}
 	var dirs, rel []string
@@ -669,6 +666,18 @@ func realpath(p string) string {
 		return real
 	}
 	return p
+}
+
+// notDir says why root is no directory to search in, or "" when it is one.
+func notDir(root string) string {
+	fi, err := os.Stat(root)
+	if err != nil {
+		return errText(err)
+	}
+	if !fi.IsDir() {
+		return "not a directory"
+	}
+	return ""
 }
 
 // errText shortens a file system error to its cause.

@@ -129,12 +129,8 @@ func has(name string) bool {
 
 // fromCudago reads the explicit variables of a user's own launcher.
 func fromCudago() (Env, error) {
-	e := Env{Launcher: Cudago}
-	var err error
-	if e.Rank, e.WorldSize, err = ranks(envRank, envWorldSize); err != nil {
-		return Env{}, err
-	}
-	if e.LocalRank, e.LocalWorldSize, err = localRanks(envLocalRank, envLocalWorldSize, e.WorldSize); err != nil {
+	e, err := launcherRanks(Cudago, envRank, envWorldSize, envLocalRank, envLocalWorldSize)
+	if err != nil {
 		return Env{}, err
 	}
 	if e.WorldSize > 1 {
@@ -154,12 +150,8 @@ func fromCudago() (Env, error) {
 // torch.distributed.launch and of the env:// convention that Kubeflow's
 // PyTorchJob follows).
 func fromTorchrun() (Env, error) {
-	e := Env{Launcher: Torchrun}
-	var err error
-	if e.Rank, e.WorldSize, err = ranks("RANK", "WORLD_SIZE"); err != nil {
-		return Env{}, err
-	}
-	if e.LocalRank, e.LocalWorldSize, err = localRanks("LOCAL_RANK", "LOCAL_WORLD_SIZE", e.WorldSize); err != nil {
+	e, err := launcherRanks(Torchrun, "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")
+	if err != nil {
 		return Env{}, err
 	}
 	if e.WorldSize == 1 {
@@ -193,12 +185,8 @@ func fromTorchrun() (Env, error) {
 // MASTER_ADDR/MASTER_PORT (mpirun -x) when set, else 127.0.0.1 when all
 // ranks share one node, with a port derived from the job's id.
 func fromOpenMPI() (Env, error) {
-	e := Env{Launcher: OpenMPI}
-	var err error
-	if e.Rank, e.WorldSize, err = ranks("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"); err != nil {
-		return Env{}, err
-	}
-	if e.LocalRank, e.LocalWorldSize, err = localRanks("OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE", e.WorldSize); err != nil {
+	e, err := launcherRanks(OpenMPI, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE")
+	if err != nil {
 		return Env{}, err
 	}
 	if e.WorldSize == 1 {
@@ -331,6 +319,20 @@ func slurmLocalSize(world int) (int, error) {
 		return 0, fmt.Errorf("rendezvous: SLURM_NODEID=%d but %s=%q lists %d nodes", node, name, tpn, len(counts))
 	}
 	return counts[node], nil
+}
+
+// launcherRanks reads the four rank variables of launcher l (rank, world
+// size, local rank, local world size) into a new Env of l.
+func launcherRanks(l Launcher, rankVar, sizeVar, localRankVar, localSizeVar string) (Env, error) {
+	e := Env{Launcher: l}
+	var err error
+	if e.Rank, e.WorldSize, err = ranks(rankVar, sizeVar); err != nil {
+		return Env{}, err
+	}
+	if e.LocalRank, e.LocalWorldSize, err = localRanks(localRankVar, localSizeVar, e.WorldSize); err != nil {
+		return Env{}, err
+	}
+	return e, nil
 }
 
 // ranks reads a rank and a world size and checks 0 <= rank < size.

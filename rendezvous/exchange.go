@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"slices"
@@ -234,13 +235,7 @@ func (e Env) serve(ctx context.Context, deadline time.Time, wait time.Duration, 
 
 	// Every rank is in: stop accepting and hand out the payload.
 	s.ln.Close()
-	s.mu.Lock()
-	peers := make([]net.Conn, 0, len(s.peers))
-	for _, c := range s.peers {
-		peers = append(peers, c)
-	}
-	s.mu.Unlock()
-	for _, c := range peers {
+	for _, c := range s.registered() {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -413,15 +408,17 @@ func (s *server) reject(c net.Conn, err error) {
 
 // broadcast tells every registered rank why rank 0 gives up.
 func (s *server) broadcast(msg string) {
-	s.mu.Lock()
-	peers := make([]net.Conn, 0, len(s.peers))
-	for _, c := range s.peers {
-		peers = append(peers, c)
-	}
-	s.mu.Unlock()
-	for _, c := range peers {
+	for _, c := range s.registered() {
 		replyError(c, msg)
 	}
+}
+
+// registered returns the connections of the registered ranks, copied
+// under the lock so that writing to them holds none.
+func (s *server) registered() []net.Conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Collect(maps.Values(s.peers))
 }
 
 func (s *server) drop(c net.Conn) {

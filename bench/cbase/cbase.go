@@ -309,6 +309,22 @@ func result(ns C.int64_t, what string) (time.Duration, error) {
 
 func u(h uintptr) C.uintptr_t { return C.uintptr_t(h) }
 
+// lockCurrent locks the goroutine to its thread and makes ctx current
+// there, for the loops that time one cgo call per driver call; on success
+// the caller defers runtime.UnlockOSThread.
+func lockCurrent(ctx driver.Context) error {
+	if err := initErr(); err != nil {
+		return err
+	}
+	runtime.LockOSThread()
+	if r := C.cb_set_ctx(u(uintptr(ctx))); r != 0 {
+		runtime.UnlockOSThread()
+		_, err := result(C.int64_t(r), "cuCtxSetCurrent")
+		return err
+	}
+	return nil
+}
+
 // LaunchEmpty launches a parameterless kernel (1 block of 1 thread) iters
 // times on stream s, synchronizing after each launch when syncEach, and
 // once at the end.
@@ -444,14 +460,10 @@ func LaunchSaxpyExtra(ctx driver.Context, k driver.Kernel, s driver.Stream, a fl
 // loop, one cgo call (a bare cuLaunchKernel, no context check) per launch,
 // on a locked thread: the floor of any Go launch made through cgo.
 func LaunchEmptyPerCall(ctx driver.Context, k driver.Kernel, s driver.Stream, iters int) (time.Duration, error) {
-	if err := initErr(); err != nil {
+	if err := lockCurrent(ctx); err != nil {
 		return 0, err
 	}
-	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if r := C.cb_set_ctx(u(uintptr(ctx))); r != 0 {
-		return result(C.int64_t(r), "cuCtxSetCurrent")
-	}
 	f, st := u(uintptr(k)), u(uintptr(s))
 	t0 := time.Now()
 	for range iters {
@@ -489,14 +501,10 @@ func LaunchShimPerCall(ctx driver.Context, k driver.Kernel, s driver.Stream, ite
 // times from Go, one cgo call each; ctx must be current on the thread,
 // which it locks.
 func PoolPerCall(ctx driver.Context, s driver.Stream, n int, iters int) (time.Duration, error) {
-	if err := initErr(); err != nil {
+	if err := lockCurrent(ctx); err != nil {
 		return 0, err
 	}
-	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if r := C.cb_set_ctx(u(uintptr(ctx))); r != 0 {
-		return result(C.int64_t(r), "cuCtxSetCurrent")
-	}
 	st := u(uintptr(s))
 	var p C.devptr
 	t0 := time.Now()

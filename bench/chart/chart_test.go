@@ -23,11 +23,17 @@ const (
 
 func fixtures(t *testing.T) (*Report, *Python) {
 	t.Helper()
-	r, err := ReadReport(fixture)
+	return readBoth(t, fixture, pyFixture)
+}
+
+// readBoth reads a Report and a Python file, failing t on an error.
+func readBoth(t *testing.T, report, python string) (*Report, *Python) {
+	t.Helper()
+	r, err := ReadReport(report)
 	if err != nil {
 		t.Fatal(err)
 	}
-	py, err := ReadPython(pyFixture)
+	py, err := ReadPython(python)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,14 +254,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	if err := WriteJSON(pp, py); err != nil {
 		t.Fatal(err)
 	}
-	r2, err := ReadReport(rp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	py2, err := ReadPython(pp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r2, py2 := readBoth(t, rp, pp)
 	if !reflect.DeepEqual(r, r2) {
 		t.Errorf("report changed in a round trip:\n%+v\n%+v", r, r2)
 	}

@@ -70,27 +70,25 @@ type Figure struct {
 var Libraries = []string{"cuda.core", "CuPy"}
 
 // ReadReport reads and checks a Report written by WriteJSON.
-func ReadReport(path string) (*Report, error) {
-	var r Report
-	if err := readJSON(path, &r); err != nil {
-		return nil, err
-	}
-	if err := r.Check(); err != nil {
-		return nil, fmt.Errorf("chart: %s: %w", path, err)
-	}
-	return &r, nil
-}
+func ReadReport(path string) (*Report, error) { return readChecked[Report](path) }
 
 // ReadPython reads and checks the figures of bench_cuda_python.py --json.
-func ReadPython(path string) (*Python, error) {
-	var p Python
-	if err := readJSON(path, &p); err != nil {
+func ReadPython(path string) (*Python, error) { return readChecked[Python](path) }
+
+// readChecked reads the JSON file at path into a new T and checks it with
+// T's Check: what ReadReport and ReadPython do.
+func readChecked[T any, P interface {
+	*T
+	Check() error
+}](path string) (*T, error) {
+	v := P(new(T))
+	if err := readJSON(path, v); err != nil {
 		return nil, err
 	}
-	if err := p.Check(); err != nil {
+	if err := v.Check(); err != nil {
 		return nil, fmt.Errorf("chart: %s: %w", path, err)
 	}
-	return &p, nil
+	return v, nil
 }
 
 // WriteJSON writes v (a Report or Python) to path, indented.

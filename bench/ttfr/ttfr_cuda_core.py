@@ -7,21 +7,11 @@ import time
 
 START = time.perf_counter()
 import json  # noqa: E402
+import os  # noqa: E402
 
-SRC = r"""
-__device__ float compute(float a, float x, float y) {
-	return a * x + y;
-}
-
-extern "C" __global__
-void saxpy(float a, float *x, float *y, float *out, size_t n)
-{
-	size_t tid = blockIdx.x * blockDim.x + threadIdx.x;
-	if (tid < n) {
-		out[tid] = compute(a, x[tid], y[tid]);
-	}
-}
-"""
+# bench/cmd/ttfr's kernel: the same file, so that both compile the same code.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cmd", "ttfr", "saxpy.cu")) as f:
+    SRC = f.read()
 
 
 def main():

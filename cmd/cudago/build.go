@@ -54,8 +54,8 @@ func buildFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) 
 	out := fs.String("o", "", "output `file` (required), such as kernels.fatbin")
 	mkdir := addMkdirFlag(fs)
 	return func(args []string, stdout, stderr io.Writer) int {
-		var files []string
-		if code, ok := parseInterspersed("build", fs, args, stdout, stderr, func(a string) { files = append(files, a) }); !ok {
+		files, code, ok := parseFiles("build", fs, args, stdout, stderr)
+		if !ok {
 			return code
 		}
 		if len(files) == 0 {
@@ -64,17 +64,8 @@ func buildFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) 
 		if *out == "" {
 			return usageError(stderr, "build", "no output: use -o file.fatbin")
 		}
-		archs, err := core.ParseArchList(o.archs...)
+		archs, err := o.parseArchs()
 		if err != nil {
-			return usageError(stderr, "build", "%v", err)
-		}
-		if len(archs) == 0 {
-			return usageError(stderr, "build", "no architecture: use -arch sm_NN[,sm_MM...]")
-		}
-		if err := o.check(); err != nil {
-			return usageError(stderr, "build", "%v", err)
-		}
-		if err := checkArchs(archs); err != nil {
 			return usageError(stderr, "build", "%v", err)
 		}
 		if err := outputDir(*out, *mkdir); err != nil {

@@ -106,6 +106,26 @@ func (o *compileOptions) check() error {
 	return err
 }
 
+// parseArchs returns the -arch architectures, after checking them and
+// the other flags (check, checkArchs) before anything is compiled: each
+// error is a usage error.
+func (o *compileOptions) parseArchs() ([]core.Arch, error) {
+	archs, err := core.ParseArchList(o.archs...)
+	if err != nil {
+		return nil, err
+	}
+	if len(archs) == 0 {
+		return nil, errors.New("no architecture: use -arch sm_NN[,sm_MM...]")
+	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	if err := checkArchs(archs); err != nil {
+		return nil, err
+	}
+	return archs, nil
+}
+
 // reportCompile prints the logs of the compilations of the source name to
 // stderr: each distinct log once, naming the architectures it came from.
 // It returns the error of the first failed compilation, if any.
@@ -172,12 +192,9 @@ func compileFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer
 	fat := fs.Bool("fatbin", false, "write one fat binary (the default)")
 	mkdir := addMkdirFlag(fs)
 	return func(args []string, stdout, stderr io.Writer) int {
-		var files []string
-		if code, ok := parseInterspersed("compile", fs, args, stdout, stderr, func(a string) { files = append(files, a) }); !ok {
+		name, code, ok := parseOneFile("compile", ".cu file", fs, args, stdout, stderr)
+		if !ok {
 			return code
-		}
-		if len(files) != 1 {
-			return usageError(stderr, "compile", "want one .cu file, have %d", len(files))
 		}
 		kinds := 0
 		for _, b := range []bool{*ptx, *cubin, *ltoir, *fat} {
@@ -188,27 +205,17 @@ func compileFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer
 		if kinds > 1 {
 			return usageError(stderr, "compile", "--ptx, --cubin, --ltoir and --fatbin exclude each other")
 		}
-		archs, err := core.ParseArchList(o.archs...)
-		if err != nil {
-			return usageError(stderr, "compile", "%v", err)
-		}
-		if len(archs) == 0 {
-			return usageError(stderr, "compile", "no architecture: use -arch sm_NN[,sm_MM...]")
-		}
 		if *ltoir {
 			o.dlto = true
 		}
-		if err := o.check(); err != nil {
+		archs, err := o.parseArchs()
+		if err != nil {
 			return usageError(stderr, "compile", "%v", err)
 		}
-		if err := checkArchs(archs); err != nil {
-			return usageError(stderr, "compile", "%v", err)
-		}
-		src, err := readInput(files[0])
+		src, err := readInput(name)
 		if err != nil {
 			return failure(stderr, "compile", err)
 		}
-		name := files[0]
 		switch {
 		case *ptx, *cubin, *ltoir:
 			ext, target := ".ptx", core.CodePTX

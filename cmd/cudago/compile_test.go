@@ -82,17 +82,7 @@ func TestCompileFatbin(t *testing.T) {
 	xdir := filepath.Join(dir, "x")
 	mustRun(t, "extract", out, "-o", xdir)
 	for name, sm := range map[string]int{"saxpy.sm_80.cubin": 80, "saxpy.sm_90.cubin": 90} {
-		b, err := os.ReadFile(filepath.Join(xdir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, got := testenv.CubinELF(t, b)
-		if got != sm {
-			t.Errorf("%s is for sm_%d", name, got)
-		}
-		if !testenv.HasFunc(t, f, "saxpy") {
-			t.Errorf("%s has no saxpy", name)
-		}
+		checkSaxpyCubin(t, filepath.Join(xdir, name), sm)
 	}
 	ptx, err := os.ReadFile(filepath.Join(xdir, "saxpy.sm_90.ptx"))
 	if err != nil || !bytes.Contains(ptx, []byte(".target sm_90")) || !bytes.Contains(ptx, []byte(".entry saxpy")) {
@@ -107,22 +97,29 @@ func TestCompileFatbin(t *testing.T) {
 	}
 }
 
+// checkSaxpyCubin checks that the file at path is a CUBIN for sm_<sm>
+// that defines saxpy.
+func checkSaxpyCubin(t *testing.T, path string, sm int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, got := testenv.CubinELF(t, b)
+	if got != sm {
+		t.Errorf("%s is for sm_%d", filepath.Base(path), got)
+	}
+	if !testenv.HasFunc(t, f, "saxpy") {
+		t.Errorf("%s has no saxpy", filepath.Base(path))
+	}
+}
+
 func TestCompileCubinPerArch(t *testing.T) {
 	dir := t.TempDir()
 	src := writeFile(t, dir, "saxpy.cu", saxpySrc)
 	mustRun(t, "compile", src, "--cubin", "-arch", "sm_80,sm_90", "-mkdir", "-o", filepath.Join(dir, "out", "k.cubin"))
 	for _, sm := range []int{80, 90} {
-		b, err := os.ReadFile(filepath.Join(dir, "out", fmt.Sprintf("k.sm_%d.cubin", sm)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, got := testenv.CubinELF(t, b)
-		if got != sm {
-			t.Errorf("k.sm_%d.cubin is for sm_%d", sm, got)
-		}
-		if !testenv.HasFunc(t, f, "saxpy") {
-			t.Errorf("k.sm_%d.cubin has no saxpy", sm)
-		}
+		checkSaxpyCubin(t, filepath.Join(dir, "out", fmt.Sprintf("k.sm_%d.cubin", sm)), sm)
 	}
 	// One architecture: -o is the file name.
 	one := filepath.Join(dir, "one.cubin")

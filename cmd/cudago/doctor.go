@@ -466,9 +466,7 @@ func libraryFromStatus(st pathfinder.Status) libraryReport {
 		lr.Error = st.Err.Error()
 		var nf *pathfinder.NotFoundError
 		if errors.As(st.Err, &nf) {
-			for _, a := range nf.Tried {
-				lr.Tried = append(lr.Tried, attemptReport{Where: a.Where, Path: a.Path, Error: a.Err})
-			}
+			lr.Tried = attemptReports(nf.Tried)
 			if nf.Cause != nil {
 				lr.Cause = nf.Cause.String()
 			}
@@ -479,6 +477,16 @@ func libraryFromStatus(st pathfinder.Status) libraryReport {
 		}
 	}
 	return lr
+}
+
+// attemptReports reports where pathfinder looked, for both kinds of
+// not-found error; never nil, so that JSON has [] rather than null.
+func attemptReports(tried []pathfinder.Attempt) []attemptReport {
+	out := []attemptReport{}
+	for _, a := range tried {
+		out = append(out, attemptReport{Where: a.Where, Path: a.Path, Error: a.Err})
+	}
+	return out
 }
 
 func fileFromStatus(st pathfinder.FileStatus) fileReport {
@@ -501,9 +509,7 @@ func fileFromStatus(st pathfinder.FileStatus) fileReport {
 		fr.Error = st.Err.Error()
 		var nf *pathfinder.ArtifactNotFoundError
 		if errors.As(st.Err, &nf) {
-			for _, a := range nf.Tried {
-				fr.Tried = append(fr.Tried, attemptReport{Where: a.Where, Path: a.Path, Error: a.Err})
-			}
+			fr.Tried = attemptReports(nf.Tried)
 			fr.Fix = nf.Fix()
 		}
 	}

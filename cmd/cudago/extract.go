@@ -44,18 +44,14 @@ func extractFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer
 	ltoir := fs.Bool("ltoir", false, "extract the LTO-IR images (cuobjdump does not)")
 	mkdir := fs.Bool("mkdir", false, "create the missing parents of the -o directory too (as mkdir -p)")
 	return func(args []string, stdout, stderr io.Writer) int {
-		var files []string
-		if code, ok := parseInterspersed("extract", fs, args, stdout, stderr, func(a string) { files = append(files, a) }); !ok {
+		path, code, ok := parseOneFile("extract", "file", fs, args, stdout, stderr)
+		if !ok {
 			return code
-		}
-		if len(files) != 1 {
-			return usageError(stderr, "extract", "want one file, have %d", len(files))
 		}
 		wantELF, wantPTX := *elfOnly, *ptxOnly
 		if !wantELF && !wantPTX && !*ltoir {
 			wantELF, wantPTX = true, true
 		}
-		path := files[0]
 		f, err := openFatbin(path)
 		if err != nil {
 			return failure(stderr, "extract", err)

@@ -143,6 +143,27 @@ func parseInterspersed(name string, fs *flag.FlagSet, args []string, stdout, std
 	return exitOK, true
 }
 
+// parseFiles is parseInterspersed for the commands whose arguments that
+// are not flags are all files: it returns them.
+func parseFiles(name string, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) ([]string, int, bool) {
+	var files []string
+	code, ok := parseInterspersed(name, fs, args, stdout, stderr, func(a string) { files = append(files, a) })
+	return files, code, ok
+}
+
+// parseOneFile is parseFiles for the commands that take exactly one file
+// (what names it in the usage error: "file", ".cu file").
+func parseOneFile(name, what string, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (string, int, bool) {
+	files, code, ok := parseFiles(name, fs, args, stdout, stderr)
+	if !ok {
+		return "", code, false
+	}
+	if len(files) != 1 {
+		return "", usageError(stderr, name, "want one %s, have %d", what, len(files)), false
+	}
+	return files[0], exitOK, true
+}
+
 // usageError prints a usage error of command name and returns exitUsage.
 func usageError(stderr io.Writer, name, format string, a ...any) int {
 	c := commands[name]

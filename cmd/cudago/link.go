@@ -5,9 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/cudago/cudago/core"
@@ -92,7 +92,7 @@ func linkFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) i
 					bad = append(bad, fmt.Sprintf("cannot tell the kind of %s from its extension: use --kind", a))
 				}
 			} else if _, ok := linkKinds[k]; !ok {
-				bad = append(bad, fmt.Sprintf("unknown --kind %q: want auto, %s", *kind, strings.Join(sortedKeys(linkKinds), ", ")))
+				bad = append(bad, fmt.Sprintf("unknown --kind %q: want auto, %s", *kind, strings.Join(slices.Sorted(maps.Keys(linkKinds)), ", ")))
 			}
 			inputs = append(inputs, linkInput{a, k})
 		}
@@ -101,7 +101,7 @@ func linkFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) i
 		}
 		if k := strings.ToLower(*kind); k != "auto" && k != "" {
 			if _, ok := linkKinds[k]; !ok { // also when no input follows it
-				bad = append(bad, fmt.Sprintf("unknown --kind %q: want auto, %s", *kind, strings.Join(sortedKeys(linkKinds), ", ")))
+				bad = append(bad, fmt.Sprintf("unknown --kind %q: want auto, %s", *kind, strings.Join(slices.Sorted(maps.Keys(linkKinds)), ", ")))
 			}
 		}
 		if len(bad) > 0 {
@@ -182,13 +182,4 @@ func linkFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) i
 		}
 		return exitOK
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

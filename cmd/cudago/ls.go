@@ -120,14 +120,10 @@ func openFatbin(path string) (*fatbin.File, error) {
 func lsFlags(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print every entry as JSON (see -h for the fields)")
 	return func(args []string, stdout, stderr io.Writer) int {
-		var files []string
-		if code, ok := parseInterspersed("ls", fs, args, stdout, stderr, func(a string) { files = append(files, a) }); !ok {
+		path, code, ok := parseOneFile("ls", "file", fs, args, stdout, stderr)
+		if !ok {
 			return code
 		}
-		if len(files) != 1 {
-			return usageError(stderr, "ls", "want one file, have %d", len(files))
-		}
-		path := files[0]
 		f, err := openFatbin(path)
 		if err != nil {
 			return failure(stderr, "ls", err)

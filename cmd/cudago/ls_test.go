@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,15 +35,6 @@ func readDir(t *testing.T, dir string) map[string][]byte {
 	return m
 }
 
-func names(m map[string][]byte) []string {
-	var ns []string
-	for n := range m {
-		ns = append(ns, n)
-	}
-	slices.Sort(ns)
-	return ns
-}
-
 // checkLikeCuobjdump checks that cudago ls prints what cuobjdump -lelf -lptx
 // prints for path, and that cudago extract writes the same files, byte for
 // byte, as cuobjdump -xelf all -xptx all run in another directory. It
@@ -63,11 +55,11 @@ func checkLikeCuobjdump(t *testing.T, path string, minFiles int) string {
 	tool(t, cdir, "cuobjdump", "-xelf", "all", "-xptx", "all", path)
 	out := mustRun(t, "extract", path, "-o", gdir)
 	cf, gf := readDir(t, cdir), readDir(t, gdir)
-	if !slices.Equal(names(cf), names(gf)) {
-		t.Errorf("%s: cuobjdump extracts %v, cudago %v", path, names(cf), names(gf))
+	if !slices.Equal(slices.Sorted(maps.Keys(cf)), slices.Sorted(maps.Keys(gf))) {
+		t.Errorf("%s: cuobjdump extracts %v, cudago %v", path, slices.Sorted(maps.Keys(cf)), slices.Sorted(maps.Keys(gf)))
 	}
 	if len(cf) < minFiles {
-		t.Errorf("%s: cuobjdump extracts %d files %v, the test expects at least %d", path, len(cf), names(cf), minFiles)
+		t.Errorf("%s: cuobjdump extracts %d files %v, the test expects at least %d", path, len(cf), slices.Sorted(maps.Keys(cf)), minFiles)
 	}
 	for n, b := range cf {
 		if g, ok := gf[n]; ok && !bytes.Equal(g, b) {
@@ -114,7 +106,7 @@ func TestLsExtractNvccExecutable(t *testing.T) {
 	}
 	pdir := filepath.Join(dir, "ptx-only")
 	mustRun(t, "extract", "--ptx", exe, "-o", pdir)
-	if n := names(readDir(t, pdir)); len(n) != 1 || !strings.HasSuffix(n[0], ".ptx") {
+	if n := slices.Sorted(maps.Keys(readDir(t, pdir))); len(n) != 1 || !strings.HasSuffix(n[0], ".ptx") {
 		t.Errorf("extract --ptx wrote %v", n)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/examples/internal/demo"
 	"github.com/cudago/cudago/nccl"
 	"github.com/cudago/cudago/rendezvous"
 )
@@ -42,12 +43,7 @@ func input(r int) []float32 {
 	return x
 }
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "allreduce:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main("allreduce", run) }
 
 func run() error {
 	env, err := rendezvous.FromEnv()
@@ -89,14 +85,11 @@ func run() error {
 		return err
 	}
 	defer s.Close()
-	buf, err := core.Alloc[float32](dev, n, s)
+	buf, err := demo.Upload(s, input(comm.Rank()))
 	if err != nil {
 		return err
 	}
 	defer buf.Close()
-	if err := core.CopyToDevice(buf, input(comm.Rank())); err != nil {
-		return err
-	}
 	start := time.Now()
 	if err := nccl.AllReduce[float32](comm, s, buf, buf, n, nccl.Sum); err != nil {
 		return err
@@ -107,14 +100,12 @@ func run() error {
 		return err
 	}
 	took := time.Since(start)
-	got := make([]float32, n)
-	if err := core.CopyFromDevice(got, buf); err != nil {
+	got, err := demo.Download[float32](buf)
+	if err != nil {
 		return err
 	}
-	for i := range got {
-		if got[i] != want[i] {
-			return fmt.Errorf("rank %d: element %d is %g, want %g", comm.Rank(), i, got[i], want[i])
-		}
+	if err := demo.Equal(fmt.Sprintf("rank %d", comm.Rank()), got, want); err != nil {
+		return err
 	}
 	v, _ := nccl.Version()
 	fmt.Printf("rank %d of %d on %v: AllReduce of %d float32 in %v matches the CPU (NCCL %s)\n",

@@ -13,20 +13,15 @@ package main
 import (
 	_ "embed"
 	"fmt"
-	"os"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/examples/internal/demo"
 )
 
 //go:embed kernels.fatbin
 var kernels []byte
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "embed:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main("embed", run) }
 
 func run() error {
 	obj, err := core.FromFatbin(kernels, core.WithCodeName("kernels"))
@@ -46,49 +41,32 @@ func run() error {
 
 	const n = 1 << 20
 	const a = float32(2.5)
-	x, y := make([]float32, n), make([]float32, n)
+	x, y, want := make([]float32, n), make([]float32, n), make([]float32, n)
 	for i := range x {
 		x[i] = float32(i%1000) * 0.5
 		y[i] = float32(i%97) - 40
+		want[i] = a*x[i] + y[i]
 	}
 	stream := dev.DefaultStream()
 	var bufs [3]*core.Buffer
-	for i := range bufs {
-		if bufs[i], err = core.Alloc[float32](dev, n, stream); err != nil {
+	for i, host := range [][]float32{x, y, make([]float32, n)} {
+		if bufs[i], err = demo.Upload(stream, host); err != nil {
 			return err
 		}
 		defer bufs[i].Close()
 	}
 	bx, by, bout := bufs[0], bufs[1], bufs[2]
-	if err := core.CopyToDevice(bx, x); err != nil {
-		return err
-	}
-	if err := core.CopyToDevice(by, y); err != nil {
-		return err
-	}
 	const threads = 256
 	cfg := core.LaunchConfig{Grid: core.Dim((n + threads - 1) / threads), Block: core.Dim(threads)}
 	if err := core.Launch(stream, cfg, saxpy, a, bx, by, bout, uint64(n)); err != nil {
 		return err
 	}
-	if err := stream.Sync(); err != nil {
+	out, err := demo.Download[float32](bout) // after the kernel, on stream
+	if err != nil {
 		return err
 	}
-	out := make([]float32, n)
-	if err := core.CopyFromDevice(out, bout); err != nil {
+	if err := demo.Equal("saxpy", out, want); err != nil {
 		return err
-	}
-	bad := 0
-	for i := range out {
-		if want := a*x[i] + y[i]; out[i] != want {
-			if bad < 5 {
-				fmt.Fprintf(os.Stderr, "out[%d] = %v, want %v\n", i, out[i], want)
-			}
-			bad++
-		}
-	}
-	if bad > 0 {
-		return fmt.Errorf("saxpy: %d of %d results wrong", bad, n)
 	}
 	fmt.Printf("saxpy on %s (sm_%s): %d results correct\n", dev.Name(), dev.Arch(), n)
 	return nil

@@ -10,9 +10,9 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/examples/internal/demo"
 )
 
 const saxpy = `
@@ -40,20 +40,11 @@ func compile(target, arch string) (*core.ObjectCode, error) {
 	return p.Compile(target)
 }
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "fatbin_saxpy:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main("fatbin_saxpy", run) }
 
 func run() error {
 	// The GPU is needed only to run the kernel: without one, build anyway.
-	dev, noGPU := core.GetDevice(0)
-	arch := "90"
-	if noGPU == nil {
-		arch = dev.Arch()
-	}
+	dev, arch, noGPU := demo.Target()
 	const known = "sm_75"
 	fmt.Printf("building a fatbin for %s and sm_%s\n", known, arch)
 
@@ -100,38 +91,30 @@ func run() error {
 	}
 	s := dev.DefaultStream() // the legacy default stream, which needs no Close
 	var bufs [3]*core.Buffer // x, y, out; allocated and freed in s's order
-	for i := range bufs {
-		if bufs[i], err = core.Alloc[float32](dev, n, s); err != nil {
+	for i, host := range [][]float32{x, y, make([]float32, n)} {
+		if bufs[i], err = demo.Upload(s, host); err != nil {
 			return err
 		}
 		defer bufs[i].Close()
-	}
-	if err := core.CopyToDevice(bufs[0], x); err != nil {
-		return err
-	}
-	if err := core.CopyToDevice(bufs[1], y); err != nil {
-		return err
 	}
 	cfg := core.LaunchConfig{Grid: core.Dim(blocks), Block: core.Dim(threads)}
 	if err := core.Launch(s, cfg, k, a, bufs[0], bufs[1], bufs[2], uint64(n)); err != nil {
 		return err
 	}
-	if err := s.Sync(); err != nil {
+	out, err := demo.Download[float32](bufs[2]) // after the kernel, on s
+	if err != nil {
 		return err
 	}
-	out := make([]float32, n)
-	if err := core.CopyFromDevice(out, bufs[2]); err != nil {
+	want := make([]float32, n)
+	for i := range want {
+		want[i] = a*x[i] + y[i]
+	}
+	// The GPU may fuse a*x+y into one FMA: compare with a tolerance.
+	if err := demo.Near("out", out, want, 1e-3); err != nil {
 		return err
 	}
-	for i := range out {
-		// The GPU may fuse a*x+y into one FMA: compare with a tolerance.
-		want := a*x[i] + y[i]
-		if d := out[i] - want; d > 1e-3*want || d < -1e-3*want {
-			return fmt.Errorf("out[%d] = %g, want %g", i, out[i], want)
-		}
-		if i < 4 || i == n-1 {
-			fmt.Printf("%g * %g + %g = %g\n", a, x[i], y[i], out[i])
-		}
+	for _, i := range []int{0, 1, 2, 3, n - 1} {
+		fmt.Printf("%g * %g + %g = %g\n", a, x[i], y[i], out[i])
 	}
 	fmt.Printf("saxpy on %s: all %d results correct\n", dev.Name(), n)
 	return nil

@@ -14,10 +14,10 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
-	"os"
 	"slices"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/examples/internal/demo"
 	"github.com/cudago/cudago/fft"
 )
 
@@ -28,12 +28,7 @@ const (
 
 var sines = []struct{ freq, amp float64 }{{50, 1}, {120, 0.5}}
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "fft:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main("fft", run) }
 
 func run() error {
 	signal := make([]float32, n)
@@ -51,9 +46,8 @@ func run() error {
 	fmt.Printf("signal: %d samples at %g Hz, sines of %g Hz and %g Hz; R2C: %d bytes in, %d out (%d frequencies)\n",
 		n, rate, sines[0].freq, sines[1].freq, inBytes, outBytes, n/2+1)
 
-	dev, err := core.GetDevice(0)
-	if err != nil {
-		fmt.Printf("no GPU, so the FFT was not run: %v\n", err)
+	dev := demo.Device("the FFT was not run")
+	if dev == nil {
 		return nil
 	}
 	s := dev.DefaultStream()
@@ -82,8 +76,8 @@ func run() error {
 	if err := r2c.Forward(in, out); err != nil {
 		return err
 	}
-	spectrum := make([]complex64, n/2+1)
-	if err := core.CopyFromDevice(spectrum, out); err != nil { // waits for the FFT
+	spectrum, err := demo.Download[complex64](out) // n/2+1 of them; waits for the FFT
+	if err != nil {
 		return err
 	}
 
@@ -116,8 +110,8 @@ func run() error {
 	if err := c2r.InverseNormalized(out, in); err != nil {
 		return err
 	}
-	back := make([]float32, n)
-	if err := core.CopyFromDevice(back, in); err != nil {
+	back, err := demo.Download[float32](in)
+	if err != nil {
 		return err
 	}
 	var worst float64

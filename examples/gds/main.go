@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/examples/internal/demo"
 	"github.com/cudago/cudago/gds"
 )
 
@@ -47,9 +48,8 @@ func main() {
 }
 
 func run() error {
-	dev, err := core.GetDevice(0)
-	if err != nil {
-		fmt.Printf("no GPU, so the GPUDirect Storage transfers were not run: %v\n", err)
+	dev := demo.Device("the GPUDirect Storage transfers were not run")
+	if dev == nil {
 		return nil
 	}
 	// cuFile reads its configuration when its driver opens: first.

@@ -12,20 +12,15 @@ package main
 import (
 	"fmt"
 	"math"
-	"os"
 
 	"github.com/cudago/cudago/blas"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/examples/internal/demo"
 )
 
 const m, k, n = 37, 53, 29
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "gemm:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main("gemm", run) }
 
 func run() error {
 	// Row-major A (m×k) and B (k×n), tightly packed: lda = k, ldb = n.
@@ -53,9 +48,8 @@ func run() error {
 	want16, sumAbs16 := matmulCPU(ar, br)
 	fmt.Printf("C = A·B with A %d×%d, B %d×%d, row-major; C[0][0] = %g on the CPU\n", m, k, k, n, want[0])
 
-	dev, err := core.GetDevice(0)
-	if err != nil {
-		fmt.Printf("no GPU, so the GEMMs were not run: %v\n", err)
+	dev := demo.Device("the GEMMs were not run")
+	if dev == nil {
 		return nil
 	}
 	s := dev.DefaultStream() // the legacy default stream, which needs no Close
@@ -75,15 +69,15 @@ func run() error {
 	if err := blas.GemmRowMajor(h, blas.NoTrans, blas.NoTrans, m, n, k, float32(1), da, k, db, n, float32(0), dc, n); err != nil {
 		return err
 	}
-	c := make([]float32, m*n)
-	if err := core.CopyFromDevice(c, dc); err != nil {
+	c, err := demo.Download[float32](dc)
+	if err != nil {
 		return err
 	}
 	// Error bound of a float32 dot product of k terms: (k+2)·2⁻²⁴·Σ|a·b|.
-	for i := range c {
-		if d := math.Abs(float64(c[i]) - want[i]); d > float64(k+2)*0x1p-24*sumAbs[i] {
-			return fmt.Errorf("float32: C[%d][%d] = %g, want %g", i/n, i%n, c[i], want[i])
-		}
+	if err := demo.Check("float32 C", c, want, func(i int) bool {
+		return math.Abs(float64(c[i])-want[i]) <= float64(k+2)*0x1p-24*sumAbs[i]
+	}); err != nil {
+		return err
 	}
 	fmt.Printf("float32 GEMM (cuBLAS) on %s: all %d elements match the CPU; C[0][0] = %g\n", dev.Name(), len(c), c[0])
 
@@ -97,16 +91,16 @@ func run() error {
 	if err := blas.MatmulRowMajor[blas.BFloat16](h, blas.ComputeFloat32, blas.NoTrans, blas.NoTrans, m, n, k, 1, da16, k, db16, n, 0, dc16, n, nil); err != nil {
 		return err
 	}
-	c16 := make([]blas.BFloat16, m*n)
-	if err := core.CopyFromDevice(c16, dc16); err != nil {
+	c16, err := demo.Download[blas.BFloat16](dc16)
+	if err != nil {
 		return err
 	}
 	// The float32 sum, then one rounding to bfloat16 (2⁻⁸ relative).
-	for i, v := range c16 {
-		got := float64(v.Float32())
-		if d := math.Abs(got - want16[i]); d > 0x1p-8*math.Abs(want16[i])+float64(k+2)*0x1p-24*sumAbs16[i]+1e-38 {
-			return fmt.Errorf("bfloat16: C[%d][%d] = %g, want %g", i/n, i%n, got, want16[i])
-		}
+	if err := demo.Check("bfloat16 C", c16, want16, func(i int) bool {
+		d := math.Abs(float64(c16[i].Float32()) - want16[i])
+		return d <= 0x1p-8*math.Abs(want16[i])+float64(k+2)*0x1p-24*sumAbs16[i]+1e-38
+	}); err != nil {
+		return err
 	}
 	fmt.Printf("bfloat16 GEMM (cuBLASLt): all %d elements match the CPU to bfloat16's precision; C[0][0] = %g (float32 inputs: %g)\n", len(c16), c16[0].Float32(), c[0])
 	return nil
@@ -128,19 +122,6 @@ func matmulCPU(a, b []float32) (c, sumAbs []float64) {
 	return c, sumAbs
 }
 
-// upload copies a host matrix into a new Buffer on s.
-func upload[T any](s *core.Stream, src []T) (*core.Buffer, error) {
-	b, err := core.Alloc[T](s.Device(), len(src), s)
-	if err != nil {
-		return nil, err
-	}
-	if err := core.CopyToDevice(b, src); err != nil {
-		b.Close()
-		return nil, err
-	}
-	return b, nil
-}
-
 // upload3 uploads A, B and C; free frees them (on s, after its work).
 func upload3[T any](s *core.Stream, a, b, c []T) (bufs [3]*core.Buffer, free func(), err error) {
 	free = func() {
@@ -151,7 +132,7 @@ func upload3[T any](s *core.Stream, a, b, c []T) (bufs [3]*core.Buffer, free fun
 		}
 	}
 	for i, src := range [][]T{a, b, c} {
-		if bufs[i], err = upload(s, src); err != nil {
+		if bufs[i], err = demo.Upload(s, src); err != nil {
 			free()
 			return bufs, nil, err
 		}

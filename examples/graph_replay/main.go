@@ -21,9 +21,9 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/examples/internal/demo"
 )
 
 const source = `
@@ -44,12 +44,7 @@ const (
 // step is the parameters of one launch of affine.
 type step struct{ a, b float32 }
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "graph_replay:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main("graph_replay", run) }
 
 // cpu applies steps to x as the kernel does.
 func cpu(x []float32, steps []step) {
@@ -62,23 +57,11 @@ func cpu(x []float32, steps []step) {
 
 // check compares every element of buf with want.
 func check(stage string, buf *core.Buffer, want []float32) error {
-	got := make([]float32, len(want))
-	if err := core.CopyFromDevice(got, buf); err != nil {
+	got, err := demo.Download[float32](buf)
+	if err != nil {
 		return err
 	}
-	bad := 0
-	for i := range got {
-		if got[i] != want[i] {
-			if bad < 5 {
-				fmt.Fprintf(os.Stderr, "graph_replay: %s: x[%d] = %v, want %v\n", stage, i, got[i], want[i])
-			}
-			bad++
-		}
-	}
-	if bad > 0 {
-		return fmt.Errorf("%s: %d of %d elements wrong", stage, bad, len(want))
-	}
-	return nil
+	return demo.Equal("x "+stage, got, want)
 }
 
 // capture records one launch of k per step on s into a graph.
@@ -101,25 +84,11 @@ func capture(s *core.Stream, k *core.Kernel, x *core.Buffer, steps []step) (*cor
 
 func run() error {
 	// The GPU is needed only to run the kernel: without one, compile anyway.
-	dev, noGPU := core.GetDevice(0)
-	arch := "90"
-	if noGPU == nil {
-		arch = dev.Arch()
-	}
-	p, err := core.NewProgram(source, "c++", &core.ProgramOptions{Name: "graph_replay.cu", Arch: "sm_" + arch})
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	obj, err := p.Compile("cubin")
-	if err != nil {
+	dev, obj, err := demo.CompileForGPU(source, "graph_replay.cu", "nothing was captured or run")
+	if err != nil || obj == nil {
 		return err
 	}
 	defer obj.Close()
-	if noGPU != nil {
-		fmt.Printf("graph_replay: compiled for sm_%s (%d bytes of CUBIN); no GPU, so nothing was captured or run: %v\n", arch, len(obj.Code()), noGPU)
-		return nil
-	}
 	k, err := obj.Kernel("affine")
 	if err != nil {
 		return err
@@ -131,19 +100,15 @@ func run() error {
 		return err
 	}
 	defer s.Close()
-	x, err := core.Alloc[float32](dev, n, s)
-	if err != nil {
-		return err
-	}
-	defer x.Close()
-
 	want := make([]float32, n)
 	for i := range want {
 		want[i] = float32(i%4096)/64 - 32
 	}
-	if err := core.CopyToDevice(x, want); err != nil { // on x's stream, s
+	x, err := demo.Upload(s, want) // allocated and copied on s
+	if err != nil {
 		return err
 	}
+	defer x.Close()
 
 	steps := make([]step, launches)
 	for i := range steps {

@@ -24,9 +24,9 @@ package main
 import (
 	"fmt"
 	"math"
-	"os"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/examples/internal/demo"
 )
 
 const source = `
@@ -79,12 +79,7 @@ const (
 	block   = 256 // threads of converged (its shared array's size)
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "graph_solver:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main("graph_solver", run) }
 
 // system returns A (row-major) and two right-hand sides.
 func system() (a, b1, b2 []float64) {
@@ -146,25 +141,11 @@ func residual(a, x, b []float64) float64 {
 
 func run() error {
 	// The GPU is needed only to run: without one, compile anyway.
-	dev, noGPU := core.GetDevice(0)
-	arch := "90"
-	if noGPU == nil {
-		arch = dev.Arch()
-	}
-	p, err := core.NewProgram(source, "c++", &core.ProgramOptions{Name: "graph_solver.cu", Arch: "sm_" + arch})
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	code, err := p.Compile("cubin")
-	if err != nil {
+	dev, code, err := demo.CompileForGPU(source, "graph_solver.cu", "the solver was not run")
+	if err != nil || code == nil {
 		return err
 	}
 	defer code.Close()
-	if noGPU != nil {
-		fmt.Printf("graph_solver: compiled for sm_%s (%d bytes of CUBIN); no GPU, so the solver was not run: %v\n", arch, len(code.Code()), noGPU)
-		return nil
-	}
 	jacobi, err := code.Kernel("jacobi")
 	if err != nil {
 		return err

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/examples/internal/demo"
 )
 
 // The consumer finds the socket's path here.
@@ -39,16 +40,12 @@ func main() {
 	if path := os.Getenv(socketEnv); path != "" {
 		role, run = "consumer", func() error { return consume(path) }
 	}
-	if err := run(); err != nil {
-		fmt.Fprintf(os.Stderr, "ipc %s: %v\n", role, err)
-		os.Exit(1)
-	}
+	demo.Main("ipc "+role, run)
 }
 
 func produce() error {
-	dev, err := core.GetDevice(0)
-	if err != nil {
-		fmt.Printf("no GPU, so the IPC example (a pool buffer shared with a second process) was not run: %v\n", err)
+	dev := demo.Device("the IPC example (a pool buffer shared with a second process) was not run")
+	if dev == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -64,9 +61,9 @@ func produce() error {
 		return err
 	}
 	defer buf.Close() // after the consumer has closed its import
-	x := make([]float32, n)
+	x, want := make([]float32, n), make([]float32, n)
 	for i := range x {
-		x[i] = float32(i)
+		x[i], want[i] = float32(i), 2*float32(i)
 	}
 	if err := core.CopyToDevice(buf, x); err != nil {
 		return err
@@ -125,10 +122,8 @@ func produce() error {
 	if err := core.CopyFromDevice(x, buf); err != nil {
 		return err
 	}
-	for i, v := range x {
-		if v != 2*float32(i) {
-			return fmt.Errorf("x[%d] = %v, want %v", i, v, 2*float32(i))
-		}
+	if err := demo.Equal("x", x, want); err != nil {
+		return err
 	}
 	fmt.Printf("ipc: process %d doubled the %d floats of process %d's pool buffer in place; all results correct\n", cmd.Process.Pid, n, os.Getpid())
 	return nil
@@ -154,12 +149,7 @@ func consume(path string) error {
 	defer buf.Close()
 
 	dev := mr.Device()
-	prog, err := core.NewProgram(scaleSrc, "c++", &core.ProgramOptions{Name: "scale", Arch: "sm_" + dev.Arch()})
-	if err != nil {
-		return err
-	}
-	defer prog.Close()
-	code, err := prog.Compile(core.CodeCubin)
+	code, err := demo.Compile(scaleSrc, "scale", dev.Arch())
 	if err != nil {
 		return err
 	}

@@ -9,9 +9,9 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/examples/internal/demo"
 )
 
 const kernelUnit = `
@@ -38,20 +38,11 @@ func ltoir(src, name, arch string) (*core.ObjectCode, error) {
 	return p.Compile("ltoir")
 }
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "lto_link:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main("lto_link", run) }
 
 func run() error {
 	// The GPU is needed only to run the kernel: without one, link anyway.
-	dev, noGPU := core.GetDevice(0)
-	arch := "90"
-	if noGPU == nil {
-		arch = dev.Arch()
-	}
+	dev, arch, noGPU := demo.Target()
 	a, err := ltoir(kernelUnit, "kernel.cu", arch)
 	if err != nil {
 		return err
@@ -82,35 +73,28 @@ func run() error {
 		return err
 	}
 	const n = 4096
-	x := make([]float32, n)
+	x, want := make([]float32, n), make([]float32, n)
 	for i := range x {
 		x[i] = float32(i%100) / 10
+		want[i] = x[i]*x[i] + 1
 	}
 	s := dev.DefaultStream() // the legacy default stream, which needs no Close
-	buf, err := core.Alloc[float32](dev, n, s)
+	buf, err := demo.Upload(s, x)
 	if err != nil {
 		return err
 	}
 	defer buf.Close()
-	if err := core.CopyToDevice(buf, x); err != nil {
-		return err
-	}
 	cfg := core.LaunchConfig{Grid: core.Dim(n / 256), Block: core.Dim(256)}
 	if err := core.Launch(s, cfg, k, buf, int32(n)); err != nil {
 		return err
 	}
-	if err := s.Sync(); err != nil {
+	out, err := demo.Download[float32](buf) // after the kernel, on s
+	if err != nil {
 		return err
 	}
-	out := make([]float32, n)
-	if err := core.CopyFromDevice(out, buf); err != nil {
+	// The GPU may fuse v*v+1 into one FMA: compare with a tolerance.
+	if err := demo.Near("x", out, want, 1e-5); err != nil {
 		return err
-	}
-	for i := range out {
-		// The GPU may fuse v*v+1 into one FMA: compare with a tolerance.
-		if want := x[i]*x[i] + 1; out[i]-want > 1e-5*want || want-out[i] > 1e-5*want {
-			return fmt.Errorf("x[%d] = %g, want %g", i, out[i], want)
-		}
 	}
 	fmt.Printf("apply on %s: x[42] = %g ... all %d results correct\n", dev.Name(), out[42], n)
 	return nil

@@ -9,10 +9,10 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/cudago/cudago/bindings/nvvm"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/examples/internal/demo"
 )
 
 // llvmIR is the seed's IR, with the annotation that makes simple_kernel a
@@ -52,20 +52,11 @@ declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x() nounwind readnone
 !1 = !{i32 2, i32 0}
 `
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "nvvm_jitlink:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main("nvvm_jitlink", run) }
 
 func run() error {
 	// The GPU is needed only to run the kernel: without one, link anyway.
-	dev, noGPU := core.GetDevice(0)
-	arch := "90"
-	if noGPU == nil {
-		arch = dev.Arch()
-	}
+	dev, arch, noGPU := demo.Target()
 	major, minor, _ := nvvm.Version()
 	fmt.Printf("libNVVM %d.%d, target sm_%s\n", major, minor, arch)
 
@@ -104,12 +95,13 @@ func run() error {
 		return err
 	}
 	const n = 1000
-	in := make([]float32, n)
+	in, want := make([]float32, n), make([]float32, n)
 	for i := range in {
 		in[i] = float32(i) * 0.5
+		want[i] = 2 * in[i]
 	}
 	s := dev.DefaultStream() // the legacy default stream, which needs no Close
-	din, err := core.Alloc[float32](dev, n, s)
+	din, err := demo.Upload(s, in)
 	if err != nil {
 		return err
 	}
@@ -119,24 +111,16 @@ func run() error {
 		return err
 	}
 	defer dout.Close()
-	if err := core.CopyToDevice(din, in); err != nil {
-		return err
-	}
 	cfg := core.LaunchConfig{Grid: core.Dim((n + 127) / 128), Block: core.Dim(128)}
 	if err := core.Launch(s, cfg, k, din, dout, int32(n)); err != nil {
 		return err
 	}
-	if err := s.Sync(); err != nil {
+	out, err := demo.Download[float32](dout) // after the kernel, on s
+	if err != nil {
 		return err
 	}
-	out := make([]float32, n)
-	if err := core.CopyFromDevice(out, dout); err != nil {
+	if err := demo.Equal("output", out, want); err != nil {
 		return err
-	}
-	for i := range out {
-		if out[i] != 2*in[i] {
-			return fmt.Errorf("output[%d] = %g, want %g", i, out[i], 2*in[i])
-		}
 	}
 	fmt.Printf("simple_kernel on %s: output[%d] = %g ... all %d results correct\n", dev.Name(), n-1, out[n-1], n)
 	return nil

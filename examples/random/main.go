@@ -9,26 +9,20 @@ package main
 import (
 	"fmt"
 	"math"
-	"os"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/examples/internal/demo"
 	"github.com/cudago/cudago/rng"
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "random:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main("random", run) }
 
 func run() error {
 	const n = 1_000_001 // odd: rng takes any count, though cuRAND makes normals in pairs
 	const mean, stddev = 3.0, 2.0
 
-	dev, err := core.GetDevice(0)
-	if err != nil {
-		fmt.Printf("no GPU, so the normal generation was not run: %v\n", err)
+	dev := demo.Device("the normal generation was not run")
+	if dev == nil {
 		return nil
 	}
 	s := dev.DefaultStream() // the legacy default stream, which needs no Close
@@ -46,8 +40,8 @@ func run() error {
 	if err := rng.Normal[float32](g, buf, n, mean, stddev); err != nil { // queued on s
 		return err
 	}
-	x := make([]float32, n)
-	if err := core.CopyFromDevice(x, buf); err != nil { // waits for s
+	x, err := demo.Download[float32](buf) // waits for s
+	if err != nil {
 		return err
 	}
 

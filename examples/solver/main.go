@@ -13,20 +13,14 @@ package main
 import (
 	"fmt"
 	"math"
-	"os"
 
-	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/examples/internal/demo"
 	"github.com/cudago/cudago/solver"
 )
 
 const n = 6
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "solver:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main("solver", run) }
 
 func run() error {
 	// A = tridiag(-1, 4, -1) + 1/(i+j+1) (a Hilbert part): symmetric,
@@ -49,9 +43,8 @@ func run() error {
 		b[i] = float64(i + 1)
 	}
 
-	dev, err := core.GetDevice(0)
-	if err != nil {
-		fmt.Printf("no GPU, so the Cholesky solve was not run: %v\n", err)
+	dev := demo.Device("the Cholesky solve was not run")
+	if dev == nil {
 		return nil
 	}
 	s := dev.DefaultStream() // the legacy default stream, which needs no Close
@@ -60,29 +53,23 @@ func run() error {
 		return err
 	}
 	defer h.Close()
-	ab, err := core.Alloc[float64](dev, n*n, s)
+	ab, err := demo.Upload(s, a)
 	if err != nil {
 		return err
 	}
 	defer ab.Close()
-	xb, err := core.Alloc[float64](dev, n, s)
+	xb, err := demo.Upload(s, b)
 	if err != nil {
 		return err
 	}
 	defer xb.Close()
-	if err := core.CopyToDevice(ab, a); err != nil {
-		return err
-	}
-	if err := core.CopyToDevice(xb, b); err != nil {
-		return err
-	}
 	// Factor (waits, to turn cuSOLVER's devInfo into an error), then solve
 	// in place: xb goes from b to x.
 	if err := solver.SolveCholesky[float64](h, ab, n, solver.Lower, xb, 1); err != nil {
 		return err
 	}
-	x := make([]float64, n)
-	if err := core.CopyFromDevice(x, xb); err != nil { // on s, after the solve
+	x, err := demo.Download[float64](xb) // on s, after the solve
+	if err != nil {
 		return err
 	}
 	res, normA, normX := 0.0, 0.0, 0.0

@@ -13,20 +13,15 @@ package main
 import (
 	"fmt"
 	"math"
-	"os"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/examples/internal/demo"
 	"github.com/cudago/cudago/sparse"
 )
 
 const n = 1_000_003
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "sparse:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main("sparse", run) }
 
 // laplacian returns tridiag(-1, 2, -1) in CSR form: row i holds columns
 // i-1, i, i+1 where they exist.
@@ -70,9 +65,8 @@ func run() error {
 	}
 	fmt.Printf("1-D Laplacian: %d×%d, %d nonzeros in CSR form\n", n, n, len(val))
 
-	dev, err := core.GetDevice(0)
-	if err != nil {
-		fmt.Printf("no GPU, so SpMV was not run: %v\n", err)
+	dev := demo.Device("SpMV was not run")
+	if dev == nil {
 		return nil
 	}
 	s := dev.DefaultStream()
@@ -86,7 +80,7 @@ func run() error {
 		return err
 	}
 	defer h.Close()
-	xb, err := core.Alloc[float64](dev, n, s)
+	xb, err := demo.Upload(s, x)
 	if err != nil {
 		return err
 	}
@@ -96,21 +90,16 @@ func run() error {
 		return err
 	}
 	defer yb.Close()
-	if err := core.CopyToDevice(xb, x); err != nil {
-		return err
-	}
 	if err := sparse.SpMV(h, sparse.NoTrans, 1, a, xb, 0, yb); err != nil { // y = A·x
 		return err
 	}
-	y := make([]float64, n)
-	if err := core.CopyFromDevice(y, yb); err != nil { // on s, after the SpMV
+	y, err := demo.Download[float64](yb) // on s, after the SpMV
+	if err != nil {
 		return err
 	}
-	for i := range y {
-		// Three terms: a few ulps of their magnitudes, in any order.
-		if d := math.Abs(y[i] - want[i]); d > 8*0x1p-52*scale[i] {
-			return fmt.Errorf("y[%d] = %g, want %g", i, y[i], want[i])
-		}
+	// Three terms: a few ulps of their magnitudes, in any order.
+	if err := demo.Check("y", y, want, func(i int) bool { return math.Abs(y[i]-want[i]) <= 8*0x1p-52*scale[i] }); err != nil {
+		return err
 	}
 	fmt.Printf("SpMV on %s: all %d elements of A·x match the CPU\n", dev.Name(), n)
 	return nil

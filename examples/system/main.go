@@ -11,19 +11,14 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
+	"github.com/cudago/cudago/examples/internal/demo"
 	"github.com/cudago/cudago/pathfinder"
 	"github.com/cudago/cudago/system"
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "system:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main("system", run) }
 
 func run() error {
 	devs, err := system.Devices()

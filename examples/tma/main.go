@@ -19,10 +19,10 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/examples/internal/demo"
 )
 
 const source = `
@@ -68,12 +68,7 @@ const (
 	bufferBytes = rows * cols * 4
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "tma:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main("tma", run) }
 
 // options describe the row-major matrix (innermost dimension first) and
 // its tiles.
@@ -93,12 +88,7 @@ func run() error {
 	if err := options.Validate(1<<40, bufferBytes-4); err == nil {
 		return fmt.Errorf("a buffer 4 bytes too small passed the checks")
 	}
-	p, err := core.NewProgram(source, "c++", &core.ProgramOptions{Name: "tma.cu", Arch: "sm_90a"})
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	obj, err := p.Compile("cubin")
+	obj, err := demo.Compile(source, "tma.cu", "90a")
 	if err != nil {
 		return err
 	}
@@ -117,48 +107,39 @@ func run() error {
 		return err
 	}
 
-	m := make([]float32, rows*cols)
-	for i := range m {
-		m[i] = float32(i) / 8
+	// m is row-major rows×cols; want, its transpose, is cols×rows.
+	m, want := make([]float32, rows*cols), make([]float32, rows*cols)
+	for y := range rows {
+		for x := range cols {
+			m[y*cols+x] = float32(y*cols+x) / 8
+			want[x*rows+y] = m[y*cols+x]
+		}
 	}
-	in, err := core.Alloc[float32](dev, rows*cols, nil)
+	s := dev.DefaultStream() // the legacy default stream, which needs no Close
+	in, err := demo.Upload(s, m)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := core.Alloc[float32](dev, rows*cols, nil)
+	out, err := core.Alloc[float32](dev, rows*cols, s)
 	if err != nil {
 		return err
 	}
 	defer out.Close()
-	if err := core.CopyToDevice(in, m); err != nil {
-		return err
-	}
 	tm, err := core.NewTensorMapTiled(in, &options)
 	if err != nil {
 		return err
 	}
 	cfg := core.LaunchConfig{Grid: core.Dim(cols/boxW, rows/boxH), Block: core.Dim(threads)}
-	if err := core.Launch(dev.DefaultStream(), cfg, k, tm, out, int32(rows), int32(cols)); err != nil {
+	if err := core.Launch(s, cfg, k, tm, out, int32(rows), int32(cols)); err != nil {
 		return err
 	}
-	got := make([]float32, rows*cols)
-	if err := core.CopyFromDevice(got, out); err != nil { // waits for the kernel
+	got, err := demo.Download[float32](out) // waits for the kernel
+	if err != nil {
 		return err
 	}
-	bad := 0
-	for y := range rows {
-		for x := range cols {
-			if g, w := got[x*rows+y], m[y*cols+x]; g != w {
-				if bad < 5 {
-					fmt.Fprintf(os.Stderr, "tma: out[%d][%d] = %v, want %v\n", x, y, g, w)
-				}
-				bad++
-			}
-		}
-	}
-	if bad > 0 {
-		return fmt.Errorf("%d of %d elements wrong", bad, rows*cols)
+	if err := demo.Equal("out", got, want); err != nil {
+		return err
 	}
 	fmt.Printf("tma: a %dx%d matrix transposed through %d TMA tiles of %dx%d on %v: all %d elements right\n",
 		rows, cols, cfg.Grid.X*cfg.Grid.Y, boxH, boxW, dev, rows*cols)

@@ -20,9 +20,9 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/examples/internal/demo"
 )
 
 const source = `
@@ -37,12 +37,7 @@ const (
 	threads = 256
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "vector_add:", err)
-		os.Exit(1)
-	}
-}
+func main() { demo.Main("vector_add", run) }
 
 // compile compiles source to a CUBIN for arch ("90").
 func compile(arch string) (*core.ObjectCode, error) {
@@ -59,11 +54,7 @@ func compile(arch string) (*core.ObjectCode, error) {
 
 func run() error {
 	// The GPU is needed only to run the kernel: without one, compile anyway.
-	dev, noGPU := core.GetDevice(0)
-	arch := "90"
-	if noGPU == nil {
-		arch = dev.Arch()
-	}
+	dev, arch, noGPU := demo.Target()
 	obj, err := compile(arch)
 	if err != nil {
 		return err
@@ -166,17 +157,12 @@ func run() error {
 		return err
 	}
 
-	bad := 0
-	for i := range out {
-		if want := a[i] + b[i]; out[i] != want {
-			if bad < 5 {
-				fmt.Fprintf(os.Stderr, "vector_add: c[%d] = %v, want %v\n", i, out[i], want)
-			}
-			bad++
-		}
+	want := make([]float32, n)
+	for i := range want {
+		want[i] = a[i] + b[i]
 	}
-	if bad > 0 {
-		return fmt.Errorf("%d of %d results wrong", bad, n)
+	if err := demo.Equal("c", out, want); err != nil {
+		return err
 	}
 	fmt.Printf("vector_add: %d float32s on %s over 2 streams: all %d results correct (%v from start to end event, first-use costs included)\n",
 		n, dev, n, elapsed)

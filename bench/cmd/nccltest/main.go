@@ -115,21 +115,32 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-// parseCounts reads "1,7,1000".
-func parseCounts(s string) ([]int, error) {
-	var out []int
+// parseList parses each comma-separated field of s with parse, trimmed;
+// empty fields ("1,,7", a trailing comma) are skipped.
+func parseList[T any](s string, parse func(f string) (T, error)) ([]T, error) {
+	var out []T
 	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
+		if f = strings.TrimSpace(f); f == "" {
 			continue
 		}
-		n, err := strconv.Atoi(f)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("-counts: %q is not a count of at least 1", f)
+		v, err := parse(f)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, n)
+		out = append(out, v)
 	}
 	return out, nil
+}
+
+// parseCounts reads "1,7,1000".
+func parseCounts(s string) ([]int, error) {
+	return parseList(s, func(f string) (int, error) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return 0, fmt.Errorf("-counts: %q is not a count of at least 1", f)
+		}
+		return n, nil
+	})
 }
 
 // parseBytes reads a size: "8", "64KiB", "32MiB", "1GiB" (also KB, MB, GB
@@ -161,19 +172,14 @@ var benchKinds = map[string]collcheck.Kind{
 	"alltoall":      collcheck.AlltoAll,
 }
 
+// parseOps reads "allreduce,alltoall": names of benchKinds.
 func parseOps(s string) ([]string, error) {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
+	return parseList(s, func(f string) (string, error) {
 		if _, ok := benchKinds[f]; !ok {
-			return nil, fmt.Errorf("-ops: %q is not one of allreduce, allgather, reducescatter, alltoall", f)
+			return "", fmt.Errorf("-ops: %q is not one of allreduce, allgather, reducescatter, alltoall", f)
 		}
-		out = append(out, f)
-	}
-	return out, nil
+		return f, nil
+	})
 }
 
 // busFactor is nccl-tests' factor from algbw to busbw on n ranks.
@@ -471,19 +477,15 @@ func (k *rank) bandwidth(name string, c collcheck.Case) (bool, error) {
 	}
 	defer send.Close()
 	defer recv.Close()
-	for range k.o.warmup {
-		if err := c.Call(k.comm, k.s, send, recv); err != nil {
-			return false, err
-		}
+	if err := k.queue(c, send, recv, k.o.warmup); err != nil {
+		return false, err
 	}
 	if err := k.comm.Wait(k.ctx, k.s); err != nil {
 		return false, err
 	}
 	start := time.Now()
-	for range k.o.iters {
-		if err := c.Call(k.comm, k.s, send, recv); err != nil {
-			return false, err
-		}
+	if err := k.queue(c, send, recv, k.o.iters); err != nil {
+		return false, err
 	}
 	if err := k.s.Sync(); err != nil {
 		return false, err
@@ -504,6 +506,16 @@ func (k *rank) bandwidth(name string, c collcheck.Case) (bool, error) {
 			k.o.impl, name, bytes, k.n, k.o.iters, m[0]*1e6, algbw, algbw*busFactor(c.Kind, k.n))
 	}
 	return ok, nil
+}
+
+// queue queues n calls of c on the rank's stream, back to back.
+func (k *rank) queue(c collcheck.Case, send, recv *core.Buffer, n int) error {
+	for range n {
+		if err := c.Call(k.comm, k.s, send, recv); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (k *rank) latency() (bool, error) {

@@ -9,6 +9,7 @@
 package main
 
 import (
+	_ "embed"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -18,20 +19,11 @@ import (
 	"github.com/cudago/cudago/core"
 )
 
-const saxpy = `
-__device__ float compute(float a, float x, float y) {
-	return a * x + y;
-}
-
-extern "C" __global__
-void saxpy(float a, float *x, float *y, float *out, size_t n)
-{
-	size_t tid = blockIdx.x * blockDim.x + threadIdx.x;
-	if (tid < n) {
-		out[tid] = compute(a, x[tid], y[tid]);
-	}
-}
-`
+// saxpy is the kernel of NVIDIA's runtime fatbin post (examples/fatbin_saxpy's):
+// saxpy.cu, which the cuda.core twin compiles too.
+//
+//go:embed saxpy.cu
+var saxpy string
 
 type phase struct {
 	Name string  `json:"name"`
