@@ -1,0 +1,68 @@
+package bindtest
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/cudago/cudago/internal/dl"
+)
+
+// The checks of a generated package's tables and codes against the
+// numbers counted from the headers, and of a call's documented failure:
+// every math library's TestCount and TestCreateWithoutGPU make them.
+
+// Count checks that tab has want entry points and functions (a generated
+// Functions map) want C names.
+func Count(t *testing.T, tab Table, functions map[string]string, want int) {
+	t.Helper()
+	if tab.Len() != want || len(functions) != want {
+		t.Errorf("%d entry points and %d names, want %d", tab.Len(), len(functions), want)
+	}
+}
+
+// Names checks that table (a generated Functions or Types map, called
+// name in the messages) gives every C name of want its Go name.
+func Names(t *testing.T, name string, table, want map[string]string) {
+	t.Helper()
+	for c, g := range want {
+		if table[c] != g {
+			t.Errorf("%s[%q] = %q, want %q", name, c, table[c], g)
+		}
+	}
+}
+
+// Codes checks that a status or enum type has want values below limit
+// that its String names (see Named).
+func Codes[S ~int32 | ~uint32](t *testing.T, typ string, limit, want int) {
+	t.Helper()
+	if n := len(Named[S](typ, limit)); n != want {
+		t.Errorf("%s has %d values, want %d", typ, n, want)
+	}
+}
+
+// Explained returns how many status codes below limit typ's String names,
+// and fails t for each of them that has no explanation from the header.
+func Explained[C dl.Code](t *testing.T, typ string, limit int) int {
+	t.Helper()
+	codes := Named[C](typ, limit)
+	for _, c := range codes {
+		if c.Explanation() == "" {
+			t.Errorf("%v has no explanation", c)
+		}
+	}
+	return len(codes)
+}
+
+// Failed fails t unless err is a failed call of fn (a *dl.Error[C]) with
+// one of codes, the library's documented ones, and returns it for the
+// caller's further checks.
+func Failed[C dl.Code](t *testing.T, err error, fn string, codes ...C) *dl.Error[C] {
+	t.Helper()
+	var e *dl.Error[C]
+	is := func(c C) bool { return errors.Is(err, c) }
+	if !errors.As(err, &e) || e.Func != fn || !slices.ContainsFunc(codes, is) {
+		t.Fatalf("%s = %v (%T), want %v", fn, err, err, codes)
+	}
+	return e
+}
