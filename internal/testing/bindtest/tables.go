@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/internal/dl"
+	"github.com/cudago/cudago/internal/testing/seeds"
 )
 
 // The checks of a generated package's tables and codes against the
@@ -65,4 +66,34 @@ func Failed[C dl.Code](t *testing.T, err error, fn string, codes ...C) *dl.Error
 		t.Fatalf("%s = %v (%T), want %v", fn, err, err, codes)
 	}
 	return e
+}
+
+// SeedBound checks that each of the functions that the seed (cuda-python's
+// list, see internal/testing/seeds) names for package pkg has a Go binding
+// in functions (a generated Functions map).
+func SeedBound(t *testing.T, pkg string, functions map[string]string, seedFuncs []string) {
+	t.Helper()
+	for _, py := range seedFuncs {
+		if g, ok := seeds.GoName(functions, py); !ok {
+			t.Errorf("seed function %s.%s has no Go binding", pkg, py)
+		} else {
+			t.Logf("%s -> %s", py, g)
+		}
+	}
+}
+
+// AtLeast reads a compiler library's version with version (nvrtcVersion,
+// nvJitLinkVersion, ...), logs it, and fails t when it is older than
+// wantMajor.wantMinor. It returns the version.
+func AtLeast[N int32 | uint32](t *testing.T, lib string, version func() (N, N, error), wantMajor, wantMinor N) (major, minor N) {
+	t.Helper()
+	major, minor, err := version()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s %d.%d", lib, major, minor)
+	if major < wantMajor || major == wantMajor && minor < wantMinor {
+		t.Errorf("Version = %d.%d, want %d.%d or newer", major, minor, wantMajor, wantMinor)
+	}
+	return major, minor
 }
