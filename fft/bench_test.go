@@ -132,12 +132,7 @@ func benchFFT(b *testing.B, d Desc, alloc bool) {
 		})
 	})
 	b.Run("C", func(b *testing.B) {
-		ip, err := in.Acquire()
-		must(b, err)
-		defer in.Release()
-		op, err := out.Acquire()
-		must(b, err)
-		defer out.Release()
+		ip, op := acquire(b, in), acquire(b, out)
 		timeGPU(b, dev, s, p, func(m int) error {
 			ctx, _, err := p.st.Begin()
 			if err != nil {
@@ -149,12 +144,7 @@ func benchFFT(b *testing.B, d Desc, alloc bool) {
 	})
 	b.Run("cupyplan", func(b *testing.B) {
 		h := cupyPlan(b, dev, s, &p.l)
-		ip, err := in.Acquire()
-		must(b, err)
-		defer in.Release()
-		op, err := out.Acquire()
-		must(b, err)
-		defer out.Release()
+		ip, op := acquire(b, in), acquire(b, out)
 		timeGPU(b, dev, s, p, func(m int) error {
 			ctx, _, err := s.Acquire()
 			if err != nil {
@@ -185,6 +175,14 @@ func benchFFT(b *testing.B, d Desc, alloc bool) {
 			return nil
 		})
 	})
+}
+
+// acquire returns buf's address for the C twins, held until b ends.
+func acquire(b *testing.B, buf *core.Buffer) driver.Deviceptr {
+	ptr, err := buf.Acquire()
+	must(b, err)
+	b.Cleanup(buf.Release)
+	return ptr
 }
 
 // timeGPU runs run(1) to warm up, then times run(b.N) on the GPU with
