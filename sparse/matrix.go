@@ -2,7 +2,6 @@ package sparse
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"runtime"
 	"sync"
@@ -35,15 +34,7 @@ const (
 	COO               // coordinates: row indices, column indices, values
 )
 
-func (f Format) String() string {
-	switch f {
-	case CSR:
-		return "CSR"
-	case COO:
-		return "COO"
-	}
-	return fmt.Sprintf("Format(%d)", int(f))
-}
+func (f Format) String() string { return libhandle.EnumName(f, "Format", "CSR", "COO") }
 
 // Matrix is a sparse matrix in device memory, in CSR or COO format, with
 // zero-based indices. It owns its device copies of the indices and values
