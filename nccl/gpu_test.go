@@ -203,13 +203,18 @@ func closeAll(pool []*core.Buffer) {
 
 // TestGPUOneRankGroup runs every operation of one rank in one Group per
 // data type and size, out of place, and checks each result.
-func TestGPUOneRankGroup(t *testing.T) {
+func TestGPUOneRankGroup(t *testing.T) { eachOneRankCase(t, groupCase) }
+
+// eachOneRankCase runs oneCase on each one-rank communicator (a subtest
+// each) for every data type and size, then checks that the communicator
+// has no asynchronous error.
+func eachOneRankCase(t *testing.T, oneCase func(t *testing.T, d *core.Device, s *core.Stream, c *Comm, dt DataType, n int)) {
 	d, s := gpuDev(t)
 	for name, c := range oneRank(t, d) {
 		t.Run(name, func(t *testing.T) {
 			for _, dt := range dataTypes(t) {
 				for _, n := range testSizes {
-					groupCase(t, d, s, c, dt, n)
+					oneCase(t, d, s, c, dt, n)
 				}
 			}
 			if err := c.AsyncError(); err != nil {
@@ -287,21 +292,7 @@ func groupCase(t *testing.T, d *core.Device, s *core.Stream, c *Comm, dt DataTyp
 
 // TestGPUOneRankAlone runs every collective by itself (a Comm method, no
 // Group) and in place, for every data type, size and op.
-func TestGPUOneRankAlone(t *testing.T) {
-	d, s := gpuDev(t)
-	for name, c := range oneRank(t, d) {
-		t.Run(name, func(t *testing.T) {
-			for _, dt := range dataTypes(t) {
-				for _, n := range testSizes {
-					aloneCase(t, d, s, c, dt, n)
-				}
-			}
-			if err := c.AsyncError(); err != nil {
-				t.Errorf("AsyncError after the operations: %v", err)
-			}
-		})
-	}
-}
+func TestGPUOneRankAlone(t *testing.T) { eachOneRankCase(t, aloneCase) }
 
 func aloneCase(t *testing.T, d *core.Device, s *core.Stream, c *Comm, dt DataType, n int) {
 	nb := n * dt.Size()

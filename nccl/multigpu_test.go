@@ -207,9 +207,7 @@ func checkAll(t *testing.T, w *world, cases []collcheck.Case, rb []*bufs) {
 	errs := make([][]error, n)
 	var wg sync.WaitGroup
 	for r := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i, c := range cases {
 				out := rb[r].recv[i]
 				if out == nil {
@@ -224,7 +222,7 @@ func checkAll(t *testing.T, w *world, cases []collcheck.Case, rb []*bufs) {
 					errs[r] = append(errs[r], err)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	for _, es := range errs {
@@ -426,9 +424,7 @@ func TestGPUMultiGoroutines(t *testing.T) {
 			var abort sync.Once
 			var wg sync.WaitGroup
 			for r := range n {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					for j, c := range cases {
 						if err := callGeneric(c, w.comms[r], w.streams[r], sends[r][j], rb[r].recv[j]); err != nil {
 							errs[r] = fmt.Errorf("%v, rank %d: %w", c, r, err)
@@ -440,7 +436,7 @@ func TestGPUMultiGoroutines(t *testing.T) {
 							return
 						}
 					}
-				}()
+				})
 			}
 			wg.Wait()
 			if err := errors.Join(errs...); err != nil {
@@ -678,11 +674,9 @@ func TestGPUMultiSplitShrink(t *testing.T) {
 		if r == ex {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			shrunk[r], errs[r] = c.Shrink([]int{ex}, nil, false)
-		}()
+		})
 	}
 	wg.Wait()
 	defer func() {

@@ -550,9 +550,7 @@ func TestGPUConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			b, err := s.Device().Allocate(n*4, s)
 			if err != nil {
 				errs <- err
@@ -578,7 +576,7 @@ func TestGPUConcurrent(t *testing.T) {
 				seen[j]++
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)
