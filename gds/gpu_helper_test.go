@@ -213,3 +213,17 @@ func describeDir(dir string) string {
 	}
 	return s
 }
+
+// waitedFor checks p, a read of data into buf queued on a stream before
+// the call what (Close, Deregister) returned, which had to wait for it:
+// p is done, and read all of data.
+func waitedFor(t *testing.T, what string, p *Pending, buf *core.Buffer, data []byte) {
+	t.Helper()
+	if !p.Done() {
+		t.Errorf("%s returned before the transfer queued before it was done", what)
+	}
+	if n, err := p.Wait(); n != len(data) || err != nil {
+		t.Fatalf("the transfer queued before %s: %d, %v", what, n, err)
+	}
+	sameBytes(t, "read before "+what, readBack(t, buf), data)
+}
