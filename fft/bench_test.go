@@ -67,10 +67,7 @@ func BenchmarkFFTR2C2e24(b *testing.B) { benchFFT(b, Desc{Shape: []int{1 << 24},
 // (cupy.fft.fft(x, overwrite_x=True)), on zeros: other data would
 // overflow after a few transforms in place.
 func BenchmarkFFTC2C2e24InPlace(b *testing.B) {
-	dev, s := gpuStream(b)
-	c, err := New(s, nil)
-	must(b, err)
-	defer c.Close()
+	dev, s, c := gpuCache(b)
 	const n = 1 << 24
 	p, err := c.Plan(Desc{Shape: []int{n}})
 	must(b, err)
@@ -103,10 +100,7 @@ var benchData = sync.OnceValue(func() []float32 {
 var logLibrary sync.Once
 
 func benchFFT(b *testing.B, d Desc, alloc bool) {
-	dev, s := gpuStream(b)
-	c, err := New(s, nil)
-	must(b, err)
-	defer c.Close()
+	dev, s, c := gpuCache(b)
 	p, err := c.Plan(d)
 	must(b, err)
 	ib, ob := p.Bytes()
