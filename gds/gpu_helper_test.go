@@ -71,11 +71,7 @@ func sameBytes(t testing.TB, what string, got, want []byte) {
 // readBack copies a buffer's bytes to the host.
 func readBack(t testing.TB, b *core.Buffer) []byte {
 	t.Helper()
-	out := make([]byte, b.Size())
-	if err := core.CopyFromDevice(out, b); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return libtest.Download[byte](t, b, b.Size())
 }
 
 // inputFile writes n random bytes (from seed) to the file "in" of dir and

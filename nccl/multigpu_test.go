@@ -10,6 +10,7 @@ import (
 	ncclb "github.com/cudago/cudago/bindings/nccl"
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/testing/collcheck"
+	"github.com/cudago/cudago/internal/testing/libtest"
 	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/nccl"
 )
@@ -551,10 +552,7 @@ func TestGPUMultiInPlace(t *testing.T) {
 				if res[r] == nil {
 					continue
 				}
-				got := make([]byte, res[r].Size())
-				if err := core.CopyFromDevice(got, res[r]); err != nil {
-					t.Fatal(err)
-				}
+				got := libtest.Download[byte](t, res[r], res[r].Size())
 				if err := c.Check(r, n, got); err != nil {
 					t.Error("in place:", err)
 				}
@@ -646,10 +644,7 @@ func TestGPUMultiSplitShrink(t *testing.T) {
 			if err := c.Wait(t.Context(), w.streams[r]); err != nil {
 				t.Fatal(err)
 			}
-			got := make([]float32, count)
-			if err := core.CopyFromDevice(got, bufs[r]); err != nil {
-				t.Fatal(err)
-			}
+			got := libtest.Download[float32](t, bufs[r], count)
 			exp := want(r)
 			for j := range got {
 				if got[j] != exp[j] {
@@ -732,10 +727,7 @@ func TestGPUMultiSplitShrink(t *testing.T) {
 		if err := shrunk[r].Wait(t.Context(), w.streams[r]); err != nil {
 			t.Fatal(err)
 		}
-		got := make([]byte, outs[r].Size())
-		if err := core.CopyFromDevice(got, outs[r]); err != nil {
-			t.Fatal(err)
-		}
+		got := libtest.Download[byte](t, outs[r], outs[r].Size())
 		if err := c.Check(i, n-1, got); err != nil {
 			t.Error("after Shrink:", err)
 		}
