@@ -7,6 +7,7 @@ import (
 
 	"github.com/cudago/cudago/internal/dl"
 	"github.com/cudago/cudago/internal/testing/seeds"
+	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
 // The checks of a generated package's tables and codes against the
@@ -96,4 +97,38 @@ func AtLeast[N int32 | uint32](t *testing.T, lib string, version func() (N, N, e
 		t.Errorf("Version = %d.%d, want %d.%d or newer", major, minor, wantMajor, wantMinor)
 	}
 	return major, minor
+}
+
+// BadSource is one case of a compiler's bad-input test (see BadSources):
+// a source and options it must refuse with Code (any code when Code is
+// zero) and a log holding Log.
+type BadSource[C any] struct {
+	Name, Src string
+	Opts      []string
+	Code      C
+	Log       string
+}
+
+// BadSources runs each case in a subtest through compile, which creates
+// a program of src, compiles it with opts, destroys it on every path and
+// returns the error and the log: the failure must be an E as
+// testenv.BadInput checks it, and 200 more must grow the process by at
+// most limit bytes. With mayPass, a case without a Code may compile
+// instead: then nothing crashed, which is all it checks.
+func BadSources[E error, C interface {
+	comparable
+	error
+}](t *testing.T, cases []BadSource[C], limit int64, mayPass bool, compile func(src string, opts []string) (error, string)) {
+	t.Helper()
+	var none C
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			err, log := compile(c.Src, c.Opts)
+			t.Logf("%v\nlog: %s", err, log)
+			if mayPass && c.Code == none && err == nil {
+				return
+			}
+			testenv.BadInput[E](t, err, c.Code, log, c.Log, limit, func() { compile(c.Src, c.Opts) })
+		})
+	}
 }
