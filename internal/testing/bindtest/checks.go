@@ -10,9 +10,10 @@ import (
 	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
-// The checks of a generated package's tables and codes against the
-// numbers counted from the headers, and of a call's documented failure:
-// every math library's TestCount and TestCreateWithoutGPU make them.
+// The checks that several bindings packages' tests make alike: their
+// generated tables and codes against the numbers counted from the
+// headers, a call's documented failure, the seed's functions, a compiler
+// library's version and its refusal of bad sources.
 
 // Count checks that tab has want entry points and functions (a generated
 // Functions map) want C names.
