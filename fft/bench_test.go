@@ -67,10 +67,7 @@ func BenchmarkFFTR2C2e24(b *testing.B) { benchFFT(b, Desc{Shape: []int{1 << 24},
 // (cupy.fft.fft(x, overwrite_x=True)), on zeros: other data would
 // overflow after a few transforms in place.
 func BenchmarkFFTC2C2e24InPlace(b *testing.B) {
-	dev, s := gpuStream(b)
-	c, err := New(s, nil)
-	must(b, err)
-	defer c.Close()
+	dev, s, c := gpuCache(b)
 	const n = 1 << 24
 	p, err := c.Plan(Desc{Shape: []int{n}})
 	must(b, err)
@@ -103,10 +100,7 @@ var benchData = sync.OnceValue(func() []float32 {
 var logLibrary sync.Once
 
 func benchFFT(b *testing.B, d Desc, alloc bool) {
-	dev, s := gpuStream(b)
-	c, err := New(s, nil)
-	must(b, err)
-	defer c.Close()
+	dev, s, c := gpuCache(b)
 	p, err := c.Plan(d)
 	must(b, err)
 	ib, ob := p.Bytes()
@@ -132,12 +126,7 @@ func benchFFT(b *testing.B, d Desc, alloc bool) {
 		})
 	})
 	b.Run("C", func(b *testing.B) {
-		ip, err := in.Acquire()
-		must(b, err)
-		defer in.Release()
-		op, err := out.Acquire()
-		must(b, err)
-		defer out.Release()
+		ip, op := acquire(b, in), acquire(b, out)
 		timeGPU(b, dev, s, p, func(m int) error {
 			ctx, _, err := p.st.Begin()
 			if err != nil {
@@ -149,12 +138,7 @@ func benchFFT(b *testing.B, d Desc, alloc bool) {
 	})
 	b.Run("cupyplan", func(b *testing.B) {
 		h := cupyPlan(b, dev, s, &p.l)
-		ip, err := in.Acquire()
-		must(b, err)
-		defer in.Release()
-		op, err := out.Acquire()
-		must(b, err)
-		defer out.Release()
+		ip, op := acquire(b, in), acquire(b, out)
 		timeGPU(b, dev, s, p, func(m int) error {
 			ctx, _, err := s.Acquire()
 			if err != nil {
@@ -185,6 +169,14 @@ func benchFFT(b *testing.B, d Desc, alloc bool) {
 			return nil
 		})
 	})
+}
+
+// acquire returns buf's address for the C twins, held until b ends.
+func acquire(b *testing.B, buf *core.Buffer) driver.Deviceptr {
+	ptr, err := buf.Acquire()
+	must(b, err)
+	b.Cleanup(buf.Release)
+	return ptr
 }
 
 // timeGPU runs run(1) to warm up, then times run(b.N) on the GPU with

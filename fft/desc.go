@@ -2,9 +2,9 @@ package fft
 
 import (
 	"math/bits"
-	"strconv"
 
 	"github.com/cudago/cudago/bindings/cufft"
+	"github.com/cudago/cudago/internal/libhandle"
 )
 
 // Type is the kind of transform: complex to complex, real to complex
@@ -23,17 +23,7 @@ const (
 	C2R
 )
 
-func (t Type) String() string {
-	switch t {
-	case C2C:
-		return "C2C"
-	case R2C:
-		return "R2C"
-	case C2R:
-		return "C2R"
-	}
-	return "Type(" + strconv.Itoa(int(t)) + ")"
-}
+func (t Type) String() string { return libhandle.EnumName(t, "Type", "C2C", "R2C", "C2R") }
 
 // Precision is the floating-point precision of a transform, which fixes
 // its element types.
@@ -46,15 +36,7 @@ const (
 	Double
 )
 
-func (p Precision) String() string {
-	switch p {
-	case Single:
-		return "Single"
-	case Double:
-		return "Double"
-	}
-	return "Precision(" + strconv.Itoa(int(p)) + ")"
-}
+func (p Precision) String() string { return libhandle.EnumName(p, "Precision", "Single", "Double") }
 
 // realSize and complexSize are the element sizes in bytes.
 func (p Precision) realSize() int    { return 4 << p }

@@ -26,6 +26,15 @@ func gpuStream(t testing.TB) (*core.Device, *core.Stream) {
 	return s.Device(), s
 }
 
+// gpuCache is gpuStream with a Cache on the stream, closed when t ends.
+func gpuCache(t testing.TB) (*core.Device, *core.Stream, *Cache) {
+	dev, s := gpuStream(t)
+	c, err := New(s, nil)
+	must(t, err)
+	t.Cleanup(func() { c.Close() })
+	return dev, s, c
+}
+
 // tol bounds the relative L2 error of a transform against the float64
 // reference (whose input is the same rounded data). An FFT's rounding
 // error relative to the data's norm grows like eps·O(log n): about 1e-7
@@ -259,10 +268,7 @@ func check(t testing.TB, what string, p Precision, got, want []complex128) {
 }
 
 func TestGPUC2C(t *testing.T) {
-	dev, s := gpuStream(t)
-	c, err := New(s, nil)
-	must(t, err)
-	defer c.Close()
+	dev, s, c := gpuCache(t)
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, prec := range precisions {
 		for _, tc := range testShapes {
@@ -310,10 +316,7 @@ func TestGPUC2C(t *testing.T) {
 // past them is written, C2R of a Hermitian half spectrum computed here,
 // round trips, and the padded in-place layout.
 func TestGPURealTransforms(t *testing.T) {
-	dev, s := gpuStream(t)
-	c, err := New(s, nil)
-	must(t, err)
-	defer c.Close()
+	dev, s, c := gpuCache(t)
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, prec := range precisions {
 		cs, rs := prec.complexSize(), prec.realSize()
@@ -421,10 +424,7 @@ func TestGPUHermitian(t *testing.T) {
 }
 
 func TestGPUCache(t *testing.T) {
-	dev, s := gpuStream(t)
-	c, err := New(s, nil)
-	must(t, err)
-	defer c.Close()
+	dev, s, c := gpuCache(t)
 	get := func(d Desc) *Plan {
 		t.Helper()
 		p, err := c.Plan(d)

@@ -178,9 +178,9 @@ func (f *File) transferAsync(k opKind, s *core.Stream, b *core.Buffer, off int64
 	}
 	a.size, a.file_offset, a.buf_offset = C.ulong(size), C.long(off), C.long(bufOff)
 	op := &opState{kind: k, name: f.name, file: f, buf: b, stream: s, reg: e, size: size, args: a, done: make(chan struct{})}
-	f.addPending(op)
+	f.pending.add(op)
 	if e != nil {
-		e.addOp(op)
+		e.ops.add(op)
 	}
 	sizeP := (*uint64)(unsafe.Pointer(&a.size))
 	offP := (*int64)(unsafe.Pointer(&a.file_offset))
@@ -201,6 +201,42 @@ func (f *File) transferAsync(k opKind, s *core.Stream, b *core.Buffer, off int64
 	return &Pending{op: op}, nil
 }
 
+// opSet is the transfers queued on streams and not yet done that use a
+// file or a registered range, which closing it waits for.
+type opSet struct {
+	mu  sync.Mutex
+	ops map[*opState]struct{}
+}
+
+func (s *opSet) add(op *opState) {
+	s.mu.Lock()
+	if s.ops == nil {
+		s.ops = map[*opState]struct{}{}
+	}
+	s.ops[op] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *opSet) remove(op *opState) {
+	s.mu.Lock()
+	delete(s.ops, op)
+	s.mu.Unlock()
+}
+
+// waitAll waits for the transfers in the set now; their errors are their
+// Waits'.
+func (s *opSet) waitAll() {
+	s.mu.Lock()
+	ops := make([]*opState, 0, len(s.ops))
+	for op := range s.ops {
+		ops = append(ops, op)
+	}
+	s.mu.Unlock()
+	for _, op := range ops {
+		op.wait()
+	}
+}
+
 // donePending is a Pending for a transfer already done.
 func donePending(k opKind, name string, n int, err error) *Pending {
 	op := &opState{kind: k, name: name, size: n, n: int64(n), err: err, done: make(chan struct{})}
@@ -219,10 +255,10 @@ func (op *opState) complete() {
 			op.args = nil
 		}
 		if op.file != nil {
-			op.file.removePending(op)
+			op.file.pending.remove(op)
 		}
 		if op.reg != nil {
-			op.reg.opDone(op)
+			op.reg.ops.remove(op)
 		}
 		op.file, op.buf, op.reg = nil, nil, nil
 		close(op.done)

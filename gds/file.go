@@ -37,8 +37,7 @@ type fileState struct {
 	read   bool // opened for reading
 	write  bool // opened for writing
 
-	pendMu  sync.Mutex
-	pending map[*opState]struct{} // transfers queued on streams, not yet done
+	pending opSet // transfers queued on streams, not yet done
 }
 
 // Options change how Open opens a file. A nil *Options, or the zero
@@ -189,15 +188,7 @@ func (st *fileState) close() error {
 		return nil
 	}
 	st.closed = true
-	st.pendMu.Lock()
-	ops := make([]*opState, 0, len(st.pending))
-	for op := range st.pending {
-		ops = append(ops, op)
-	}
-	st.pendMu.Unlock()
-	for _, op := range ops {
-		op.wait() // the handle must outlive them; their errors are their Wait's
-	}
+	st.pending.waitAll() // the handle must outlive them
 	err := cuFileHandleDeregister(driverCtx(), st.fh)
 	openFiles.Add(-1)
 	return errors.Join(err, st.f.Close())
@@ -371,19 +362,4 @@ func bufferContext(b *core.Buffer) (driver.Context, error) {
 		}
 	}
 	return driverCtx(), nil
-}
-
-func (st *fileState) addPending(op *opState) {
-	st.pendMu.Lock()
-	if st.pending == nil {
-		st.pending = map[*opState]struct{}{}
-	}
-	st.pending[op] = struct{}{}
-	st.pendMu.Unlock()
-}
-
-func (st *fileState) removePending(op *opState) {
-	st.pendMu.Lock()
-	delete(st.pending, op)
-	st.pendMu.Unlock()
 }

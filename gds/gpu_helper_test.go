@@ -71,11 +71,7 @@ func sameBytes(t testing.TB, what string, got, want []byte) {
 // readBack copies a buffer's bytes to the host.
 func readBack(t testing.TB, b *core.Buffer) []byte {
 	t.Helper()
-	out := make([]byte, b.Size())
-	if err := core.CopyFromDevice(out, b); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return libtest.Download[byte](t, b, b.Size())
 }
 
 // inputFile writes n random bytes (from seed) to the file "in" of dir and
@@ -212,4 +208,18 @@ func describeDir(dir string) string {
 		s += ", no udev record " + u.Path
 	}
 	return s
+}
+
+// waitedFor checks p, a read of data into buf queued on a stream before
+// the call what (Close, Deregister) returned, which had to wait for it:
+// p is done, and read all of data.
+func waitedFor(t *testing.T, what string, p *Pending, buf *core.Buffer, data []byte) {
+	t.Helper()
+	if !p.Done() {
+		t.Errorf("%s returned before the transfer queued before it was done", what)
+	}
+	if n, err := p.Wait(); n != len(data) || err != nil {
+		t.Fatalf("the transfer queued before %s: %d, %v", what, n, err)
+	}
+	sameBytes(t, "read before "+what, readBack(t, buf), data)
 }

@@ -268,13 +268,7 @@ func TestGPURegister(t *testing.T) {
 	if err := Deregister(buf); err != nil {
 		t.Fatal(err)
 	}
-	if !p.Done() {
-		t.Error("Deregister returned before the transfer queued on the registration was done")
-	}
-	if n, err := p.Wait(); n != len(data) || err != nil {
-		t.Fatalf("ReadAtAsync: %d, %v", n, err)
-	}
-	sameBytes(t, "registered buffer", readBack(t, buf), data)
+	waitedFor(t, "Deregister", p, buf, data)
 	if r := registered(); len(r) != 0 {
 		t.Fatalf("after Deregister: registered %v", r)
 	}
@@ -381,13 +375,7 @@ func TestGPUCloseWaits(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if !p.Done() {
-		t.Error("Close returned before the queued transfer was done")
-	}
-	if n, err := p.Wait(); n != len(data) || err != nil {
-		t.Fatalf("Wait: %d, %v", n, err)
-	}
-	sameBytes(t, "read before Close", readBack(t, buf), data)
+	waitedFor(t, "Close", p, buf, data)
 	if _, err := f.ReadAt(buf, 0); !errors.Is(err, os.ErrClosed) {
 		t.Errorf("ReadAt after Close: %v, want os.ErrClosed", err)
 	}

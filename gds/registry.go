@@ -56,9 +56,7 @@ type registration struct {
 	// for writing by drop.
 	mu   sync.RWMutex
 	gone bool
-	// ops are the transfers queued on streams that use the range.
-	opsMu sync.Mutex
-	ops   map[*opState]struct{}
+	ops  opSet // the transfers queued on streams that use the range
 }
 
 // lookup returns the registration holding n bytes at p, read-locked (the
@@ -94,13 +92,11 @@ func Register(b *core.Buffer) error {
 	if err := OpenDriver(); err != nil {
 		return err
 	}
-	ops := libhandle.Operands{Package: "gds", Func: "Register"}
+	ops, p, err := hold("Register", b)
 	defer ops.Release()
-	ptr, err := ops.Add("b", b, 1, "")
 	if err != nil {
 		return err
 	}
-	p := libhandle.Addr(ptr)
 	if b.Size() == 0 {
 		return libhandle.ArgErr("gds", "Register", "b", "a zero-size buffer")
 	}
@@ -110,6 +106,14 @@ func Register(b *core.Buffer) error {
 	}
 	_, err = register(b, p, ctx)
 	return err
+}
+
+// hold holds b open for Register or Deregister (fn) and returns its
+// address; the caller releases ops.
+func hold(fn string, b *core.Buffer) (ops *libhandle.Operands, p driver.Deviceptr, err error) {
+	ops = &libhandle.Operands{Package: "gds", Func: fn}
+	ptr, err := ops.Add("b", b, 1, "")
+	return ops, libhandle.Addr(ptr), err
 }
 
 // register registers b (acquired, at p) in ctx; it reports whether it was
@@ -146,13 +150,11 @@ func Deregister(b *core.Buffer) error {
 	if b == nil {
 		return libhandle.ArgErr("gds", "Deregister", "b", "nil *core.Buffer")
 	}
-	ops := libhandle.Operands{Package: "gds", Func: "Deregister"}
+	ops, p, err := hold("Deregister", b)
 	defer ops.Release()
-	ptr, err := ops.Add("b", b, 1, "")
 	if err != nil {
 		return err
 	}
-	p := libhandle.Addr(ptr)
 	registry.mu.RLock()
 	var found *registration
 	for _, e := range registry.entries {
@@ -181,34 +183,11 @@ func (e *registration) drop() error {
 		return nil
 	}
 	e.gone = true
-	e.opsMu.Lock()
-	ops := make([]*opState, 0, len(e.ops))
-	for op := range e.ops {
-		ops = append(ops, op)
-	}
-	e.opsMu.Unlock()
-	for _, op := range ops {
-		op.wait() // its error is the transfer's, for its Wait
-	}
+	e.ops.waitAll()
 	if err := cuFileBufDeregister(e.ctx, devicePtr(e.base)); err != nil {
 		return fmt.Errorf("gds: deregistering %d bytes at %#x: %w", e.size, uint64(e.base), err)
 	}
 	return nil
-}
-
-func (e *registration) addOp(op *opState) {
-	e.opsMu.Lock()
-	if e.ops == nil {
-		e.ops = map[*opState]struct{}{}
-	}
-	e.ops[op] = struct{}{}
-	e.opsMu.Unlock()
-}
-
-func (e *registration) opDone(op *opState) {
-	e.opsMu.Lock()
-	delete(e.ops, op)
-	e.opsMu.Unlock()
 }
 
 // dropAll ends every registration (CloseDriver).

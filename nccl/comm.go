@@ -445,11 +445,9 @@ func SplitAll(comms []*Comm, colors, keys []int, cfg *Config) ([]*Comm, error) {
 	errs := make([]error, len(comms))
 	var wg sync.WaitGroup
 	for i := range comms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			out[i], errs[i] = comms[i].Split(colors[i], keys[i], cfg)
-		}()
+		})
 	}
 	wg.Wait()
 	if err := rankErrs(errs); err != nil {

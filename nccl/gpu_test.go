@@ -203,13 +203,18 @@ func closeAll(pool []*core.Buffer) {
 
 // TestGPUOneRankGroup runs every operation of one rank in one Group per
 // data type and size, out of place, and checks each result.
-func TestGPUOneRankGroup(t *testing.T) {
+func TestGPUOneRankGroup(t *testing.T) { eachOneRankCase(t, groupCase) }
+
+// eachOneRankCase runs oneCase on each one-rank communicator (a subtest
+// each) for every data type and size, then checks that the communicator
+// has no asynchronous error.
+func eachOneRankCase(t *testing.T, oneCase func(t *testing.T, d *core.Device, s *core.Stream, c *Comm, dt DataType, n int)) {
 	d, s := gpuDev(t)
 	for name, c := range oneRank(t, d) {
 		t.Run(name, func(t *testing.T) {
 			for _, dt := range dataTypes(t) {
 				for _, n := range testSizes {
-					groupCase(t, d, s, c, dt, n)
+					oneCase(t, d, s, c, dt, n)
 				}
 			}
 			if err := c.AsyncError(); err != nil {
@@ -287,21 +292,7 @@ func groupCase(t *testing.T, d *core.Device, s *core.Stream, c *Comm, dt DataTyp
 
 // TestGPUOneRankAlone runs every collective by itself (a Comm method, no
 // Group) and in place, for every data type, size and op.
-func TestGPUOneRankAlone(t *testing.T) {
-	d, s := gpuDev(t)
-	for name, c := range oneRank(t, d) {
-		t.Run(name, func(t *testing.T) {
-			for _, dt := range dataTypes(t) {
-				for _, n := range testSizes {
-					aloneCase(t, d, s, c, dt, n)
-				}
-			}
-			if err := c.AsyncError(); err != nil {
-				t.Errorf("AsyncError after the operations: %v", err)
-			}
-		})
-	}
-}
+func TestGPUOneRankAlone(t *testing.T) { eachOneRankCase(t, aloneCase) }
 
 func aloneCase(t *testing.T, d *core.Device, s *core.Stream, c *Comm, dt DataType, n int) {
 	nb := n * dt.Size()
@@ -382,10 +373,7 @@ func TestGPUGeneric(t *testing.T) {
 		if err := step(); err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
-		got := make([]float64, n)
-		if err := core.CopyFromDevice(got, out); err != nil {
-			t.Fatal(err)
-		}
+		got := libtest.Download[float64](t, out, n)
 		for j := range got {
 			if got[j] != x[j] {
 				t.Fatalf("step %d: element %d is %g, want %g", i, j, got[j], x[j])
@@ -413,10 +401,7 @@ func TestGPUGeneric(t *testing.T) {
 		if err := g.Run(); err != nil {
 			t.Fatal(err)
 		}
-		got := make([]int32, 4)
-		if err := core.CopyFromDevice(got, yout); err != nil {
-			t.Fatal(err)
-		}
+		got := libtest.Download[int32](t, yout, 4)
 		if fmt.Sprint(got) != fmt.Sprint(y) {
 			t.Errorf("Send/Recv to self: %v, want %v", got, y)
 		}
@@ -459,10 +444,7 @@ func TestGPUSplitAbort(t *testing.T) {
 		if err := AllReduce[float32](cc, s, in, out, 3, Sum); err != nil {
 			t.Fatalf("AllReduce on the split: %v", err)
 		}
-		got := make([]float32, 3)
-		if err := core.CopyFromDevice(got, out); err != nil {
-			t.Fatal(err)
-		}
+		got := libtest.Download[float32](t, out, 3)
 		if fmt.Sprint(got) != fmt.Sprint(x) {
 			t.Errorf("AllReduce on the split: %v, want %v", got, x)
 		}
@@ -628,10 +610,7 @@ func TestGPUInitFromEnv(t *testing.T) {
 	if err := c.Wait(t.Context(), s); err != nil {
 		t.Fatal(err)
 	}
-	got := make([]int64, 3)
-	if err := core.CopyFromDevice(got, buf); err != nil {
-		t.Fatal(err)
-	}
+	got := libtest.Download[int64](t, buf, 3)
 	if fmt.Sprint(got) != fmt.Sprint(x) {
 		t.Errorf("AllReduce of one rank: %v, want %v", got, x)
 	}
@@ -722,17 +701,11 @@ func TestGPUInitAllMulti(t *testing.T) {
 		if err := c.Wait(t.Context(), streams[r]); err != nil {
 			t.Fatal(err)
 		}
-		got := make([]float32, n)
-		if err := core.CopyFromDevice(got, sum[r]); err != nil {
-			t.Fatal(err)
-		}
+		got := libtest.Download[float32](t, sum[r], n)
 		if !equalF32(got, want) {
 			t.Errorf("rank %d: AllReduce differs from the sum of the inputs", r)
 		}
-		all := make([]float32, n*k)
-		if err := core.CopyFromDevice(all, gath[r]); err != nil {
-			t.Fatal(err)
-		}
+		all := libtest.Download[float32](t, gath[r], n*k)
 		for q := range k {
 			if !equalF32(all[q*n:(q+1)*n], rankInput(q, n)) {
 				t.Errorf("rank %d: AllGather block %d is not rank %d's input", r, q, q)
@@ -831,10 +804,7 @@ func TestHelperRank(t *testing.T) {
 	if err := c.Wait(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	got := make([]float32, n)
-	if err := core.CopyFromDevice(got, buf); err != nil {
-		t.Fatal(err)
-	}
+	got := libtest.Download[float32](t, buf, n)
 	if !equalF32(got, want) {
 		t.Errorf("rank %d of %d: the in-place AllReduce differs from the sum", r, k)
 	}

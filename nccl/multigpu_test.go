@@ -10,6 +10,7 @@ import (
 	ncclb "github.com/cudago/cudago/bindings/nccl"
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/testing/collcheck"
+	"github.com/cudago/cudago/internal/testing/libtest"
 	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/nccl"
 )
@@ -207,9 +208,7 @@ func checkAll(t *testing.T, w *world, cases []collcheck.Case, rb []*bufs) {
 	errs := make([][]error, n)
 	var wg sync.WaitGroup
 	for r := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i, c := range cases {
 				out := rb[r].recv[i]
 				if out == nil {
@@ -224,7 +223,7 @@ func checkAll(t *testing.T, w *world, cases []collcheck.Case, rb []*bufs) {
 					errs[r] = append(errs[r], err)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	for _, es := range errs {
@@ -426,9 +425,7 @@ func TestGPUMultiGoroutines(t *testing.T) {
 			var abort sync.Once
 			var wg sync.WaitGroup
 			for r := range n {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					for j, c := range cases {
 						if err := callGeneric(c, w.comms[r], w.streams[r], sends[r][j], rb[r].recv[j]); err != nil {
 							errs[r] = fmt.Errorf("%v, rank %d: %w", c, r, err)
@@ -440,7 +437,7 @@ func TestGPUMultiGoroutines(t *testing.T) {
 							return
 						}
 					}
-				}()
+				})
 			}
 			wg.Wait()
 			if err := errors.Join(errs...); err != nil {
@@ -555,10 +552,7 @@ func TestGPUMultiInPlace(t *testing.T) {
 				if res[r] == nil {
 					continue
 				}
-				got := make([]byte, res[r].Size())
-				if err := core.CopyFromDevice(got, res[r]); err != nil {
-					t.Fatal(err)
-				}
+				got := libtest.Download[byte](t, res[r], res[r].Size())
 				if err := c.Check(r, n, got); err != nil {
 					t.Error("in place:", err)
 				}
@@ -650,10 +644,7 @@ func TestGPUMultiSplitShrink(t *testing.T) {
 			if err := c.Wait(t.Context(), w.streams[r]); err != nil {
 				t.Fatal(err)
 			}
-			got := make([]float32, count)
-			if err := core.CopyFromDevice(got, bufs[r]); err != nil {
-				t.Fatal(err)
-			}
+			got := libtest.Download[float32](t, bufs[r], count)
 			exp := want(r)
 			for j := range got {
 				if got[j] != exp[j] {
@@ -678,11 +669,9 @@ func TestGPUMultiSplitShrink(t *testing.T) {
 		if r == ex {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			shrunk[r], errs[r] = c.Shrink([]int{ex}, nil, false)
-		}()
+		})
 	}
 	wg.Wait()
 	defer func() {
@@ -738,10 +727,7 @@ func TestGPUMultiSplitShrink(t *testing.T) {
 		if err := shrunk[r].Wait(t.Context(), w.streams[r]); err != nil {
 			t.Fatal(err)
 		}
-		got := make([]byte, outs[r].Size())
-		if err := core.CopyFromDevice(got, outs[r]); err != nil {
-			t.Fatal(err)
-		}
+		got := libtest.Download[byte](t, outs[r], outs[r].Size())
 		if err := c.Check(i, n-1, got); err != nil {
 			t.Error("after Shrink:", err)
 		}

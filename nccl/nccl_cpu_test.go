@@ -442,19 +442,10 @@ func TestInitFromEnvNoGPU(t *testing.T) {
 // and the generated call returns the bindings' *MissingFunctionError,
 // without calling anything.
 func TestShrinkMissing(t *testing.T) {
-	v, err := libVersion()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v >= ncclb.VersionCodeOf(2, 27, 3) {
-		t.Skipf("NCCL %s has ncclCommShrink", ncclb.VersionString(v))
-	}
+	v := olderThan(t, 2, 27, 3, "ncclCommShrink")
 	ex := []int32{1}
-	_, err = ncclCommShrink(0, 0, &ex[0], 1, nil, 0)
-	var missing *ncclb.MissingFunctionError
-	if !errors.As(err, &missing) || missing.Func != "ncclCommShrink" || missing.Need != "2.27.3" || missing.Have != ncclb.VersionString(v) {
-		t.Errorf("ncclCommShrink on NCCL %s: %v (%T), want a *MissingFunctionError needing 2.27.3", ncclb.VersionString(v), err, err)
-	}
+	_, err := ncclCommShrink(0, 0, &ex[0], 1, nil, 0)
+	wantMissing(t, err, "ncclCommShrink", "2.27.3", v)
 }
 
 // fakeBufAt is fakeBuf at address p, for checks that compare addresses.
@@ -570,21 +561,36 @@ func TestChecks228(t *testing.T) {
 // ncclGather and ncclScatter return the bindings' *MissingFunctionError
 // without calling anything (CI's Debian NCCL is 2.22.3).
 func TestMissing228(t *testing.T) {
-	v, err := libVersion()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v >= ncclb.VersionCodeOf(2, 28, 3) {
-		t.Skipf("NCCL %s has ncclAlltoAll, ncclGather and ncclScatter", ncclb.VersionString(v))
-	}
+	v := olderThan(t, 2, 28, 3, "ncclAlltoAll, ncclGather and ncclScatter")
 	for name, err := range map[string]error{
 		"ncclAlltoAll": ncclAlltoAll(0, nil, nil, 1, 0, 0, 0),
 		"ncclGather":   ncclGather(0, nil, nil, 1, 0, 0, 0, 0),
 		"ncclScatter":  ncclScatter(0, nil, nil, 1, 0, 0, 0, 0),
 	} {
-		var missing *ncclb.MissingFunctionError
-		if !errors.As(err, &missing) || missing.Func != name || missing.Need != "2.28.3" || missing.Have != ncclb.VersionString(v) {
-			t.Errorf("%s on NCCL %s: %v (%T), want a *MissingFunctionError needing 2.28.3", name, ncclb.VersionString(v), err, err)
-		}
+		wantMissing(t, err, name, "2.28.3", v)
+	}
+}
+
+// olderThan returns the loaded NCCL's version code, and skips t when it
+// is x.y.z or newer, which has what.
+func olderThan(t *testing.T, x, y, z int, what string) int {
+	t.Helper()
+	v, err := libVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v >= ncclb.VersionCodeOf(x, y, z) {
+		t.Skipf("NCCL %s has %s", ncclb.VersionString(v), what)
+	}
+	return v
+}
+
+// wantMissing checks that err is the bindings' *MissingFunctionError for
+// fn, which needs NCCL need, on the loaded NCCL of version code v.
+func wantMissing(t *testing.T, err error, fn, need string, v int) {
+	t.Helper()
+	var missing *ncclb.MissingFunctionError
+	if !errors.As(err, &missing) || missing.Func != fn || missing.Need != need || missing.Have != ncclb.VersionString(v) {
+		t.Errorf("%s on NCCL %s: %v (%T), want a *MissingFunctionError needing %s", fn, ncclb.VersionString(v), err, err, need)
 	}
 }

@@ -123,22 +123,21 @@ func (o *task) check(fn string) error {
 // checkBufs checks the Buffers the operation reads and writes; one is
 // count elements in bytes, all count elements per rank.
 func (o *task) checkBufs(fn string, one, all int64) error {
-	isRoot := o.peer == o.c.rank
+	// rootOnly is what a Buffer of a rooted operation needs that only the
+	// root reads or writes: n bytes at the root, optional elsewhere.
+	rootOnly := func(n int64) int64 {
+		if o.peer == o.c.rank {
+			return n
+		}
+		return optional
+	}
 	switch o.kind {
 	case opAllReduce:
 		return o.bufs(fn, one, one)
 	case opBroadcast:
-		// Only the root's send is read.
-		if isRoot {
-			return o.bufs(fn, one, one)
-		}
-		return o.bufs(fn, optional, one)
+		return o.bufs(fn, rootOnly(one), one) // only the root's send is read
 	case opReduce:
-		// Only the root's recv is written.
-		if isRoot {
-			return o.bufs(fn, one, one)
-		}
-		return o.bufs(fn, one, optional)
+		return o.bufs(fn, one, rootOnly(one)) // only the root's recv is written
 	case opAllGather:
 		return o.bufs(fn, one, all)
 	case opReduceScatter:
@@ -155,17 +154,9 @@ func (o *task) checkBufs(fn string, one, all int64) error {
 		}
 		return nil
 	case opGather:
-		// Only the root's recv is written.
-		if isRoot {
-			return o.bufs(fn, one, all)
-		}
-		return o.bufs(fn, one, optional)
+		return o.bufs(fn, one, rootOnly(all)) // only the root's recv is written
 	case opScatter:
-		// Only the root's send is read.
-		if isRoot {
-			return o.bufs(fn, all, one)
-		}
-		return o.bufs(fn, optional, one)
+		return o.bufs(fn, rootOnly(all), one) // only the root's send is read
 	case opSend:
 		return o.bufs(fn, one, none)
 	default: // opRecv

@@ -135,15 +135,13 @@ func checkWorld(t *testing.T, launcher rendezvous.Launcher, perNode int, envs []
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i, e := range envs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			var p []byte
 			if i == 0 {
 				p = []byte("unique id of " + string(launcher))
 			}
 			got[i], errs[i] = e.Exchange(ctx, p)
-		}()
+		})
 	}
 	wg.Wait()
 	for i := range n {

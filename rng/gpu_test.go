@@ -79,11 +79,7 @@ func draw[T elem](t testing.TB, g *Generator, o op, n int, p params) []T {
 	if err := gen(g, o, b, n, p); err != nil {
 		t.Fatalf("%v %s(n=%d): %v", g.Type(), ops[o].name, n, err)
 	}
-	out := make([]T, n)
-	if err := core.CopyFromDevice(out, b); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return libtest.Download[T](t, b, n)
 }
 
 // near returns the first i where |a[i]-b[i]| > tol·max(1, |b[i]|), or -1.
@@ -348,10 +344,7 @@ func oddCounts[T float32 | float64](t *testing.T, s *core.Stream, typ Type, o op
 		if err := gen(g, o, v, n, p); err != nil {
 			t.Fatalf("n=%d into a view: %v", n, err)
 		}
-		got := make([]T, n+2)
-		if err := core.CopyFromDevice(got, b); err != nil {
-			t.Fatal(err)
-		}
+		got := libtest.Download[T](t, b, n+2)
 		if !math.IsNaN(float64(got[0])) || !math.IsNaN(float64(got[n+1])) {
 			t.Fatalf("n=%d into a view: the elements around it were written: %v, %v", n, got[0], got[n+1])
 		}
@@ -550,9 +543,7 @@ func TestGPUConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			b, err := s.Device().Allocate(n*4, s)
 			if err != nil {
 				errs <- err
@@ -578,7 +569,7 @@ func TestGPUConcurrent(t *testing.T) {
 				seen[j]++
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)
@@ -697,10 +688,7 @@ func TestGPUArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantErr(t, g.NormalFloat64(v4, 2, 0, 1), "is not aligned to its 8-byte float64 elements")
-	got := make([]uint32, 16)
-	if err := core.CopyFromDevice(got, b); err != nil {
-		t.Fatal(err)
-	}
+	got := libtest.Download[uint32](t, b, 16)
 	for i, x := range got {
 		if x != 0xdeadbeef {
 			t.Fatalf("refused calls wrote element %d: %#x", i, x)
@@ -775,10 +763,7 @@ func TestGPUElementAlignedViews(t *testing.T) {
 		if err := gen(aligned, c.o, wantB, n, p); err != nil {
 			t.Fatalf("%v %s: %v", c.typ, ops[c.o].name, err)
 		}
-		wantBytes := make([]byte, n*size)
-		if err := core.CopyFromDevice(wantBytes, wantB); err != nil {
-			t.Fatal(err)
-		}
+		wantBytes := libtest.Download[byte](t, wantB, n*size)
 		for k := 1; k <= 3; k++ {
 			g := newGen(t, s, Options{Type: c.typ})
 			b := alloc(t, s, (n+4)*size)
@@ -790,10 +775,7 @@ func TestGPUElementAlignedViews(t *testing.T) {
 			if err := gen(g, c.o, v, n, p); err != nil {
 				t.Fatalf("%v %s at element %d: %v", c.typ, ops[c.o].name, k, err)
 			}
-			got := make([]byte, n*size)
-			if err := core.CopyFromDevice(got, v); err != nil {
-				t.Fatal(err)
-			}
+			got := libtest.Download[byte](t, v, n*size)
 			if i := firstDiff(got, wantBytes); i >= 0 {
 				t.Fatalf("%v %s at element %d: byte %d differs from an aligned Buffer's", c.typ, ops[c.o].name, k, i)
 			}

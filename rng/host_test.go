@@ -94,6 +94,26 @@ func firstDiff[T comparable](a, b []T) int {
 	return -1
 }
 
+// rawAndUniform checks g, a host generator at offset off: its raw values
+// must be the reference's want and, from off again, its float32 uniforms
+// uniformOf them. what names the case in the messages.
+func rawAndUniform(t *testing.T, what string, g curand.Generator, off uint64, want []uint32) {
+	t.Helper()
+	n := len(want)
+	if i := firstDiff(hostDraw[uint32](t, g, opUint32, n, params{}), want); i >= 0 {
+		t.Fatalf("%s: raw value %d differs from the reference", what, i)
+	}
+	if err := curand.SetGeneratorOffset(g, off); err != nil {
+		t.Fatal(err)
+	}
+	u := hostDraw[float32](t, g, opUniform, n, params{})
+	for i, x := range want {
+		if u[i] != uniformOf(x) {
+			t.Fatalf("%s: uniform %d = %v, want %v", what, i, u[i], uniformOf(x))
+		}
+	}
+}
+
 // TestHostPhiloxReference: cuRAND's Philox4_32_10 is philoxRef, raw and
 // as float32 uniforms, at offsets inside and across a 4-value block and a
 // round of the 65536 subsequences.
@@ -103,18 +123,7 @@ func TestHostPhiloxReference(t *testing.T) {
 			const n = 4*philoxSubsequences + 9 // wraps the subsequences once
 			want := philoxRef(seed, off, n)
 			g := hostGen(t, Philox4_32_10, seed, off, 1)
-			if i := firstDiff(hostDraw[uint32](t, g, opUint32, n, params{}), want); i >= 0 {
-				t.Fatalf("seed %#x offset %d: raw value %d differs from philoxRef", seed, off, i)
-			}
-			if err := curand.SetGeneratorOffset(g, off); err != nil {
-				t.Fatal(err)
-			}
-			u := hostDraw[float32](t, g, opUniform, n, params{})
-			for i, x := range want {
-				if u[i] != uniformOf(x) {
-					t.Fatalf("seed %#x offset %d: uniform %d = %v, want %v", seed, off, i, u[i], uniformOf(x))
-				}
-			}
+			rawAndUniform(t, fmt.Sprintf("seed %#x offset %d", seed, off), g, off, want)
 			// The next call goes on exactly where this one stopped.
 			if i := firstDiff(hostDraw[uint32](t, g, opUint32, 5, params{}), philoxRef(seed, off+n, 5)); i >= 0 {
 				t.Fatalf("seed %#x offset %d: the next call's value %d is not value %d", seed, off, i, off+n+uint64(i))
@@ -144,19 +153,7 @@ func TestHostSobolReference(t *testing.T) {
 		for _, off := range []uint64{0, 5, 1000} {
 			n := 257 * dims
 			g := hostGen(t, Sobol32, 0, off, dims)
-			want := sobol32Ref(dims, off, n)
-			if i := firstDiff(hostDraw[uint32](t, g, opUint32, n, params{}), want); i >= 0 {
-				t.Fatalf("%d dimensions, offset %d: value %d differs from the reference", dims, off, i)
-			}
-			if err := curand.SetGeneratorOffset(g, off); err != nil {
-				t.Fatal(err)
-			}
-			u := hostDraw[float32](t, g, opUniform, n, params{})
-			for i, x := range want {
-				if u[i] != uniformOf(x) {
-					t.Fatalf("%d dimensions, offset %d: uniform %d = %v, want %v", dims, off, i, u[i], uniformOf(x))
-				}
-			}
+			rawAndUniform(t, fmt.Sprintf("%d dimensions, offset %d", dims, off), g, off, sobol32Ref(dims, off, n))
 		}
 	}
 	g := hostGen(t, Sobol64, 0, 3, 1)

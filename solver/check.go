@@ -1,7 +1,6 @@
 package solver
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/cudago/cudago/bindings/cublas"
@@ -27,15 +26,7 @@ const (
 	RowMajor
 )
 
-func (l Layout) String() string {
-	switch l {
-	case ColMajor:
-		return "ColMajor"
-	case RowMajor:
-		return "RowMajor"
-	}
-	return fmt.Sprintf("Layout(%d)", int(l))
-}
+func (l Layout) String() string { return libhandle.EnumName(l, "Layout", "ColMajor", "RowMajor") }
 
 // Uplo names the triangle of a symmetric matrix that an operation reads,
 // as the column-major array shows it. In a row-major array the triangles
@@ -48,15 +39,7 @@ const (
 	Upper             // the upper triangle, diagonal included
 )
 
-func (u Uplo) String() string {
-	switch u {
-	case Lower:
-		return "Lower"
-	case Upper:
-		return "Upper"
-	}
-	return fmt.Sprintf("Uplo(%d)", int(u))
-}
+func (u Uplo) String() string { return libhandle.EnumName(u, "Uplo", "Lower", "Upper") }
 
 func (u Uplo) fill() cublas.FillMode {
 	if u == Upper {
@@ -74,13 +57,7 @@ const (
 )
 
 func (j EigJob) String() string {
-	switch j {
-	case Values:
-		return "Values"
-	case ValuesAndVectors:
-		return "ValuesAndVectors"
-	}
-	return fmt.Sprintf("EigJob(%d)", int(j))
+	return libhandle.EnumName(j, "EigJob", "Values", "ValuesAndVectors")
 }
 
 // The checks here are pure Go and run before anything is held or queued;

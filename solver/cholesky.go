@@ -74,11 +74,8 @@ func (f *Cholesky[T]) Solve(b *core.Buffer, nrhs int) error {
 	if f == nil {
 		return argErr(fn, "f", "nil *Cholesky")
 	}
-	if err := checkRHS[T](fn, f.a, f.n, b, nrhs); err != nil {
-		return err
-	}
-	return run[T](f.h, fn, []operand{{"A", f.a}, {"B", b}}, func(c *call, p []unsafe.Pointer) error {
-		ap, bp, n, k, fill := p[0], p[1], int32(f.n), int32(nrhs), f.uplo.fill()
+	return solve[T](f.h, fn, f.a, f.n, b, nrhs, func(c *call, ap, bp unsafe.Pointer) error {
+		n, k, fill := int32(f.n), int32(nrhs), f.uplo.fill()
 		// devInfo reports only a wrong parameter, which the checks
 		// exclude: Solve does not wait to read it.
 		if isFloat32[T]() {

@@ -113,6 +113,18 @@ func run[T Float](h *Handle, fn string, bufs []operand, work func(c *call, p []u
 	return work(c, p)
 }
 
+// solve is the part that Cholesky.Solve and LU.Solve share: it checks
+// the right-hand sides b of a solve with the factored n×n matrix a, then
+// runs work with the addresses of a and b.
+func solve[T Float](h *Handle, fn string, a *core.Buffer, n int, b *core.Buffer, nrhs int, work func(c *call, ap, bp unsafe.Pointer) error) error {
+	if err := checkRHS[T](fn, a, n, b, nrhs); err != nil {
+		return err
+	}
+	return run[T](h, fn, []operand{{"A", a}, {"B", b}}, func(c *call, p []unsafe.Pointer) error {
+		return work(c, p[0], p[1])
+	})
+}
+
 // factor runs a cuSOLVER routine that reports its result in devInfo (fn:
 // "getrf"): size asks for its workspace in elements of T, run queues it
 // with the workspace, then factor waits for devInfo and turns a positive

@@ -97,10 +97,7 @@ func (f *LU[T]) Solve(b *core.Buffer, nrhs int) error {
 	if f == nil {
 		return argErr(fn, "f", "nil *LU")
 	}
-	if err := checkRHS[T](fn, f.a, f.n, b, nrhs); err != nil {
-		return err
-	}
-	return run[T](f.h, fn, []operand{{"A", f.a}, {"B", b}}, func(c *call, p []unsafe.Pointer) error {
+	return solve[T](f.h, fn, f.a, f.n, b, nrhs, func(c *call, ap, bp unsafe.Pointer) error {
 		pp, err := c.ops.Add("pivots", f.ipiv, 4, "int32")
 		if err != nil {
 			return err
@@ -113,9 +110,9 @@ func (f *LU[T]) Solve(b *core.Buffer, nrhs int) error {
 		// devInfo reports only a wrong parameter, which the checks
 		// exclude: Solve does not wait to read it.
 		if isFloat32[T]() {
-			return cusolverDnSgetrs(c.ctx, c.lib, op, n, k, (*float32)(p[0]), n, (*int32)(pp), (*float32)(p[1]), n, (*int32)(c.info))
+			return cusolverDnSgetrs(c.ctx, c.lib, op, n, k, (*float32)(ap), n, (*int32)(pp), (*float32)(bp), n, (*int32)(c.info))
 		}
-		return cusolverDnDgetrs(c.ctx, c.lib, op, n, k, (*float64)(p[0]), n, (*int32)(pp), (*float64)(p[1]), n, (*int32)(c.info))
+		return cusolverDnDgetrs(c.ctx, c.lib, op, n, k, (*float64)(ap), n, (*int32)(pp), (*float64)(bp), n, (*int32)(c.info))
 	})
 }
 

@@ -2,7 +2,6 @@ package sparse
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"runtime"
 	"sync"
@@ -35,15 +34,7 @@ const (
 	COO               // coordinates: row indices, column indices, values
 )
 
-func (f Format) String() string {
-	switch f {
-	case CSR:
-		return "CSR"
-	case COO:
-		return "COO"
-	}
-	return fmt.Sprintf("Format(%d)", int(f))
-}
+func (f Format) String() string { return libhandle.EnumName(f, "Format", "CSR", "COO") }
 
 // Matrix is a sparse matrix in device memory, in CSR or COO format, with
 // zero-based indices. It owns its device copies of the indices and values
@@ -78,10 +69,7 @@ func NewCSR[T Scalar, I Index](stream *core.Stream, rows, cols int, rowOffsets, 
 	if err := checkCSR("NewCSR", rows, cols, rowOffsets, colInd, len(values)); err != nil {
 		return nil, err
 	}
-	if stream == nil {
-		return nil, argErr("NewCSR", "stream", "nil *core.Stream")
-	}
-	return newMatrix(stream, CSR, rows, cols, rowOffsets, colInd, values)
+	return newMatrix("NewCSR", stream, CSR, rows, cols, rowOffsets, colInd, values)
 }
 
 // NewCOO copies a rows×cols matrix in COO format to the device, allocating
@@ -94,10 +82,7 @@ func NewCOO[T Scalar, I Index](stream *core.Stream, rows, cols int, rowInd, colI
 	if err := checkCOO("NewCOO", rows, cols, rowInd, colInd, len(values)); err != nil {
 		return nil, err
 	}
-	if stream == nil {
-		return nil, argErr("NewCOO", "stream", "nil *core.Stream")
-	}
-	return newMatrix(stream, COO, rows, cols, rowInd, colInd, values)
+	return newMatrix("NewCOO", stream, COO, rows, cols, rowInd, colInd, values)
 }
 
 // checkDims checks a matrix's shape and number of nonzeros against the
@@ -182,9 +167,13 @@ func checkCOO[I Index](fn string, rows, cols int, rowInd, colInd []I, nvals int)
 	return nil
 }
 
-// newMatrix uploads checked arrays and creates the descriptor: rowArr is
-// CSR's offsets or COO's row indices.
-func newMatrix[T Scalar, I Index](stream *core.Stream, f Format, rows, cols int, rowArr, colInd []I, values []T) (*Matrix[T], error) {
+// newMatrix uploads checked arrays on stream, which it checks for fn,
+// and creates the descriptor: rowArr is CSR's offsets or COO's row
+// indices.
+func newMatrix[T Scalar, I Index](fn string, stream *core.Stream, f Format, rows, cols int, rowArr, colInd []I, values []T) (*Matrix[T], error) {
+	if stream == nil {
+		return nil, argErr(fn, "stream", "nil *core.Stream")
+	}
 	var zi I
 	a := &Matrix[T]{format: f, rows: rows, cols: cols, nnz: len(values), index: cusparse.Index32I, stream: stream}
 	if unsafe.Sizeof(zi) == 8 {

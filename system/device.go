@@ -129,6 +129,18 @@ func (d *Device) handle(gen uint64) (nvml.Device, error) {
 	return h, nil
 }
 
+// get runs one NVML query of d and returns its result, also with its
+// error (what names the query there).
+func get[T any](d *Device, what string, f func(h nvml.Device) (T, error)) (T, error) {
+	var v T
+	err := d.do(what, func(h nvml.Device) error {
+		var err error
+		v, err = f(h)
+		return err
+	})
+	return v, err
+}
+
 // do runs f with d's handle; what names the query in the error.
 func (d *Device) do(what string, f func(h nvml.Device) error) error {
 	err := query(func(gen uint64) error {
@@ -154,14 +166,8 @@ func (d *Device) UUID() string { return d.uuid }
 // String describes the device: "GPU 0 (GPU-5d8c1b2e-...)".
 func (d *Device) String() string { return fmt.Sprintf("GPU %d (%s)", d.index, d.uuid) }
 
-func (d *Device) text(what string, size int, get func(nvml.Device, *byte, uint32) error) (string, error) {
-	var s string
-	err := d.do(what, func(h nvml.Device) error {
-		var err error
-		s, err = nvmlText(h, size, get)
-		return err
-	})
-	return s, err
+func (d *Device) text(what string, size int, read func(nvml.Device, *byte, uint32) error) (string, error) {
+	return get(d, what, func(h nvml.Device) (string, error) { return nvmlText(h, size, read) })
 }
 
 // Name returns the product name, "NVIDIA H100 80GB HBM3".
@@ -172,13 +178,10 @@ func (d *Device) Name() (string, error) {
 // PCIBusID returns the device's PCI address as NVML writes it,
 // "00000000:18:00.0" (an 8-digit domain; CUDA's has 4).
 func (d *Device) PCIBusID() (string, error) {
-	var id string
-	err := d.do("PCIBusID", func(h nvml.Device) error {
+	return get(d, "PCIBusID", func(h nvml.Device) (string, error) {
 		pci, err := nvml.DeviceGetPciInfo(h)
-		id = cString(pci.BusId[:])
-		return err
+		return cString(pci.BusId[:]), err
 	})
-	return id, err
 }
 
 // MemoryInfo is a device's memory in bytes. Total is the memory on the
@@ -193,13 +196,7 @@ type MemoryInfo struct {
 // MemoryInfo returns the device's memory (nvmlDeviceGetMemoryInfo_v2, or
 // nvmlDeviceGetMemoryInfo where that is missing or not supported).
 func (d *Device) MemoryInfo() (MemoryInfo, error) {
-	var m MemoryInfo
-	err := d.do("MemoryInfo", func(h nvml.Device) error {
-		var err error
-		m, err = memoryInfo(h)
-		return err
-	})
-	return m, err
+	return get(d, "MemoryInfo", memoryInfo)
 }
 
 func memoryInfo(h nvml.Device) (MemoryInfo, error) {
@@ -218,11 +215,8 @@ func memoryInfo(h nvml.Device) (MemoryInfo, error) {
 
 // Temperature returns the GPU die's temperature in degrees Celsius.
 func (d *Device) Temperature() (int, error) {
-	var t uint32
-	err := d.do("Temperature", func(h nvml.Device) error {
-		var err error
-		t, err = nvml.DeviceGetTemperature(h, nvml.TemperatureGpu)
-		return err
+	t, err := get(d, "Temperature", func(h nvml.Device) (uint32, error) {
+		return nvml.DeviceGetTemperature(h, nvml.TemperatureGpu)
 	})
 	return int(t), err
 }
@@ -245,13 +239,8 @@ func (d *Device) PowerLimit() (Milliwatts, error) {
 	return d.power("PowerLimit", nvml.DeviceGetEnforcedPowerLimit)
 }
 
-func (d *Device) power(what string, get func(nvml.Device) (uint32, error)) (Milliwatts, error) {
-	var mw uint32
-	err := d.do(what, func(h nvml.Device) error {
-		var err error
-		mw, err = get(h)
-		return err
-	})
+func (d *Device) power(what string, read func(nvml.Device) (uint32, error)) (Milliwatts, error) {
+	mw, err := get(d, what, read)
 	return Milliwatts(mw), err
 }
 
@@ -291,16 +280,11 @@ func (d *Device) MaxClock(c ClockDomain) (int, error) {
 	return d.clock("max "+c.String()+" clock", c, nvml.DeviceGetMaxClockInfo)
 }
 
-func (d *Device) clock(what string, c ClockDomain, get func(nvml.Device, nvml.ClockType) (uint32, error)) (int, error) {
+func (d *Device) clock(what string, c ClockDomain, read func(nvml.Device, nvml.ClockType) (uint32, error)) (int, error) {
 	if c < ClockGraphics || c > ClockVideo {
 		return 0, fmt.Errorf("system: GPU %d: %s: no such clock", d.index, what)
 	}
-	var mhz uint32
-	err := d.do(what, func(h nvml.Device) error {
-		var err error
-		mhz, err = get(h, nvml.ClockType(c))
-		return err
-	})
+	mhz, err := get(d, what, func(h nvml.Device) (uint32, error) { return read(h, nvml.ClockType(c)) })
 	return int(mhz), err
 }
 
@@ -314,12 +298,7 @@ type Utilization struct {
 // Utilization returns the device's recent utilization
 // (nvmlDeviceGetUtilizationRates).
 func (d *Device) Utilization() (Utilization, error) {
-	var u nvml.Utilization
-	err := d.do("Utilization", func(h nvml.Device) error {
-		var err error
-		u, err = nvml.DeviceGetUtilizationRates(h)
-		return err
-	})
+	u, err := get(d, "Utilization", nvml.DeviceGetUtilizationRates)
 	return Utilization{GPU: int(u.Gpu), Memory: int(u.Memory)}, err
 }
 
@@ -403,10 +382,12 @@ func nvmlText(h nvml.Device, size int, get func(nvml.Device, *byte, uint32) erro
 	return cString(buf), nil
 }
 
-// pair runs f with the handles of a and b in one initialization.
-func pair(what string, a, b *Device, f func(ha, hb nvml.Device) error) error {
+// pair runs f, a query of two GPUs, with the handles of a and b in one
+// initialization, and returns its result, also with its error.
+func pair[T any](what string, a, b *Device, f func(ha, hb nvml.Device) (T, error)) (T, error) {
+	var v T
 	if a == nil || b == nil {
-		return fmt.Errorf("system: %s: nil *Device", what)
+		return v, fmt.Errorf("system: %s: nil *Device", what)
 	}
 	err := query(func(gen uint64) error {
 		ha, err := a.handle(gen)
@@ -417,12 +398,13 @@ func pair(what string, a, b *Device, f func(ha, hb nvml.Device) error) error {
 		if err != nil {
 			return err
 		}
-		return f(ha, hb)
+		v, err = f(ha, hb)
+		return err
 	})
 	if err != nil {
-		return fmt.Errorf("system: %s(GPU %d, GPU %d): %w", what, a.index, b.index, err)
+		return v, fmt.Errorf("system: %s(GPU %d, GPU %d): %w", what, a.index, b.index, err)
 	}
-	return nil
+	return v, nil
 }
 
 // P2PCapability is a kind of peer-to-peer access between two GPUs.
@@ -494,11 +476,8 @@ func P2P(a, b *Device, c P2PCapability) (P2PStatus, error) {
 	if c < P2PRead || c > P2PAtomics {
 		return 0, fmt.Errorf("system: P2P: no such capability %d", int(c))
 	}
-	var st nvml.GpuP2PStatus
-	err := pair("P2P "+c.String(), a, b, func(ha, hb nvml.Device) error {
-		var err error
-		st, err = nvml.DeviceGetP2PStatus(ha, hb, nvml.GpuP2PCapsIndex(c))
-		return err
+	st, err := pair("P2P "+c.String(), a, b, func(ha, hb nvml.Device) (nvml.GpuP2PStatus, error) {
+		return nvml.DeviceGetP2PStatus(ha, hb, nvml.GpuP2PCapsIndex(c))
 	})
 	return P2PStatus(st), err
 }
@@ -540,11 +519,6 @@ func (l TopologyLevel) String() string {
 // TopologyCommonAncestor returns the nearest common ancestor of two GPUs
 // on the PCIe tree (nvmlDeviceGetTopologyCommonAncestor; Linux only).
 func TopologyCommonAncestor(a, b *Device) (TopologyLevel, error) {
-	var l nvml.GpuTopologyLevel
-	err := pair("TopologyCommonAncestor", a, b, func(ha, hb nvml.Device) error {
-		var err error
-		l, err = nvml.DeviceGetTopologyCommonAncestor(ha, hb)
-		return err
-	})
+	l, err := pair("TopologyCommonAncestor", a, b, nvml.DeviceGetTopologyCommonAncestor)
 	return TopologyLevel(l), err
 }

@@ -170,21 +170,31 @@ func cString(b []byte) string {
 	return string(b)
 }
 
-// text calls an NVML function that writes a string into a buffer.
-func text(what string, size int, get func(*byte, uint32) error) (string, error) {
-	var s string
+// value runs f, an NVML query of the system, with NVML initialized, and
+// returns its result; what names the query in the error.
+func value[T any](what string, f func() (T, error)) (T, error) {
+	var v T
 	err := query(func(uint64) error {
-		buf := make([]byte, size)
-		if err := get(&buf[0], uint32(len(buf))); err != nil {
-			return err
-		}
-		s = cString(buf)
-		return nil
+		var err error
+		v, err = f()
+		return err
 	})
 	if err != nil {
-		return "", wrap(what, err)
+		var zero T
+		return zero, wrap(what, err)
 	}
-	return s, nil
+	return v, nil
+}
+
+// text calls an NVML function that writes a string into a buffer.
+func text(what string, size int, get func(*byte, uint32) error) (string, error) {
+	return value(what, func() (string, error) {
+		buf := make([]byte, size)
+		if err := get(&buf[0], uint32(len(buf))); err != nil {
+			return "", err
+		}
+		return cString(buf), nil
+	})
 }
 
 // wrap names the query in err.
@@ -208,14 +218,9 @@ func NVMLVersion() (string, error) {
 // "12.4", as nvidia-smi's "CUDA Version" (nvmlSystemGetCudaDriverVersion).
 // NVML may load libcuda to ask it, without initializing it.
 func CUDADriverVersion() (string, error) {
-	var v int32
-	err := query(func(uint64) error {
-		var err error
-		v, err = nvml.SystemGetCudaDriverVersion()
-		return err
-	})
+	v, err := value("CUDADriverVersion", nvml.SystemGetCudaDriverVersion)
 	if err != nil {
-		return "", wrap("CUDADriverVersion", err)
+		return "", err
 	}
 	ver, err := version.FromCUDA(int(v))
 	if err != nil {
@@ -237,20 +242,14 @@ func DriverBranch() (string, error) {
 		}
 		return "", wrap("DriverBranch", err)
 	}
-	var branch string
-	err := query(func(uint64) error {
+	return value("DriverBranch", func() (string, error) {
 		var info nvml.SystemDriverBranchInfo
 		info.Version = branchInfoVersion
 		if err := nvml.SystemGetDriverBranch(&info, uint32(len(info.Branch))); err != nil {
-			return err
+			return "", err
 		}
-		branch = cString(info.Branch[:])
-		return nil
+		return cString(info.Branch[:]), nil
 	})
-	if err != nil {
-		return "", wrap("DriverBranch", err)
-	}
-	return branch, nil
 }
 
 // branchInfoVersion is nvmlSystemDriverBranchInfo_v1,
@@ -261,14 +260,6 @@ const branchInfoVersion = uint32(unsafe.Sizeof(nvml.SystemDriverBranchInfo{})) |
 // DeviceCount returns the number of GPUs NVML sees
 // (nvmlDeviceGetCount_v2), CUDA_VISIBLE_DEVICES notwithstanding.
 func DeviceCount() (int, error) {
-	var n uint32
-	err := query(func(uint64) error {
-		var err error
-		n, err = nvml.DeviceGetCount()
-		return err
-	})
-	if err != nil {
-		return 0, wrap("DeviceCount", err)
-	}
-	return int(n), nil
+	n, err := value("DeviceCount", nvml.DeviceGetCount)
+	return int(n), err
 }

@@ -165,9 +165,7 @@ func TestConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range 20 {
 				switch (g + i) % 3 {
 				case 0:
@@ -188,7 +186,7 @@ func TestConcurrent(t *testing.T) {
 					}
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)

@@ -1,7 +1,6 @@
 package cublas
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -25,15 +24,11 @@ func TestCount(t *testing.T) {
 	if procs.Len() != 539 || ilp != 232 || len(Functions) != 539+314 {
 		t.Errorf("%d entry points (%d _64) and %d names, want 539 (232) and 853", procs.Len(), ilp, len(Functions))
 	}
-	for c, g := range map[string]string{
+	bindtest.Names(t, "Functions", Functions, map[string]string{
 		"cublasSgemm": "Sgemm", "cublasSgemm_v2": "SgemmV2", "cublasSgemm_64": "Sgemm64",
 		"cublasSgemm_v2_64": "SgemmV264", "cublasGemmEx_64": "GemmEx64", "cublasHgemm": "Hgemm",
 		"cublasCreate": "Create", "cublasCreate_v2": "CreateV2",
-	} {
-		if Functions[c] != g {
-			t.Errorf("Functions[%q] = %q, want %q", c, Functions[c], g)
-		}
-	}
+	})
 	// The API name binds the _v2 symbol; the ILP64 one its _v2_64 symbol.
 	for api, sym := range map[string]string{"cublasSgemm": "cublasSgemm_v2", "cublasSgemm_64": "cublasSgemm_v2_64", "cublasGemmEx_64": "cublasGemmEx_64"} {
 		if i := procs.Index(api); i < 0 || fmt.Sprint(procs.Proc(i).Symbols) != "["+sym+"]" {
@@ -41,9 +36,7 @@ func TestCount(t *testing.T) {
 		}
 	}
 	// cublasStatus_t: 10 codes.
-	if n := len(bindtest.Named[Status]("cublasStatus_t", 64)); n != 10 {
-		t.Errorf("Status has %d codes, want 10", n)
-	}
+	bindtest.Codes[Status](t, "cublasStatus_t", 64, 10)
 	// library_types.h yields a clashing name to cuBLAS's own.
 	if Types["cublasEmulationStrategy_t"] != "EmulationStrategy" || Types["cudaEmulationStrategy"] != "CudaEmulationStrategy" || Types["cudaDataType"] != "DataType" {
 		t.Errorf("Types: %q %q %q", Types["cublasEmulationStrategy_t"], Types["cudaEmulationStrategy"], Types["cudaDataType"])
@@ -86,8 +79,7 @@ func TestCreateWithoutGPU(t *testing.T) {
 	if err == nil {
 		return // with a GPU
 	}
-	var e *Error
-	if !errors.Is(err, StatusNotInitialized) || !errors.As(err, &e) || e.Func != "cublasCreate" || e.Message == "" {
-		t.Fatalf("Create without a GPU = %v (%T), want CUBLAS_STATUS_NOT_INITIALIZED", err, err)
+	if e := bindtest.Failed(t, err, "cublasCreate", StatusNotInitialized); e.Message == "" {
+		t.Fatalf("Create without a GPU = %v: no message", err)
 	}
 }

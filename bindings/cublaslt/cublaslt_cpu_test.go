@@ -15,17 +15,9 @@ import (
 // 50 in the 13.0 and 12.4 headers together (counted with gcc -E from both;
 // the five static inline ones are in cublaslt.go).
 func TestCount(t *testing.T) {
-	if procs.Len() != 50 || len(Functions) != 50 {
-		t.Errorf("%d entry points and %d names, want 50", procs.Len(), len(Functions))
-	}
-	for c, g := range map[string]string{"cublasStatus_t": "Status", "cudaDataType_t": "DataType", "cublasLtMatmulAlgo_t": "MatmulAlgo", "cublasLtEpilogue_t": "Epilogue"} {
-		if Types[c] != g {
-			t.Errorf("Types[%q] = %q, want %q", c, Types[c], g)
-		}
-	}
-	if n := len(bindtest.Named[Epilogue]("cublasLtEpilogue_t", 1<<12)); n != 16 {
-		t.Errorf("Epilogue has %d values, want the header's 16", n)
-	}
+	bindtest.Count(t, procs, Functions, 50)
+	bindtest.Names(t, "Types", Types, map[string]string{"cublasStatus_t": "Status", "cudaDataType_t": "DataType", "cublasLtMatmulAlgo_t": "MatmulAlgo", "cublasLtEpilogue_t": "Epilogue"})
+	bindtest.Codes[Epilogue](t, "cublasLtEpilogue_t", 1<<12, 16)
 }
 
 // TestEntryPoints resolves every function in the local cuBLASLt: a wrong
@@ -58,9 +50,8 @@ func TestCreateWithoutGPU(t *testing.T) {
 	if err == nil {
 		return // with a GPU
 	}
-	var e *Error
-	if !errors.Is(err, cublas.StatusNotInitialized) || !errors.As(err, &e) || e.Func != "cublasLtCreate" || e.Message == "" {
-		t.Fatalf("Create without a GPU = %v (%T), want CUBLAS_STATUS_NOT_INITIALIZED", err, err)
+	if e := bindtest.Failed(t, err, "cublasLtCreate", cublas.StatusNotInitialized); e.Message == "" {
+		t.Fatalf("Create without a GPU = %v: no message", err)
 	}
 }
 

@@ -5,23 +5,16 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/internal/testing/bindtest"
-	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/pathfinder"
 )
 
 // TestCount checks that every function of cufft.h and cufftXt.h is bound:
 // 56 in the 13.0 and 12.4 headers together (counted with gcc -E from both).
 func TestCount(t *testing.T) {
-	if procs.Len() != 56 || len(Functions) != 56 {
-		t.Errorf("%d entry points and %d names, want 56", procs.Len(), len(Functions))
-	}
+	bindtest.Count(t, procs, Functions, 56)
 	// cufftResult: 18 codes in 13.0, from 0 to 20.
-	if n := len(bindtest.Named[Result]("cufftResult", 64)); n != 18 {
-		t.Errorf("Result has %d codes, want 18", n)
-	}
-	if Types["cufftComplex"] != "Complex" || Types["cudaDataType"] != "DataType" || Types["cudaLibXtDesc"] != "LibXtDesc" {
-		t.Errorf("Types: cufftComplex %q, cudaDataType %q, cudaLibXtDesc %q", Types["cufftComplex"], Types["cudaDataType"], Types["cudaLibXtDesc"])
-	}
+	bindtest.Codes[Result](t, "cufftResult", 64, 18)
+	bindtest.Names(t, "Types", Types, map[string]string{"cufftComplex": "Complex", "cudaDataType": "DataType", "cudaLibXtDesc": "LibXtDesc"})
 }
 
 // TestEntryPoints resolves every function in the local cuFFT: a wrong
@@ -47,26 +40,15 @@ func TestVersion(t *testing.T) {
 // (CUFFT_INTERNAL_ERROR from cuFFT 11.2, or CUFFT_SETUP_FAILED), not a
 // crash, and the plan calls on the handle it did not make fail cleanly.
 func TestCreateWithoutGPU(t *testing.T) {
-	bindtest.Load(t, pathfinder.CuFFT)
-	var h Handle
-	err := Create(&h)
-	if testenv.GPUError() == nil {
-		if err != nil {
-			t.Fatalf("Create with a GPU: %v", err)
-		}
+	h, err := bindtest.Create(t, pathfinder.CuFFT, Create, func(h Handle) {
 		if _, err := MakePlan1d(h, 1024, C2C, 1); err != nil {
 			t.Fatalf("MakePlan1d: %v", err)
 		}
-		if err := Destroy(h); err != nil {
-			t.Fatal(err)
-		}
-		return
+	}, Destroy)
+	if err == nil {
+		return // with a GPU
 	}
-	var e *Error
-	if !errors.Is(err, InternalError) && !errors.Is(err, SetupFailed) || !errors.As(err, &e) || e.Func != "cufftCreate" {
-		t.Fatalf("Create without a GPU = %v (%T), want CUFFT_INTERNAL_ERROR or CUFFT_SETUP_FAILED", err, err)
-	}
-	t.Logf("without a GPU: %v", err)
+	bindtest.Failed(t, err, "cufftCreate", InternalError, SetupFailed)
 	if _, err := MakePlan1d(h, 1024, C2C, 1); !errors.Is(err, InvalidPlan) {
 		t.Fatalf("MakePlan1d on no plan = %v, want CUFFT_INVALID_PLAN", err)
 	}

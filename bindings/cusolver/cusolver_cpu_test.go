@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/internal/testing/bindtest"
-	"github.com/cudago/cudago/internal/testing/testenv"
 	"github.com/cudago/cudago/pathfinder"
 )
 
@@ -14,9 +13,7 @@ import (
 // cusolver_common.h is bound: 455 in the 13.0 and 12.4 headers together
 // (counted with gcc -E from both), 14 of them only in 12.4's.
 func TestCount(t *testing.T) {
-	if procs.Len() != 455 || len(Functions) != 455 {
-		t.Errorf("%d entry points and %d names, want 455", procs.Len(), len(Functions))
-	}
+	bindtest.Count(t, procs, Functions, 455)
 	dn, sp := 0, 0
 	for i := range procs.Len() {
 		switch n := procs.Proc(i).Name; {
@@ -30,14 +27,8 @@ func TestCount(t *testing.T) {
 		t.Errorf("%d cusolverDn and %d cusolverSp functions, want 453 together", dn, sp)
 	}
 	// cusolverStatus_t: 25 codes.
-	if n := len(bindtest.Named[Status]("cusolverStatus_t", 64)); n != 25 {
-		t.Errorf("Status has %d codes, want 25", n)
-	}
-	for c, g := range map[string]string{"cublasFillMode_t": "FillMode", "cusparseMatDescr_t": "MatDescr", "cusolverDnHandle_t": "DnHandle", "cusolverSpHandle_t": "SpHandle"} {
-		if Types[c] != g {
-			t.Errorf("Types[%q] = %q, want %q", c, Types[c], g)
-		}
-	}
+	bindtest.Codes[Status](t, "cusolverStatus_t", 64, 25)
+	bindtest.Names(t, "Types", Types, map[string]string{"cublasFillMode_t": "FillMode", "cusparseMatDescr_t": "MatDescr", "cusolverDnHandle_t": "DnHandle", "cusolverSpHandle_t": "SpHandle"})
 }
 
 // TestEntryPoints resolves every function in the local cuSOLVER: a wrong
@@ -65,30 +56,13 @@ func TestVersion(t *testing.T) {
 // cusolverSpCreate fail with CUSOLVER_STATUS_NOT_INITIALIZED ("the CUDA
 // Runtime initialization failed"), not a crash.
 func TestCreateWithoutGPU(t *testing.T) {
-	bindtest.Load(t, pathfinder.CuSOLVER)
-	var dn DnHandle
-	errDn := DnCreate(&dn)
-	var sp SpHandle
-	errSp := SpCreate(&sp)
-	if testenv.GPUError() == nil {
-		if errDn != nil || errSp != nil {
-			t.Fatalf("with a GPU: DnCreate %v, SpCreate %v", errDn, errSp)
-		}
-		if err := DnDestroy(dn); err != nil {
-			t.Fatal(err)
-		}
-		if err := SpDestroy(sp); err != nil {
-			t.Fatal(err)
-		}
-		return
+	_, errDn := bindtest.Create(t, pathfinder.CuSOLVER, DnCreate, nil, DnDestroy)
+	_, errSp := bindtest.Create(t, pathfinder.CuSOLVER, SpCreate, nil, SpDestroy)
+	if errDn == nil {
+		return // with a GPU (Create checked that both succeeded)
 	}
-	for fn, err := range map[string]error{"cusolverDnCreate": errDn, "cusolverSpCreate": errSp} {
-		var e *Error
-		if !errors.Is(err, StatusNotInitialized) || !errors.As(err, &e) || e.Func != fn {
-			t.Fatalf("%s without a GPU = %v (%T), want CUSOLVER_STATUS_NOT_INITIALIZED", fn, err, err)
-		}
-		t.Logf("without a GPU: %v", err)
-	}
+	bindtest.Failed(t, errDn, "cusolverDnCreate", StatusNotInitialized)
+	bindtest.Failed(t, errSp, "cusolverSpCreate", StatusNotInitialized)
 }
 
 // TestIRSParams needs no GPU: the iterative-refinement parameters keep

@@ -1,6 +1,8 @@
 package driver
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -10,35 +12,26 @@ import (
 // TestSeedFunctions proves that every driver function of the reference list
 // has a Go function (or a var naming one) in this package.
 func TestSeedFunctions(t *testing.T) {
-	seeds.Need(t)
-	want, err := seeds.Lines("driver-functions.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(want) != 419 {
-		t.Fatalf("driver-functions.txt has %d names, want 419", len(want))
-	}
-	decl, err := seeds.Declared(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range want {
-		g, ok := Functions[c]
-		if !ok {
-			t.Errorf("%s: no Go function", c)
-			continue
-		}
-		if k := decl[g]; k != "func" && k != "var" {
-			t.Errorf("%s: Functions says %s, which the package does not declare", c, g)
-		}
+	if n := seedCovered(t, "driver-functions.txt", "Functions", Functions, "func", "var"); n != 419 {
+		t.Errorf("driver-functions.txt has %d names, want 419", n)
 	}
 }
 
 // TestSeedTypes proves that every driver type of the reference list has a
 // Go type.
 func TestSeedTypes(t *testing.T) {
+	n := seedCovered(t, "driver-types.txt", "Types", Types, "type")
+	t.Logf("%d types covered", n)
+}
+
+// seedCovered checks that each C name of the reference list file has an
+// entry in table (Functions or Types, called name) whose Go name the
+// package declares as one of kinds ("func", "var", "type"). It returns
+// the number of names in the list.
+func seedCovered(t *testing.T, file, name string, table map[string]string, kinds ...string) int {
+	t.Helper()
 	seeds.Need(t)
-	want, err := seeds.Lines("driver-types.txt")
+	want, err := seeds.Lines(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,16 +40,16 @@ func TestSeedTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range want {
-		g, ok := Types[c]
+		g, ok := table[c]
 		if !ok {
-			t.Errorf("%s: no Go type", c)
+			t.Errorf("%s: not in %s", c, name)
 			continue
 		}
-		if decl[g] != "type" {
-			t.Errorf("%s: Types says %s, which the package does not declare as a type", c, g)
+		if !slices.Contains(kinds, decl[g]) {
+			t.Errorf("%s: %s says %s, which the package does not declare as a %s", c, name, g, strings.Join(kinds, " or "))
 		}
 	}
-	t.Logf("%d types covered", len(want))
+	return len(want)
 }
 
 // TestProcVersions checks what cuGetProcAddress will be asked for: the

@@ -22,14 +22,4 @@ func check(i int, r Result) error {
 }
 
 // Bytes returns the finished fat binary of h.
-func Bytes(h Handle) ([]byte, error) {
-	n, err := Size(h)
-	if err != nil || n == 0 {
-		return nil, err
-	}
-	buf := make([]byte, n)
-	if err := Get(h, dl.BytePointer(buf)); err != nil {
-		return nil, err
-	}
-	return buf, nil
-}
+func Bytes(h Handle) ([]byte, error) { return dl.ReadSized(Size, Get, h) }

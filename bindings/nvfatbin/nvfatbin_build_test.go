@@ -16,6 +16,7 @@ import (
 
 	"github.com/cudago/cudago/bindings/nvfatbin"
 	"github.com/cudago/cudago/bindings/nvrtc"
+	"github.com/cudago/cudago/internal/testing/bindtest"
 	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
@@ -211,15 +212,8 @@ func TestAddCubinBadArch(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	major, minor, err := nvfatbin.Version()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("nvFatbin %d.%d", major, minor)
 	// CI installs CUDA 12.4 (scripts/setup-cuda.sh); another install must be 12.4+.
-	if major < 12 || major == 12 && minor < 4 {
-		t.Errorf("Version = %d.%d, want 12.4 or newer", major, minor)
-	}
+	major, minor := bindtest.AtLeast(t, "nvFatbin", nvfatbin.Version, 12, 4)
 	if os.Getenv("CUDAGO_LOCAL_CUDA") != "" || localInstall(t) {
 		if major != 12 || minor != 4 {
 			t.Errorf("Version = %d.%d from the project's CUDA 12.4 install, want 12.4", major, minor)

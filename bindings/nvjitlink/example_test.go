@@ -10,7 +10,7 @@ import (
 
 // Link one PTX module into a CUBIN for sm_80.
 func Example() {
-	ptx := []byte(seedPTX1)
+	ptx := seedPTX("kernel_part1")
 	runtime.LockOSThread() // a handle stays on its OS thread
 	defer runtime.UnlockOSThread()
 	h, err := nvjitlink.Create(1, []string{"-arch=sm_80"})

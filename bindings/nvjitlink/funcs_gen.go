@@ -97,7 +97,7 @@ func AddData(handle Handle, inputType InputType, data unsafe.Pointer, size uint6
 	r := C.cg___nvJitLinkAddData_13_0(fn, C.uintptr_t(handle), C.uint(inputType), unsafe.Pointer(data), C.ulong(size), unsafe.Pointer(&name_c[0]))
 	err = check(0, Result(r))
 	if err != nil {
-		err = withLog(err, linkErrorLog(handle))
+		err = dl.WithLog[Result](err, ErrorLog, handle)
 	}
 	return
 }
@@ -123,7 +123,7 @@ func AddFile(handle Handle, inputType InputType, fileName string) (err error) {
 	r := C.cg___nvJitLinkAddFile_13_0(fn, C.uintptr_t(handle), C.uint(inputType), unsafe.Pointer(&fileName_c[0]))
 	err = check(1, Result(r))
 	if err != nil {
-		err = withLog(err, linkErrorLog(handle))
+		err = dl.WithLog[Result](err, ErrorLog, handle)
 	}
 	return
 }
@@ -146,7 +146,7 @@ func Complete(handle Handle) (err error) {
 	r := C.cg___nvJitLinkComplete_13_0(fn, C.uintptr_t(handle))
 	err = check(2, Result(r))
 	if err != nil {
-		err = withLog(err, linkErrorLog(handle))
+		err = dl.WithLog[Result](err, ErrorLog, handle)
 	}
 	return
 }

@@ -32,13 +32,6 @@ func check(i int, r Result) error {
 	return dl.Check[Result]("nvJitLink", procs.Proc(i).Name, r, Success, nil)
 }
 
-func withLog(err error, log string) error { return dl.WithLog[Result](err, log) }
-
-func linkErrorLog(h Handle) string {
-	log, _ := ErrorLog(h)
-	return log
-}
-
 func text(size func(Handle) (uint64, error), get func(Handle, *byte) error, h Handle) (string, error) {
 	b, err := dl.ReadText(size, get, h)
 	return string(b), err
@@ -55,13 +48,5 @@ func LinkedPTX(h Handle) (string, error) { return text(GetLinkedPtxSize, GetLink
 
 // LinkedCubin returns the linked CUBIN.
 func LinkedCubin(h Handle) ([]byte, error) {
-	n, err := GetLinkedCubinSize(h)
-	if err != nil || n == 0 {
-		return nil, err
-	}
-	buf := make([]byte, n)
-	if err := GetLinkedCubin(h, dl.BytePointer(buf)); err != nil {
-		return nil, err
-	}
-	return buf, nil
+	return dl.ReadSized(GetLinkedCubinSize, GetLinkedCubin, h)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cudago/cudago/bindings/nvjitlink"
 	"github.com/cudago/cudago/bindings/nvrtc"
+	"github.com/cudago/cudago/internal/testing/bindtest"
 	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
@@ -129,31 +130,22 @@ func TestLinkUnresolvedHelper(t *testing.T) {
 	}
 }
 
-// The two PTX modules of the seed's "NVJitLink Module Linking" example,
-// linked for sm_80.
-const seedPTX1 = `
+// seedPTX returns a PTX module of the seed's "NVJitLink Module Linking"
+// example, linked for sm_80: its two modules differ only in the kernel's
+// name, kernel_part1 and kernel_part2.
+func seedPTX(kernel string) []byte {
+	return []byte(strings.ReplaceAll(`
 .version 7.0
 .target sm_70
 .address_size 64
-.visible .entry kernel_part1(.param .u64 kernel_part1_param_0) {
+.visible .entry KERNEL(.param .u64 KERNEL_param_0) {
 .reg .u64 %rd<2>;
-ld.param.u64 %rd1, [kernel_part1_param_0];
+ld.param.u64 %rd1, [KERNEL_param_0];
 // Kernel implementation...
 ret;
 }
-`
-
-const seedPTX2 = `
-.version 7.0
-.target sm_70
-.address_size 64
-.visible .entry kernel_part2(.param .u64 kernel_part2_param_0) {
-.reg .u64 %rd<2>;
-ld.param.u64 %rd1, [kernel_part2_param_0];
-// Kernel implementation...
-ret;
+`, "KERNEL", kernel))
 }
-`
 
 func TestLinkSeedPTX(t *testing.T) {
 	// The seed also passes "-optimize", which nvJitLink does not know.
@@ -165,8 +157,8 @@ func TestLinkSeedPTX(t *testing.T) {
 		nvjitlink.Destroy(&h)
 	}
 	cubin, err := link(t, []string{"-arch=sm_80"},
-		input{nvjitlink.InputPtx, []byte(seedPTX1), "module1.ptx"},
-		input{nvjitlink.InputPtx, []byte(seedPTX2), "module2.ptx"})
+		input{nvjitlink.InputPtx, seedPTX("kernel_part1"), "module1.ptx"},
+		input{nvjitlink.InputPtx, seedPTX("kernel_part2"), "module2.ptx"})
 	if err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
@@ -182,12 +174,5 @@ func TestLinkSeedPTX(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	major, minor, err := nvjitlink.Version()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("nvJitLink %d.%d", major, minor)
-	if major < 12 {
-		t.Errorf("Version = %d.%d, want 12.x or newer", major, minor)
-	}
+	bindtest.AtLeast(t, "nvJitLink", nvjitlink.Version, 12, 0)
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvjitlink"
+	"github.com/cudago/cudago/internal/testing/bindtest"
 	"github.com/cudago/cudago/internal/testing/seeds"
 )
 
@@ -12,13 +13,7 @@ func TestSeedFunctions(t *testing.T) {
 	if len(s.JITLinkFuncs) < 13 {
 		t.Fatalf("found %d nvJitLink functions in the seed, want 13: %v", len(s.JITLinkFuncs), s.JITLinkFuncs)
 	}
-	for _, py := range s.JITLinkFuncs {
-		if g, ok := seeds.GoName(nvjitlink.Functions, py); !ok {
-			t.Errorf("seed function nvjitlink.%s has no Go binding", py)
-		} else {
-			t.Logf("%s -> %s", py, g)
-		}
-	}
+	bindtest.SeedBound(t, "nvjitlink", nvjitlink.Functions, s.JITLinkFuncs)
 }
 
 // notInHeader are seed InputType names that no nvJitLink.h declares: the

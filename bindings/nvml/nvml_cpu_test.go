@@ -2,7 +2,6 @@ package nvml
 
 import (
 	"errors"
-	"strings"
 	"testing"
 	"unsafe"
 
@@ -21,16 +20,7 @@ func TestCount(t *testing.T) {
 		t.Errorf("%d entry points, want 326", procs.Len())
 	}
 	// nvmlReturn_t: 31 codes, each with the header's explanation.
-	n := 0
-	for v := range 1000 {
-		if !strings.HasPrefix(Return(v).String(), "nvmlReturn_t(") {
-			n++
-			if Return(v).Explanation() == "" {
-				t.Errorf("%v has no explanation", Return(v))
-			}
-		}
-	}
-	if n != 31 || ErrorUnknown != 999 {
+	if n := bindtest.Explained[Return](t, "nvmlReturn_t", 1000); n != 31 || ErrorUnknown != 999 {
 		t.Errorf("Return has %d codes (NVML_ERROR_UNKNOWN %d), want 31 (999)", n, ErrorUnknown)
 	}
 }
@@ -70,18 +60,14 @@ func TestRevisions(t *testing.T) {
 		}
 	}
 	// Revisions no macro selects keep their own names.
-	for c, g := range map[string]string{
+	bindtest.Names(t, "Functions", Functions, map[string]string{
 		"nvmlDeviceGetMemoryInfo":           "DeviceGetMemoryInfo",
 		"nvmlDeviceGetMemoryInfo_v2":        "DeviceGetMemoryInfoV2",
 		"nvmlSystemGetCudaDriverVersion":    "SystemGetCudaDriverVersion",
 		"nvmlSystemGetCudaDriverVersion_v2": "SystemGetCudaDriverVersionV2",
 		"nvmlInit_v2":                       "InitV2",
 		"nvmlDeviceGetPciInfo_v3":           "DeviceGetPciInfoV3",
-	} {
-		if Functions[c] != g {
-			t.Errorf("Functions[%q] = %q, want %q", c, Functions[c], g)
-		}
-	}
+	})
 }
 
 // TestEntryPoints resolves every function in the loaded NVML: a wrong

@@ -167,7 +167,7 @@ func CompileProgram(prog Program, numOptions int32, options []string) (err error
 	r := C.cg_nvrtcCompileProgram(fn, C.uintptr_t(prog), C.int(numOptions), options_c)
 	err = check(1, Result(r))
 	if err != nil {
-		err = withLog(err, programLog(prog))
+		err = dl.WithLog[Result](err, ProgramLog, prog)
 	}
 	return
 }

@@ -24,13 +24,6 @@ func check(i int, r Result) error {
 	return dl.Check("nvrtc", procs.Proc(i).Name, r, Success, GetErrorString)
 }
 
-func withLog(err error, log string) error { return dl.WithLog[Result](err, log) }
-
-func programLog(p Program) string {
-	log, _ := ProgramLog(p)
-	return log
-}
-
 // read fetches a size-then-bytes result.
 func read(size func(Program) (uint64, error), get func(Program, *byte) error, p Program) ([]byte, error) {
 	return dl.ReadSized(size, get, p)

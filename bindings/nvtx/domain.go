@@ -48,8 +48,13 @@ func (d *Domain) Name() string {
 	return d.name
 }
 
-// handle returns the domain's handle, and false when the domain is closed.
-func (d *Domain) handle() (C.uintptr_t, bool) {
+// handle returns the domain's handle for a call through slot, and false
+// when the call is to do nothing: no tool filled the slot, or the domain
+// is closed.
+func (d *Domain) handle(slot int) (C.uintptr_t, bool) {
+	if !on(slot) {
+		return 0, false
+	}
 	if d == nil {
 		return 0, true
 	}
@@ -71,10 +76,7 @@ func (d *Domain) Mark(name string) { d.MarkEx(name, Attributes{}) }
 
 // MarkEx marks an instant in the domain with attributes (nvtxDomainMarkEx).
 func (d *Domain) MarkEx(name string, a Attributes) {
-	if !on(slotDomainMarkEx) {
-		return
-	}
-	h, ok := d.handle()
+	h, ok := d.handle(slotDomainMarkEx)
 	if !ok {
 		return
 	}
@@ -90,10 +92,7 @@ func (d *Domain) RangePush(name string) int { return d.RangePushEx(name, Attribu
 
 // RangePushEx is RangePush with attributes (nvtxDomainRangePushEx).
 func (d *Domain) RangePushEx(name string, a Attributes) int {
-	if !on(slotDomainPushEx) {
-		return NoPushPopTracking
-	}
-	h, ok := d.handle()
+	h, ok := d.handle(slotDomainPushEx)
 	if !ok {
 		return NoPushPopTracking
 	}
@@ -105,10 +104,7 @@ func (d *Domain) RangePushEx(name string, a Attributes) int {
 // OS thread (nvtxDomainRangePop) and returns its level, or a negative
 // number: NoPushPopTracking without a tool (or after Close).
 func (d *Domain) RangePop() int {
-	if !on(slotDomainPop) {
-		return NoPushPopTracking
-	}
-	h, ok := d.handle()
+	h, ok := d.handle(slotDomainPop)
 	if !ok {
 		return NoPushPopTracking
 	}
@@ -121,10 +117,7 @@ func (d *Domain) RangeStart(name string) RangeID { return d.RangeStartEx(name, A
 
 // RangeStartEx is RangeStart with attributes (nvtxDomainRangeStartEx).
 func (d *Domain) RangeStartEx(name string, a Attributes) RangeID {
-	if !on(slotDomainStartEx) {
-		return 0
-	}
-	h, ok := d.handle()
+	h, ok := d.handle(slotDomainStartEx)
 	if !ok {
 		return 0
 	}
@@ -134,10 +127,7 @@ func (d *Domain) RangeStartEx(name string, a Attributes) RangeID {
 
 // RangeEnd ends a range that the domain's RangeStart started (nvtxDomainRangeEnd).
 func (d *Domain) RangeEnd(id RangeID) {
-	if !on(slotDomainEnd) {
-		return
-	}
-	h, ok := d.handle()
+	h, ok := d.handle(slotDomainEnd)
 	if !ok {
 		return
 	}
@@ -153,10 +143,7 @@ func (d *Domain) Range(name string) func() { return d.RangeEx(name, Attributes{}
 
 // RangeEx is Range with attributes.
 func (d *Domain) RangeEx(name string, a Attributes) func() {
-	if !on(slotDomainPushEx) {
-		return noop
-	}
-	if _, ok := d.handle(); !ok {
+	if _, ok := d.handle(slotDomainPushEx); !ok {
 		return noop
 	}
 	runtime.LockOSThread()
@@ -169,10 +156,7 @@ func (d *Domain) RangeEx(name string, a Attributes) func() {
 
 // NameCategory names a category of the domain (nvtxDomainNameCategoryA).
 func (d *Domain) NameCategory(category uint32, name string) {
-	if !on(slotDomainNameCategory) {
-		return
-	}
-	h, ok := d.handle()
+	h, ok := d.handle(slotDomainNameCategory)
 	if !ok {
 		return
 	}

@@ -202,7 +202,7 @@ func CompileProgram(prog Program, numOptions int32, options []string) (err error
 	r := C.cg_nvvmCompileProgram(fn, C.uintptr_t(prog), C.int(numOptions), options_c)
 	err = check(1, Result(r))
 	if err != nil {
-		err = withLog(err, programLog(prog))
+		err = dl.WithLog[Result](err, ProgramLog, prog)
 	}
 	return
 }
@@ -460,7 +460,7 @@ func VerifyProgram(prog Program, numOptions int32, options []string) (err error)
 	r := C.cg_nvvmVerifyProgram(fn, C.uintptr_t(prog), C.int(numOptions), options_c)
 	err = check(11, Result(r))
 	if err != nil {
-		err = withLog(err, programLog(prog))
+		err = dl.WithLog[Result](err, ProgramLog, prog)
 	}
 	return
 }

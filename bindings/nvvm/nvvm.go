@@ -23,13 +23,6 @@ func check(i int, r Result) error {
 	return dl.Check("nvvm", procs.Proc(i).Name, r, Success, GetErrorString)
 }
 
-func withLog(err error, log string) error { return dl.WithLog[Result](err, log) }
-
-func programLog(p Program) string {
-	log, _ := ProgramLog(p)
-	return log
-}
-
 // ProgramLog returns the compilation or verification log of p.
 func ProgramLog(p Program) (string, error) {
 	b, err := dl.ReadText(GetProgramLogSize, GetProgramLog, p)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvvm"
+	"github.com/cudago/cudago/internal/testing/bindtest"
 	"github.com/cudago/cudago/internal/testing/testenv"
 )
 
@@ -121,14 +122,7 @@ func TestIRVersion(t *testing.T) {
 	if majorIR < 1 || majorDbg < 1 {
 		t.Errorf("IRVersion = %d.%d (debug %d.%d), want majors >= 1", majorIR, minorIR, majorDbg, minorDbg)
 	}
-	major, minor, err := nvvm.Version()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("NVVM %d.%d", major, minor)
-	if major < 1 {
-		t.Errorf("Version = %d.%d", major, minor)
-	}
+	bindtest.AtLeast(t, "NVVM", nvvm.Version, 1, 0)
 }
 
 func TestInvalidIR(t *testing.T) {

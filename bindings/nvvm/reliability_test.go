@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvvm"
-	"github.com/cudago/cudago/internal/testing/testenv"
+	"github.com/cudago/cudago/internal/testing/bindtest"
 )
 
 const okIR = `target triple = "nvptx64-nvidia-cuda"
@@ -38,27 +38,15 @@ func compileOnce(src string, opts []string) (error, string) {
 // and architectures. Malformed bitcode that libNVVM 12.4 answers by
 // exiting the process is in TestReliabilityBitcodeExit.
 func TestReliabilityBadInput(t *testing.T) {
-	cases := []struct {
-		name, src string
-		opts      []string
-		code      nvvm.Result
-		log       string
-	}{
-		{"undefined-value", "target triple = \"nvptx64-nvidia-cuda\"\ndefine void @k(ptr %p) {\n  %v = load float, ptr %q\n  ret void\n}\n", nil, nvvm.ErrorCompilation, "bad.ll"},
-		{"not-ir", "this is not LLVM IR", nil, nvvm.ErrorCompilation, "bad.ll"},
-		{"empty-ish", "\n", nil, 0, ""},
-		{"bitcode-magic-only", "BC\xc0\xde", nil, 0, ""},
-		{"unknown-option", okIR, []string{"-no-such-option"}, nvvm.ErrorInvalidOption, ""},
-		{"unknown-arch", okIR, []string{"-arch=compute_999"}, nvvm.ErrorInvalidOption, ""},
-		{"malformed-arch", okIR, []string{"-arch=ninety"}, nvvm.ErrorInvalidOption, ""},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			err, log := compileOnce(c.src, c.opts)
-			t.Logf("%v\nlog: %s", err, log)
-			testenv.BadInput[*nvvm.Error](t, err, c.code, log, c.log, 6<<20, func() { compileOnce(c.src, c.opts) })
-		})
-	}
+	bindtest.BadSources[*nvvm.Error](t, []bindtest.BadSource[nvvm.Result]{
+		{Name: "undefined-value", Src: "target triple = \"nvptx64-nvidia-cuda\"\ndefine void @k(ptr %p) {\n  %v = load float, ptr %q\n  ret void\n}\n", Code: nvvm.ErrorCompilation, Log: "bad.ll"},
+		{Name: "not-ir", Src: "this is not LLVM IR", Code: nvvm.ErrorCompilation, Log: "bad.ll"},
+		{Name: "empty-ish", Src: "\n"},
+		{Name: "bitcode-magic-only", Src: "BC\xc0\xde"},
+		{Name: "unknown-option", Src: okIR, Opts: []string{"-no-such-option"}, Code: nvvm.ErrorInvalidOption},
+		{Name: "unknown-arch", Src: okIR, Opts: []string{"-arch=compute_999"}, Code: nvvm.ErrorInvalidOption},
+		{Name: "malformed-arch", Src: okIR, Opts: []string{"-arch=ninety"}, Code: nvvm.ErrorInvalidOption},
+	}, 6<<20, false, compileOnce)
 }
 
 // exitingBitcode is malformed LLVM bitcode on which libNVVM 12.4 calls

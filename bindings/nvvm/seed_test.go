@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvvm"
+	"github.com/cudago/cudago/internal/testing/bindtest"
 	"github.com/cudago/cudago/internal/testing/seeds"
 )
 
@@ -12,13 +13,7 @@ func TestSeedFunctions(t *testing.T) {
 	if len(s.NVVMFuncs) != 8 {
 		t.Fatalf("found %d NVVM functions in the seed, want 8: %v", len(s.NVVMFuncs), s.NVVMFuncs)
 	}
-	for _, py := range s.NVVMFuncs {
-		if g, ok := seeds.GoName(nvvm.Functions, py); !ok {
-			t.Errorf("seed function nvvm.%s has no Go binding", py)
-		} else {
-			t.Logf("%s -> %s", py, g)
-		}
-	}
+	bindtest.SeedBound(t, "nvvm", nvvm.Functions, s.NVVMFuncs)
 }
 
 func TestSeedEnums(t *testing.T) {

@@ -29,14 +29,10 @@ func TestCount(t *testing.T) {
 	if procs.Len() != 320 || len(Functions) != 320 || gated != 23 {
 		t.Errorf("%d entry points (%d gated) and %d names, want 320 (23)", procs.Len(), gated, len(Functions))
 	}
-	for c, g := range map[string]string{
+	bindtest.Names(t, "Types", Types, map[string]string{
 		"cudaStream_t": "Stream", "cudaDeviceProp": "DeviceProp", "cudaMemcpyKind": "MemcpyKind",
 		"cudaError_t": "Result", "cudaMemPool_t": "MemPool", "float2": "Float2", "dim3": "Dim3",
-	} {
-		if Types[c] != g {
-			t.Errorf("Types[%q] = %q, want %q", c, Types[c], g)
-		}
-	}
+	})
 	// The runtime's driver handles are the driver's types.
 	var s Stream = driver.Stream(0)
 	var e Event = driver.Event(0)
@@ -131,9 +127,9 @@ func TestStreamWithoutGPU(t *testing.T) {
 	if err == nil {
 		return // with a GPU
 	}
-	var e *Error
-	if !errors.Is(err, ErrorInsufficientDriver) && !errors.Is(err, ErrorNoDevice) || !errors.As(err, &e) || e.Func != "cudaStreamCreate" || e.Message == "" || s != 0 {
-		t.Fatalf("StreamCreate without a GPU = %v (%T), want cudaErrorInsufficientDriver or cudaErrorNoDevice", err, err)
+	e := bindtest.Failed(t, err, "cudaStreamCreate", ErrorInsufficientDriver, ErrorNoDevice)
+	if e.Message == "" || s != 0 {
+		t.Fatalf("StreamCreate without a GPU = %v, stream %#x; want a message and no stream", err, s)
 	}
 	if n, err := GetDeviceCount(); !errors.Is(err, e.Code) || n != 0 {
 		t.Fatalf("GetDeviceCount = %d, %v; want 0 and %v", n, err, e.Code)

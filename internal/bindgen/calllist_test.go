@@ -44,7 +44,7 @@ func TestReadCallList(t *testing.T) {
 // TestReadCallListRejects: a wrong line is an error naming its file and
 // line, never a silently different list.
 func TestReadCallListRejects(t *testing.T) {
-	for _, tc := range []struct{ src, want string }{
+	refuses(t, "p", readCallList, []struct{ src, want string }{
 		{"//cudago:libs l\n//cudago:call f noescape\n", "x.go:4:1: //cudago:call: f: noescape and nocallback go together"},
 		{"//cudago:libs l\n//cudago:call f nocallback\n", "noescape and nocallback go together"},
 		{"//cudago:libs l\n//cudago:call f fast\n", `x.go:4:1: //cudago:call: f: unknown word "fast"`},
@@ -55,13 +55,7 @@ func TestReadCallListRejects(t *testing.T) {
 		{"//cudago:libs l\n//cudago:\n", "without a verb"},
 		{"//cudago:call f\n", "no //cudago:libs line"},
 		{"//cudago:libs l\n", "no //cudago:call lines"},
-	} {
-		dir := writeFiles(t, map[string]string{"x.go": "package p\n\n" + tc.src})
-		_, err := readCallList(dir)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%q: %v, want an error containing %q", tc.src, err, tc.want)
-		}
-	}
+	})
 	if _, err := readCallList(filepath.Join(t.TempDir(), "none")); err == nil {
 		t.Error("a missing folder is no error")
 	}
@@ -102,7 +96,7 @@ func TestReadCoreList(t *testing.T) {
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("readCoreList = %+v, want %+v", cfg, want)
 	}
-	for _, tc := range []struct{ src, want string }{
+	refuses(t, "core", readCoreList, []struct{ src, want string }{
 		{"//cudago:call f errno\n", `unknown word "errno"`},
 		{"//cudago:call f out=\n", `unknown word "out="`},
 		{"//cudago:call f fallback=x\n", `fallback "x" is no cuGetProcAddress version`},
@@ -111,10 +105,16 @@ func TestReadCoreList(t *testing.T) {
 		{"//cudago:call f\n//cudago:struct\n", "names nothing"},
 		{"//cudago:call f\n//cudago:libs cublas\n", "unknown verb in package core"},
 		{"//cudago:const A\n", "no //cudago:call lines"},
-	} {
-		dir := writeFiles(t, map[string]string{"x.go": "package core\n\n" + tc.src})
-		_, err := readCoreList(dir)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
+	})
+}
+
+// refuses checks that read refuses each case's src, written after a
+// package clause of pkg, with an error containing its want.
+func refuses[L any](t *testing.T, pkg string, read func(dir string) (L, error), cases []struct{ src, want string }) {
+	t.Helper()
+	for _, tc := range cases {
+		dir := writeFiles(t, map[string]string{"x.go": "package " + pkg + "\n\n" + tc.src})
+		if _, err := read(dir); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want an error containing %q", tc.src, err, tc.want)
 		}
 	}

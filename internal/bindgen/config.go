@@ -57,8 +57,8 @@ type libConfig struct {
 	// symbolCandidates returns the symbols to try, in order, for a function
 	// declared as decl (the name after the preprocessor) in a header version.
 	symbolCandidates func(decl string) (goName string, syms []string)
-	// logFuncs maps a C function to a Go expression that fetches the
-	// compiler or linker log after it failed (with the handle argument).
+	// logFuncs maps a C function to the Go function (of the handle
+	// argument) that reads the compiler or linker log after it failed.
 	logFuncs map[string]string
 	rename   map[string]string // C name -> Go name, for clashes
 	skip     map[string]bool   // C names not to generate
@@ -184,7 +184,7 @@ var configs = map[string]*libConfig{
 		symbolCandidates: func(decl string) (string, []string) {
 			return decl, []string{decl}
 		},
-		logFuncs: map[string]string{"nvrtcCompileProgram": "programLog"},
+		logFuncs: map[string]string{"nvrtcCompileProgram": "ProgramLog"},
 	},
 	"nvjitlink": {
 		name: "nvjitlink", pathLib: "NVJitLink",
@@ -212,9 +212,9 @@ var configs = map[string]*libConfig{
 			return base, append(syms, base)
 		},
 		logFuncs: map[string]string{
-			"nvJitLinkComplete": "linkErrorLog",
-			"nvJitLinkAddData":  "linkErrorLog",
-			"nvJitLinkAddFile":  "linkErrorLog",
+			"nvJitLinkComplete": "ErrorLog",
+			"nvJitLinkAddData":  "ErrorLog",
+			"nvJitLinkAddFile":  "ErrorLog",
 		},
 	},
 	"nvfatbin": {
@@ -242,8 +242,8 @@ var configs = map[string]*libConfig{
 			return decl, []string{decl}
 		},
 		logFuncs: map[string]string{
-			"nvvmCompileProgram": "programLog",
-			"nvvmVerifyProgram":  "programLog",
+			"nvvmCompileProgram": "ProgramLog",
+			"nvvmVerifyProgram":  "ProgramLog",
 		},
 		// nvvm.h documents the handle as "[in] prog" although the call
 		// sets *prog ("set the value of its handle to *prog").

@@ -515,7 +515,7 @@ func (m *model) emitFunc(b *bytes.Buffer, f *funcDef) {
 		}
 		fmt.Fprintf(b, "\terr = check(%d, %s)\n", f.index, conv)
 		if lf, ok := m.cfg.logFuncs[f.cname]; ok && len(f.params) > 0 {
-			fmt.Fprintf(b, "\tif err != nil {\n\t\terr = withLog(err, %s(%s))\n\t}\n", lf, f.params[0].goName)
+			fmt.Fprintf(b, "\tif err != nil {\n\t\terr = dl.WithLog[%s](err, %s, %s)\n\t}\n", st, lf, f.params[0].goName)
 		}
 	case f.retGo == "string":
 		fmt.Fprintf(b, "\tret = dl.GoString(%s)\n", call)

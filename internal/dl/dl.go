@@ -308,11 +308,3 @@ func GoString(p unsafe.Pointer) string {
 	}
 	return C.GoString((*C.char)(p))
 }
-
-// BytePointer returns a pointer to b's first byte, or nil for an empty b.
-func BytePointer(b []byte) unsafe.Pointer {
-	if len(b) == 0 {
-		return nil
-	}
-	return unsafe.Pointer(&b[0])
-}

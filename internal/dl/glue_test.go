@@ -28,15 +28,21 @@ func TestCheck(t *testing.T) {
 func TestWithLog(t *testing.T) {
 	err := Check[code]("lib", "f", 3, 0, nil)
 	wrapped := fmt.Errorf("compiling: %w", err)
-	if got := WithLog[code](wrapped, "line 1: error"); got != wrapped {
+	log := func(h int) (string, error) { return fmt.Sprintf("line %d: error", h), nil }
+	if got := WithLog[code](wrapped, log, 1); got != wrapped {
 		t.Fatalf("WithLog returned another error: %v", got)
 	}
 	var e *Error[code]
 	if !errors.As(wrapped, &e) || e.Log != "line 1: error" {
 		t.Errorf("the log did not reach the wrapped *Error: %#v", e)
 	}
+	noLog := func(int) (string, error) { return "partial", errors.New("no log") }
+	unread := Check[code]("lib", "f", 3, 0, nil)
+	if WithLog[code](unread, noLog, 2); unread.(*Error[code]).Log != "" {
+		t.Errorf("a log that could not be read = %q, want none", unread.(*Error[code]).Log)
+	}
 	plain := errors.New("plain")
-	if WithLog[code](plain, "x") != plain {
+	if WithLog[code](plain, log, 3) != plain {
 		t.Errorf("a plain error changed")
 	}
 }
@@ -51,6 +57,11 @@ func TestReadSized(t *testing.T) {
 	b, err := ReadSized(size, get, 1)
 	if err != nil || string(b) != string(data) {
 		t.Errorf("ReadSized = %q, %v", b, err)
+	}
+	// A getter of a void* buffer (nvFatbinGet) reads the same.
+	getVoid := func(h int, p unsafe.Pointer) error { return get(h, (*byte)(p)) }
+	if b, err := ReadSized(size, getVoid, 1); err != nil || string(b) != string(data) {
+		t.Errorf("ReadSized into a void* = %q, %v", b, err)
 	}
 	b, err = ReadText(size, get, 1)
 	if err != nil || string(b) != "ptx text" {
