@@ -70,29 +70,17 @@ func (c *Context) newEvent(eh driver.Event, timing bool) *Event {
 		c.green.addEvent(eh) // for the green context's Close to destroy
 	}
 	e := &Event{handle: eh, ctx: c, timing: timing}
-	e.cleanup = runtime.AddCleanup(e, destroyEvent, eventRef{c, eh})
+	e.cleanup = runtime.AddCleanup(e, destroyEvent, handleRef[driver.Event]{c, eh})
 	return e
-}
-
-type eventRef struct {
-	ctx *Context
-	e   driver.Event
 }
 
 // destroyEvent is the finalizer of a forgotten Event. Its error is
 // recorded for the next Sync of the context.
-func destroyEvent(r eventRef) { destroyForgotten(r.ctx, "event", r.e, r.ctx.destroyEvent) }
-
-func (e *Event) acquire() (driver.Context, error) {
-	if !e.life.acquire() {
-		return 0, ErrClosed
-	}
-	h, err := e.ctx.acquire()
-	if err != nil {
-		e.life.release()
-	}
-	return h, err
+func destroyEvent(r handleRef[driver.Event]) {
+	destroyForgotten(r.ctx, "event", r.h, r.ctx.destroyEvent)
 }
+
+func (e *Event) acquire() (driver.Context, error) { return acquireIn(&e.life, e.ctx) }
 
 func (e *Event) release() {
 	e.ctx.release()
@@ -111,13 +99,7 @@ func (e *Event) Close() error {
 	if !e.life.close() {
 		return nil
 	}
-	e.cleanup.Stop()
-	h, err := e.ctx.acquire()
-	if err != nil {
-		return nil
-	}
-	defer e.ctx.release()
-	return e.ctx.destroyEvent(h, e.handle)
+	return destroyClosed(e.ctx, &e.cleanup, e.handle, e.ctx.destroyEvent)
 }
 
 // destroyEvent destroys event eh of c, in context h (c entered), and

@@ -62,29 +62,38 @@ func (c *Context) NewStream(options *StreamOptions) (*Stream, error) {
 		return nil, err
 	}
 	s := &Stream{handle: sh, ctx: c, owned: true}
-	s.cleanup = runtime.AddCleanup(s, destroyStream, streamRef{c, sh})
+	s.cleanup = runtime.AddCleanup(s, destroyStream, handleRef[driver.Stream]{c, sh})
 	return s, nil
-}
-
-type streamRef struct {
-	ctx *Context
-	s   driver.Stream
 }
 
 // destroyStream is the finalizer of a forgotten Stream. Its error is
 // recorded for the next Sync of the context.
-func destroyStream(r streamRef) { destroyForgotten(r.ctx, "stream", r.s, r.ctx.destroyStream) }
+func destroyStream(r handleRef[driver.Stream]) {
+	destroyForgotten(r.ctx, "stream", r.h, r.ctx.destroyStream)
+}
 
 // acquire acquires the stream and its context for a driver call.
-func (s *Stream) acquire() (driver.Context, error) {
-	if !s.life.acquire() {
+func (s *Stream) acquire() (driver.Context, error) { return acquireIn(&s.life, s.ctx) }
+
+// acquireIn holds l, the life of an object of ctx, and acquires ctx for a
+// driver call on that object; success needs a ctx.release and an
+// l.release.
+func acquireIn(l *life, ctx *Context) (driver.Context, error) {
+	if !l.acquire() {
 		return 0, ErrClosed
 	}
-	h, err := s.ctx.acquire()
+	h, err := ctx.acquire()
 	if err != nil {
-		s.life.release()
+		l.release()
 	}
 	return h, err
+}
+
+// handleRef is what the cleanup of a forgotten driver object gets: its
+// context and its handle, not the object, which that would keep alive.
+type handleRef[H ~uintptr | ~uint64] struct {
+	ctx *Context
+	h   H
 }
 
 // destroyForgotten is the cleanup of a forgotten driver object h of ctx,
@@ -97,6 +106,18 @@ func destroyForgotten[H ~uintptr | ~uint64](ctx *Context, what string, h H, dest
 	}
 	ctx.record(fmt.Sprintf("destroying a forgotten %s %#x", what, uint64(h)), destroy(c, h))
 	ctx.release()
+}
+
+// destroyClosed ends the Close of an object of ctx, its life closed: it
+// stops the object's cleanup and destroys its handle h. A closed context
+// took h with it.
+func destroyClosed[H ~uintptr | ~uint64](ctx *Context, cleanup *runtime.Cleanup, h H, destroy func(driver.Context, H) error) error {
+	cleanup.Stop()
+	err := ctx.call(func(c driver.Context) error { return destroy(c, h) })
+	if err == ErrClosed {
+		return nil
+	}
+	return err
 }
 
 // acquireForFree acquires the stream a free is ordered on: stream, nil

@@ -302,16 +302,13 @@ func NewTextureObject(res TextureResource, opts *TextureOptions) (*TextureObject
 		return nil, fmt.Errorf("core: NewTextureObject: a texture of a %s: %w", s.what(), err)
 	}
 	t := &TextureObject{handle: th, res: res, ctx: ctx}
-	t.cleanup = runtime.AddCleanup(t, destroyTexture, texRef{ctx, th})
+	t.cleanup = runtime.AddCleanup(t, destroyTexture, handleRef[driver.TexObject]{ctx, th})
 	return t, nil
 }
 
-type texRef struct {
-	ctx *Context
-	t   driver.TexObject
+func destroyTexture(r handleRef[driver.TexObject]) {
+	destroyForgotten(r.ctx, "texture object", r.h, cuTexObjectDestroy)
 }
-
-func destroyTexture(r texRef) { destroyForgotten(r.ctx, "texture object", r.t, cuTexObjectDestroy) }
 
 // Handle returns the driver's CUtexObject, the kernel's
 // cudaTextureObject_t.
@@ -326,13 +323,7 @@ func (t *TextureObject) Close() error {
 	if t == nil || !t.life.close() {
 		return nil
 	}
-	t.cleanup.Stop()
-	h, err := t.ctx.acquire()
-	if err != nil {
-		return err
-	}
-	defer t.ctx.release()
-	return cuTexObjectDestroy(h, t.handle)
+	return destroyClosed(t.ctx, &t.cleanup, t.handle, cuTexObjectDestroy)
 }
 
 // launchHandle is the handle Launch passes, or an error that completes
@@ -391,16 +382,13 @@ func NewSurfaceObject(a *Array) (*SurfaceObject, error) {
 		return nil, fmt.Errorf("core: NewSurfaceObject: a surface of a %s: %w", a.shape.what(), err)
 	}
 	s := &SurfaceObject{handle: sh, arr: a, ctx: ctx}
-	s.cleanup = runtime.AddCleanup(s, destroySurface, surfRef{ctx, sh})
+	s.cleanup = runtime.AddCleanup(s, destroySurface, handleRef[driver.SurfObject]{ctx, sh})
 	return s, nil
 }
 
-type surfRef struct {
-	ctx *Context
-	s   driver.SurfObject
+func destroySurface(r handleRef[driver.SurfObject]) {
+	destroyForgotten(r.ctx, "surface object", r.h, cuSurfObjectDestroy)
 }
-
-func destroySurface(r surfRef) { destroyForgotten(r.ctx, "surface object", r.s, cuSurfObjectDestroy) }
 
 // Handle returns the driver's CUsurfObject, the kernel's
 // cudaSurfaceObject_t.
@@ -415,13 +403,7 @@ func (s *SurfaceObject) Close() error {
 	if s == nil || !s.life.close() {
 		return nil
 	}
-	s.cleanup.Stop()
-	h, err := s.ctx.acquire()
-	if err != nil {
-		return err
-	}
-	defer s.ctx.release()
-	return cuSurfObjectDestroy(h, s.handle)
+	return destroyClosed(s.ctx, &s.cleanup, s.handle, cuSurfObjectDestroy)
 }
 
 // launchHandle is as TextureObject's.
