@@ -539,17 +539,10 @@ func (b *Buffer) copyFrom(stream *Stream, src *Buffer, sync bool) error {
 			return err
 		}
 	}
-	dh, err := dd.primary.acquire()
+	err = dd.primary.callWith(sd.primary, func(dh, sh driver.Context) error {
+		return cuMemcpyPeerAsync(h, b.ptr, dh, src.ptr, sh, uint64(src.size), s.handle)
+	})
 	if err != nil {
-		return err
-	}
-	defer dd.primary.release()
-	sh, err := sd.primary.acquire()
-	if err != nil {
-		return err
-	}
-	defer sd.primary.release()
-	if err := cuMemcpyPeerAsync(h, b.ptr, dh, src.ptr, sh, uint64(src.size), s.handle); err != nil {
 		return err
 	}
 	return syncIf(sync, h, s)
