@@ -82,6 +82,8 @@ func destroyEvent(r handleRef[driver.Event]) {
 
 func (e *Event) acquire() (driver.Context, error) { return acquireIn(&e.life, e.ctx) }
 
+func (e *Event) call(f func(h driver.Context) error) error { return callIn(&e.life, e.ctx, f) }
+
 func (e *Event) release() {
 	e.ctx.release()
 	e.life.release()
@@ -129,29 +131,12 @@ func (e *Event) Record(s *Stream) error {
 
 // Sync waits until the event's work is done.
 func (e *Event) Sync() error {
-	h, err := e.acquire()
-	if err != nil {
-		return err
-	}
-	defer e.release()
-	return cuEventSynchronize(h, e.handle)
+	return e.call(func(h driver.Context) error { return cuEventSynchronize(h, e.handle) })
 }
 
 // Query reports whether the event's work is done.
 func (e *Event) Query() (done bool, err error) {
-	h, err := e.acquire()
-	if err != nil {
-		return false, err
-	}
-	defer e.release()
-	err = cuEventQuery(h, e.handle)
-	if err == nil {
-		return true, nil
-	}
-	if isNotReady(err) {
-		return false, nil
-	}
-	return false, err
+	return doneOf(e.call(func(h driver.Context) error { return cuEventQuery(h, e.handle) }))
 }
 
 // Elapsed returns the GPU time between two recorded, completed events

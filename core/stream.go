@@ -75,6 +75,9 @@ func destroyStream(r handleRef[driver.Stream]) {
 // acquire acquires the stream and its context for a driver call.
 func (s *Stream) acquire() (driver.Context, error) { return acquireIn(&s.life, s.ctx) }
 
+// call calls f with the stream and its context acquired.
+func (s *Stream) call(f func(h driver.Context) error) error { return callIn(&s.life, s.ctx, f) }
+
 // acquireIn holds l, the life of an object of ctx, and acquires ctx for a
 // driver call on that object; success needs a ctx.release and an
 // l.release.
@@ -87,6 +90,30 @@ func acquireIn(l *life, ctx *Context) (driver.Context, error) {
 		l.release()
 	}
 	return h, err
+}
+
+// callIn calls f with l, the life of an object of ctx, held and ctx
+// acquired.
+func callIn(l *life, ctx *Context, f func(h driver.Context) error) error {
+	h, err := acquireIn(l, ctx)
+	if err != nil {
+		return err
+	}
+	defer l.release()
+	defer ctx.release()
+	return f(h)
+}
+
+// doneOf is the answer of a Query whose driver call (cuStreamQuery,
+// cuEventQuery) returned err: CUDA_ERROR_NOT_READY means not done yet.
+func doneOf(err error) (done bool, _ error) {
+	if err == nil {
+		return true, nil
+	}
+	if isNotReady(err) {
+		return false, nil
+	}
+	return false, err
 }
 
 // handleRef is what the cleanup of a forgotten driver object gets: its
@@ -227,19 +254,7 @@ func (s *Stream) Sync() error {
 
 // Query reports whether all work queued on the stream is done.
 func (s *Stream) Query() (done bool, err error) {
-	h, err := s.acquire()
-	if err != nil {
-		return false, err
-	}
-	defer s.release()
-	err = cuStreamQuery(h, s.handle)
-	if err == nil {
-		return true, nil
-	}
-	if isNotReady(err) {
-		return false, nil
-	}
-	return false, err
+	return doneOf(s.call(func(h driver.Context) error { return cuStreamQuery(h, s.handle) }))
 }
 
 // Wait makes later work on s wait until e's recorded work is done; the
