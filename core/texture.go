@@ -329,17 +329,25 @@ func (t *TextureObject) Close() error {
 // launchHandle is the handle Launch passes, or an error that completes
 // "argument N ...".
 func (t *TextureObject) launchHandle() (uint64, error) {
-	switch {
-	case t == nil:
+	if t == nil {
 		return 0, errors.New("is a nil *TextureObject")
-	case t.res == nil:
-		return 0, errors.New("is a zero TextureObject (make one with NewTextureObject)")
-	case t.life.closed():
-		return 0, fmt.Errorf("is a closed TextureObject: %w", ErrClosed)
-	case t.res.closed():
-		return 0, fmt.Errorf("is a TextureObject of a closed array: %w", ErrClosed)
 	}
-	return uint64(t.handle), nil
+	return objectLaunchHandle("TextureObject", "array", uint64(t.handle), &t.life, t.res == nil, t.res != nil && t.res.closed())
+}
+
+// objectLaunchHandle is launchHandle for a texture or surface object
+// (what) with handle h and life l, of a resource (res) that may be absent
+// (noRes: a zero object) or closed.
+func objectLaunchHandle(what, res string, h uint64, l *life, noRes, resClosed bool) (uint64, error) {
+	switch {
+	case noRes:
+		return 0, fmt.Errorf("is a zero %s (make one with New%[1]s)", what)
+	case l.closed():
+		return 0, fmt.Errorf("is a closed %s: %w", what, ErrClosed)
+	case resClosed:
+		return 0, fmt.Errorf("is a %s of a closed %s: %w", what, res, ErrClosed)
+	}
+	return h, nil
 }
 
 // SurfaceObject is a surface object (CUsurfObject) of an Array made with
@@ -408,15 +416,8 @@ func (s *SurfaceObject) Close() error {
 
 // launchHandle is as TextureObject's.
 func (s *SurfaceObject) launchHandle() (uint64, error) {
-	switch {
-	case s == nil:
+	if s == nil {
 		return 0, errors.New("is a nil *SurfaceObject")
-	case s.arr == nil:
-		return 0, errors.New("is a zero SurfaceObject (make one with NewSurfaceObject)")
-	case s.life.closed():
-		return 0, fmt.Errorf("is a closed SurfaceObject: %w", ErrClosed)
-	case s.arr.closed():
-		return 0, fmt.Errorf("is a SurfaceObject of a closed Array: %w", ErrClosed)
 	}
-	return uint64(s.handle), nil
+	return objectLaunchHandle("SurfaceObject", "Array", uint64(s.handle), &s.life, s.arr == nil, s.arr != nil && s.arr.closed())
 }
