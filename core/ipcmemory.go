@@ -282,21 +282,7 @@ func (r *IPCMemoryResource) ImportBuffer(d IPCBufferDescriptor, stream *Stream) 
 // so that the free is complete when Buffer.Close returns, as the driver
 // requires before the exporter frees the memory. It works after Close.
 func (r *IPCMemoryResource) Deallocate(ptr driver.Deviceptr, size int, stream *Stream) error {
-	if ptr == 0 {
-		return nil
-	}
-	stream, h, err := acquireForFree(r.dev, stream)
-	if err != nil {
-		return err
-	}
-	defer stream.release()
-	if err := cuMemFreeAsync(h, ptr, stream.handle); err != nil {
-		return err
-	}
-	if r.imported {
-		return cuStreamSynchronize(h, stream.handle)
-	}
-	return nil
+	return freeAsync(r.dev, ptr, stream, r.imported)
 }
 
 // Close destroys the pool (see IPCMemoryResource). Closing twice is not an

@@ -163,6 +163,23 @@ func acquireForFree(dev *Device, stream *Stream) (*Stream, driver.Context, error
 	return stream, h, err
 }
 
+// freeAsync frees ptr of dev (if not 0) with cuMemFreeAsync ordered on
+// stream (see acquireForFree); with wait it then waits for that stream.
+func freeAsync(dev *Device, ptr driver.Deviceptr, stream *Stream, wait bool) error {
+	if ptr == 0 {
+		return nil
+	}
+	stream, h, err := acquireForFree(dev, stream)
+	if err != nil {
+		return err
+	}
+	defer stream.release()
+	if err := cuMemFreeAsync(h, ptr, stream.handle); err != nil || !wait {
+		return err
+	}
+	return cuStreamSynchronize(h, stream.handle)
+}
+
 // closed reports whether the stream or its created context is closed:
 // what acquire would refuse, read without holding anything. (For a
 // primary context it reads only that it is one.)
