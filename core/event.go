@@ -117,16 +117,13 @@ func (c *Context) destroyEvent(h driver.Context, eh driver.Event) error {
 // Record captures the work queued on s so far: the event completes when
 // that work does. Recording again moves it.
 func (e *Event) Record(s *Stream) error {
-	h, err := e.acquire()
-	if err != nil {
-		return err
-	}
-	defer e.release()
-	if !s.life.acquire() {
-		return ErrClosed
-	}
-	defer s.life.release()
-	return cuEventRecord(h, e.handle, s.handle)
+	return e.call(func(h driver.Context) error {
+		if !s.life.acquire() {
+			return ErrClosed
+		}
+		defer s.life.release()
+		return cuEventRecord(h, e.handle, s.handle)
+	})
 }
 
 // Sync waits until the event's work is done.

@@ -277,16 +277,13 @@ func (s *Stream) Query() (done bool, err error) {
 // Wait makes later work on s wait until e's recorded work is done; the
 // host does not wait.
 func (s *Stream) Wait(e *Event) error {
-	h, err := s.acquire()
-	if err != nil {
-		return err
-	}
-	defer s.release()
-	if !e.life.acquire() {
-		return ErrClosed
-	}
-	defer e.life.release()
-	return cuStreamWaitEvent(h, s.handle, e.handle, 0)
+	return s.call(func(h driver.Context) error {
+		if !e.life.acquire() {
+			return ErrClosed
+		}
+		defer e.life.release()
+		return cuStreamWaitEvent(h, s.handle, e.handle, 0)
+	})
 }
 
 // Record records a new event (timing disabled) on the stream: it
@@ -355,24 +352,22 @@ func (s *Stream) LaunchHostFunc(f func()) error {
 	if f == nil {
 		return fmt.Errorf("core: LaunchHostFunc: nil function")
 	}
-	h, err := s.acquire()
-	if err != nil {
-		return err
-	}
-	defer s.release()
-	if g := s.capture.Load(); g != nil {
-		hd := registerCallback(hostCallback(graphFunc(f)))
+	return s.call(func(h driver.Context) error {
+		// Captured into a graph, f runs at every launch: the graph keeps
+		// its handle.
+		g := s.capture.Load()
+		var cb hostCallback = funcCallback(f)
+		if g != nil {
+			cb = graphFunc(f)
+		}
+		hd := registerCallback(cb)
 		if err := cLaunchHostFunc(h, s.handle, hd); err != nil {
 			deleteCallback(hd)
 			return err
 		}
-		g.add(hd)
+		if g != nil {
+			g.add(hd)
+		}
 		return nil
-	}
-	hd := registerCallback(hostCallback(funcCallback(f)))
-	if err := cLaunchHostFunc(h, s.handle, hd); err != nil {
-		deleteCallback(hd)
-		return err
-	}
-	return nil
+	})
 }
