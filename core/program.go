@@ -233,19 +233,15 @@ func (p *Program) LoweredName(nameExpr string) (string, error) {
 // methods return ErrClosed afterwards. ObjectCodes compiled before stay
 // valid.
 func (p *Program) Close() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return nil
-	}
-	p.closed = true
-	if p.h == nil {
-		return nil
-	}
-	p.cleanup.Stop()
-	err := p.h.destroy()
-	p.h = nil
-	return err
+	return closeLocked(&p.mu, &p.closed, func() error {
+		if p.h == nil {
+			return nil
+		}
+		p.cleanup.Stop()
+		err := p.h.destroy()
+		p.h = nil
+		return err
+	})
 }
 
 // defaultArch is the architecture of device 0, "sm_NN", when a GPU is
