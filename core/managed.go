@@ -47,19 +47,7 @@ const (
 
 // String returns the kind's name: "device", "host", ...
 func (k LocationKind) String() string {
-	switch k {
-	case LocationNone:
-		return "none"
-	case LocationDevice:
-		return "device"
-	case LocationHost:
-		return "host"
-	case LocationHostNUMA:
-		return "host NUMA node"
-	case LocationHostNUMACurrent:
-		return "host NUMA node of the calling thread"
-	}
-	return fmt.Sprintf("LocationKind(%d)", uint8(k))
+	return enumString(k, "LocationKind", "none", "device", "host", "host NUMA node", "host NUMA node of the calling thread")
 }
 
 // Location is where managed memory is advised to live, is prefetched to

@@ -33,17 +33,7 @@ const (
 )
 
 func (m AddressMode) String() string {
-	switch m {
-	case AddressClamp:
-		return "AddressClamp"
-	case AddressWrap:
-		return "AddressWrap"
-	case AddressMirror:
-		return "AddressMirror"
-	case AddressBorder:
-		return "AddressBorder"
-	}
-	return fmt.Sprintf("AddressMode(%d)", int(m))
+	return enumString(m, "AddressMode", "AddressClamp", "AddressWrap", "AddressMirror", "AddressBorder")
 }
 
 func (m AddressMode) driver() driver.AddressMode {
@@ -70,13 +60,7 @@ const (
 )
 
 func (f FilterMode) String() string {
-	switch f {
-	case FilterPoint:
-		return "FilterPoint"
-	case FilterLinear:
-		return "FilterLinear"
-	}
-	return fmt.Sprintf("FilterMode(%d)", int(f))
+	return enumString(f, "FilterMode", "FilterPoint", "FilterLinear")
 }
 
 // ReadMode is what a texture of integer channels returns: the integers
@@ -92,13 +76,7 @@ const (
 )
 
 func (r ReadMode) String() string {
-	switch r {
-	case ReadElementType:
-		return "ReadElementType"
-	case ReadNormalizedFloat:
-		return "ReadNormalizedFloat"
-	}
-	return fmt.Sprintf("ReadMode(%d)", int(r))
+	return enumString(r, "ReadMode", "ReadElementType", "ReadNormalizedFloat")
 }
 
 // TextureOptions describe how a texture object samples its array. A nil
