@@ -82,6 +82,7 @@ func destroyEvent(r handleRef[driver.Event]) {
 
 func (e *Event) acquire() (driver.Context, error) { return acquireIn(&e.life, e.ctx) }
 
+// call calls f with the event and its context acquired.
 func (e *Event) call(f func(h driver.Context) error) error { return callIn(&e.life, e.ctx, f) }
 
 func (e *Event) release() {
