@@ -363,18 +363,15 @@ func NewArray(dev *Device, ext Extent, opts *ArrayOptions) (*Array, error) {
 		return nil, fmt.Errorf("core: NewArray: creating a %s: %w", s.what(), err)
 	}
 	a := &Array{handle: ah, dev: dev, shape: s}
-	a.cleanup = runtime.AddCleanup(a, destroyArray, arrayRef{dev.primary, ah})
+	a.cleanup = runtime.AddCleanup(a, destroyArray, handleRef[driver.Array]{dev.primary, ah})
 	return a, nil
-}
-
-type arrayRef struct {
-	ctx *Context
-	a   driver.Array
 }
 
 // destroyArray is the finalizer of a forgotten Array. Its error is
 // recorded for the next Sync of the context.
-func destroyArray(r arrayRef) { destroyForgotten(r.ctx, "CUDA array", r.a, cuArrayDestroy) }
+func destroyArray(r handleRef[driver.Array]) {
+	destroyForgotten(r.ctx, "CUDA array", r.h, cuArrayDestroy)
+}
 
 // acquire holds a, and the mipmapped array it is a level of, for a
 // driver call.
@@ -443,13 +440,7 @@ func (a *Array) Close() error {
 	if a.parent != nil || a.dev == nil { // a level, or a zero Array: nothing to free
 		return nil
 	}
-	a.cleanup.Stop()
-	h, err := a.dev.primary.acquire()
-	if err != nil {
-		return err
-	}
-	defer a.dev.primary.release()
-	return cuArrayDestroy(h, a.handle)
+	return destroyClosed(a.dev.primary, &a.cleanup, a.handle, cuArrayDestroy)
 }
 
 // MipmappedArray is a mipmapped CUDA array (CUmipmappedArray): levels 0
@@ -497,17 +488,12 @@ func NewMipmappedArray(dev *Device, ext Extent, levels int, opts *ArrayOptions) 
 		return nil, fmt.Errorf("core: NewMipmappedArray: creating a %s of %d levels: %w", s.what(), levels, err)
 	}
 	m := &MipmappedArray{handle: mh, dev: dev, shape: s, levels: levels}
-	m.cleanup = runtime.AddCleanup(m, destroyMipmappedArray, mipmapRef{dev.primary, mh})
+	m.cleanup = runtime.AddCleanup(m, destroyMipmappedArray, handleRef[driver.MipmappedArray]{dev.primary, mh})
 	return m, nil
 }
 
-type mipmapRef struct {
-	ctx *Context
-	m   driver.MipmappedArray
-}
-
-func destroyMipmappedArray(r mipmapRef) {
-	destroyForgotten(r.ctx, "mipmapped CUDA array", r.m, cuMipmappedArrayDestroy)
+func destroyMipmappedArray(r handleRef[driver.MipmappedArray]) {
+	destroyForgotten(r.ctx, "mipmapped CUDA array", r.h, cuMipmappedArrayDestroy)
 }
 
 func (m *MipmappedArray) acquire() bool { return m.life.acquire() }
@@ -577,11 +563,5 @@ func (m *MipmappedArray) Close() error {
 	if m == nil || !m.life.close() || m.dev == nil {
 		return nil
 	}
-	m.cleanup.Stop()
-	h, err := m.dev.primary.acquire()
-	if err != nil {
-		return err
-	}
-	defer m.dev.primary.release()
-	return cuMipmappedArrayDestroy(h, m.handle)
+	return destroyClosed(m.dev.primary, &m.cleanup, m.handle, cuMipmappedArrayDestroy)
 }

@@ -1,10 +1,10 @@
 package core
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 	"runtime"
+	"unsafe"
 
 	"github.com/cudago/cudago/bindings/driver"
 )
@@ -82,9 +82,9 @@ func checkArrayElem[T any](fn string, s *arrayShape) error {
 	return nil
 }
 
-// copyParams returns the descriptor of a copy of the whole array a; the
-// caller sets the other side.
-func (a *Array) copyParams(toArray bool) driver.Memcpy3DParams {
+// copyParams returns the descriptor of a copy of the whole array a into
+// (toArray) or from memory of type other, packed, at host or dev.
+func (a *Array) copyParams(toArray bool, other driver.Memorytype, host unsafe.Pointer, dev driver.Deviceptr) driver.Memcpy3DParams {
 	s := &a.shape
 	p := driver.Memcpy3DParams{
 		WidthInBytes: uint64(s.ext.Width * s.elemBytes()),
@@ -93,8 +93,10 @@ func (a *Array) copyParams(toArray bool) driver.Memcpy3DParams {
 	}
 	if toArray {
 		p.DstMemoryType, p.DstArray = driver.MemorytypeArray, a.handle
+		p.SrcMemoryType, p.SrcHost, p.SrcDevice, p.SrcPitch, p.SrcHeight = other, host, dev, p.WidthInBytes, p.Height
 	} else {
 		p.SrcMemoryType, p.SrcArray = driver.MemorytypeArray, a.handle
+		p.DstMemoryType, p.DstHost, p.DstDevice, p.DstPitch, p.DstHeight = other, host, dev, p.WidthInBytes, p.Height
 	}
 	return p
 }
@@ -134,52 +136,36 @@ func (a *Array) copyOn(fn string, s *Stream, p *driver.Memcpy3DParams, pin *runt
 // ordered on the legacy default stream: it follows the work queued on
 // the device's blocking streams.
 func CopyToArray[T any](dst *Array, src []T) error {
-	const fn = "CopyToArray"
-	if err := checkElem[T](fn); err != nil {
-		return err
-	}
-	if dst == nil {
-		return errors.New("core: CopyToArray: nil *Array")
-	}
-	if err := checkArrayElem[T](fn, &dst.shape); err != nil {
-		return err
-	}
-	ptr, n := sliceBytes(src)
-	if n != dst.shape.bytes() {
-		return fmt.Errorf("core: %s: %d bytes (%d %v) for a %s of %d bytes", fn, n, len(src), reflect.TypeFor[T](), dst.shape.what(), dst.shape.bytes())
-	}
-	p := dst.copyParams(true)
-	p.SrcMemoryType, p.SrcPitch, p.SrcHeight = driver.MemorytypeHost, p.WidthInBytes, p.Height
-	pin := new(runtime.Pinner)
-	pin.Pin(ptr)
-	p.SrcHost = ptr
-	return dst.copyOn(fn, nil, &p, pin)
+	return hostArrayCopy("CopyToArray", dst, src, true)
 }
 
 // CopyFromArray fills dst with all the elements of src, in the order
 // CopyToArray takes them, and waits. T is as for CopyToArray, and dst
 // must hold exactly src.Size() bytes.
 func CopyFromArray[T any](dst []T, src *Array) error {
-	const fn = "CopyFromArray"
+	return hostArrayCopy("CopyFromArray", src, dst, false)
+}
+
+// hostArrayCopy copies host, all the elements of a, into a (toArray) or
+// from it, and waits: the body of CopyToArray and CopyFromArray.
+func hostArrayCopy[T any](fn string, a *Array, host []T, toArray bool) error {
 	if err := checkElem[T](fn); err != nil {
 		return err
 	}
-	if src == nil {
-		return errors.New("core: CopyFromArray: nil *Array")
+	if a == nil {
+		return fmt.Errorf("core: %s: nil *Array", fn)
 	}
-	if err := checkArrayElem[T](fn, &src.shape); err != nil {
+	if err := checkArrayElem[T](fn, &a.shape); err != nil {
 		return err
 	}
-	ptr, n := sliceBytes(dst)
-	if n != src.shape.bytes() {
-		return fmt.Errorf("core: %s: %d bytes (%d %v) for a %s of %d bytes", fn, n, len(dst), reflect.TypeFor[T](), src.shape.what(), src.shape.bytes())
+	ptr, n := sliceBytes(host)
+	if n != a.shape.bytes() {
+		return fmt.Errorf("core: %s: %d bytes (%d %v) for a %s of %d bytes", fn, n, len(host), reflect.TypeFor[T](), a.shape.what(), a.shape.bytes())
 	}
-	p := src.copyParams(false)
-	p.DstMemoryType, p.DstPitch, p.DstHeight = driver.MemorytypeHost, p.WidthInBytes, p.Height
 	pin := new(runtime.Pinner)
 	pin.Pin(ptr)
-	p.DstHost = ptr
-	return src.copyOn(fn, nil, &p, pin)
+	p := a.copyParams(toArray, driver.MemorytypeHost, ptr, 0)
+	return a.copyOn(fn, nil, &p, pin)
 }
 
 // CopyFromBuffer copies the first a.Size() bytes of src, the array's
@@ -213,12 +199,7 @@ func (a *Array) bufferCopy(fn string, b *Buffer, toArray bool) error {
 	if d := b.Device(); d != nil && d != a.dev {
 		return fmt.Errorf("core: %s: the buffer is memory of %v, the array is on %v", fn, d, a.dev)
 	}
-	p := a.copyParams(toArray)
-	if toArray {
-		p.SrcMemoryType, p.SrcDevice, p.SrcPitch, p.SrcHeight = driver.MemorytypeUnified, b.ptr, p.WidthInBytes, p.Height
-	} else {
-		p.DstMemoryType, p.DstDevice, p.DstPitch, p.DstHeight = driver.MemorytypeUnified, b.ptr, p.WidthInBytes, p.Height
-	}
+	p := a.copyParams(toArray, driver.MemorytypeUnified, nil, b.ptr)
 	// Hold the buffer and its stream; the stream must be of a's context
 	// for the copy to be queued on it.
 	_, s, err := b.acquireWith(nil)

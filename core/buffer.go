@@ -338,50 +338,44 @@ func boundsErr(fn string, n, size int) error {
 // CopyToDevice copies src into the start of dst and waits for the copy.
 // It fails, before any driver call, when src holds more bytes than dst.
 func CopyToDevice[T any](dst *Buffer, src []T) error {
-	if err := checkElem[T]("CopyToDevice"); err != nil {
-		return err
-	}
-	if dst == nil {
-		return errors.New("core: CopyToDevice: nil *Buffer")
-	}
-	p, n := sliceBytes(src)
-	if n > dst.size {
-		return boundsErr("CopyToDevice", n, dst.size)
-	}
-	h, s, err := dst.acquireWith(nil)
-	if err != nil {
-		return err
-	}
-	defer dst.releaseWith(s)
-	if n == 0 {
-		return nil
-	}
-	return copyHtoD(s.ctx.dev, h, dst.ptr, p, n, s.handle) // staging.go
+	return hostTransfer("CopyToDevice", nil, dst, src, func(h driver.Context, s *Stream, p unsafe.Pointer, n int) error {
+		return copyHtoD(s.ctx.dev, h, dst.ptr, p, n, s.handle) // staging.go
+	})
 }
 
 // CopyFromDevice fills dst from the start of src and waits for the copy.
 // It fails, before any driver call, when dst wants more bytes than src
 // holds.
 func CopyFromDevice[T any](dst []T, src *Buffer) error {
-	if err := checkElem[T]("CopyFromDevice"); err != nil {
+	return hostTransfer("CopyFromDevice", nil, src, dst, func(h driver.Context, s *Stream, p unsafe.Pointer, n int) error {
+		return copyDtoH(s.ctx.dev, h, p, src.ptr, n, s.handle) // staging.go
+	})
+}
+
+// hostTransfer is the frame of the copies fn between host and the start of
+// b on stream (nil: b's own): it checks the element type and that the n
+// bytes of host fit in b, and unless n is 0 calls do with b and the
+// stream acquired and p, n the host side.
+func hostTransfer[T any](fn string, stream *Stream, b *Buffer, host []T, do func(h driver.Context, s *Stream, p unsafe.Pointer, n int) error) error {
+	if err := checkElem[T](fn); err != nil {
 		return err
 	}
-	if src == nil {
-		return errors.New("core: CopyFromDevice: nil *Buffer")
+	if b == nil {
+		return fmt.Errorf("core: %s: nil *Buffer", fn)
 	}
-	p, n := sliceBytes(dst)
-	if n > src.size {
-		return boundsErr("CopyFromDevice", n, src.size)
+	p, n := sliceBytes(host)
+	if n > b.size {
+		return boundsErr(fn, n, b.size)
 	}
-	h, s, err := src.acquireWith(nil)
+	h, s, err := b.acquireWith(stream)
 	if err != nil {
 		return err
 	}
-	defer src.releaseWith(s)
+	defer b.releaseWith(s)
 	if n == 0 {
 		return nil
 	}
-	return copyDtoH(s.ctx.dev, h, p, src.ptr, n, s.handle) // staging.go
+	return do(h, s, p, n)
 }
 
 // CopyToDeviceAsync queues a copy of src into the start of dst on stream
@@ -389,61 +383,27 @@ func CopyFromDevice[T any](dst []T, src *Buffer) error {
 // the caller must not modify it before then (Stream.Sync, Done...). It
 // cannot be captured into a graph.
 func CopyToDeviceAsync[T any](stream *Stream, dst *Buffer, src []T) error {
-	if err := checkElem[T]("CopyToDeviceAsync"); err != nil {
-		return err
-	}
-	if dst == nil {
-		return errors.New("core: CopyToDeviceAsync: nil *Buffer")
-	}
-	p, n := sliceBytes(src)
-	if n > dst.size {
-		return boundsErr("CopyToDeviceAsync", n, dst.size)
-	}
-	h, s, err := dst.acquireWith(stream)
-	if err != nil {
-		return err
-	}
-	defer dst.releaseWith(s)
-	if n == 0 {
-		return nil
-	}
-	pin := new(runtime.Pinner)
-	pin.Pin(p)
-	hd := registerCallback(hostCallback(pinCallback{pin}))
-	if err := cMemcpyHtoDAsync(h, dst.ptr, p, uint64(n), s.handle, hd); err != nil {
-		deleteCallback(hd)
-		pin.Unpin()
-		return err
-	}
-	return nil
+	return hostTransfer("CopyToDeviceAsync", stream, dst, src, func(h driver.Context, s *Stream, p unsafe.Pointer, n int) error {
+		return pinnedUntilDone(p, func(hd uintptr) error { return cMemcpyHtoDAsync(h, dst.ptr, p, uint64(n), s.handle, hd) })
+	})
 }
 
 // CopyFromDeviceAsync queues a copy from the start of src into dst on
 // stream and returns; dst is pinned until the copy completes and must not
 // be read before then. It cannot be captured into a graph.
 func CopyFromDeviceAsync[T any](stream *Stream, dst []T, src *Buffer) error {
-	if err := checkElem[T]("CopyFromDeviceAsync"); err != nil {
-		return err
-	}
-	if src == nil {
-		return errors.New("core: CopyFromDeviceAsync: nil *Buffer")
-	}
-	p, n := sliceBytes(dst)
-	if n > src.size {
-		return boundsErr("CopyFromDeviceAsync", n, src.size)
-	}
-	h, s, err := src.acquireWith(stream)
-	if err != nil {
-		return err
-	}
-	defer src.releaseWith(s)
-	if n == 0 {
-		return nil
-	}
+	return hostTransfer("CopyFromDeviceAsync", stream, src, dst, func(h driver.Context, s *Stream, p unsafe.Pointer, n int) error {
+		return pinnedUntilDone(p, func(hd uintptr) error { return cMemcpyDtoHAsync(h, p, src.ptr, uint64(n), s.handle, hd) })
+	})
+}
+
+// pinnedUntilDone pins host memory p for the asynchronous copy that queue
+// queues with completion callback hd, which unpins it.
+func pinnedUntilDone(p unsafe.Pointer, queue func(hd uintptr) error) error {
 	pin := new(runtime.Pinner)
 	pin.Pin(p)
 	hd := registerCallback(hostCallback(pinCallback{pin}))
-	if err := cMemcpyDtoHAsync(h, p, src.ptr, uint64(n), s.handle, hd); err != nil {
+	if err := queue(hd); err != nil {
 		deleteCallback(hd)
 		pin.Unpin()
 		return err
@@ -539,17 +499,10 @@ func (b *Buffer) copyFrom(stream *Stream, src *Buffer, sync bool) error {
 			return err
 		}
 	}
-	dh, err := dd.primary.acquire()
+	err = dd.primary.callWith(sd.primary, func(dh, sh driver.Context) error {
+		return cuMemcpyPeerAsync(h, b.ptr, dh, src.ptr, sh, uint64(src.size), s.handle)
+	})
 	if err != nil {
-		return err
-	}
-	defer dd.primary.release()
-	sh, err := sd.primary.acquire()
-	if err != nil {
-		return err
-	}
-	defer sd.primary.release()
-	if err := cuMemcpyPeerAsync(h, b.ptr, dh, src.ptr, sh, uint64(src.size), s.handle); err != nil {
 		return err
 	}
 	return syncIf(sync, h, s)

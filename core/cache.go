@@ -382,14 +382,8 @@ func (k *cacheKeyer) sum() string { return hex.EncodeToString(k.h.Sum(nil)) }
 
 // The compilers' versions, read once (a failure: no caching).
 var (
-	nvrtcVersion = sync.OnceValue(func() string {
-		ma, mi, err := nvrtc.Version()
-		if err != nil {
-			return ""
-		}
-		return "nvrtc " + strconv.Itoa(int(ma)) + "." + strconv.Itoa(int(mi))
-	})
-	nvvmVersion = sync.OnceValue(func() string {
+	nvrtcVersion = libVersion("nvrtc", nvrtc.Version)
+	nvvmVersion  = sync.OnceValue(func() string {
 		ma, mi, err := nvvm.Version()
 		if err != nil {
 			return ""
@@ -401,14 +395,8 @@ var (
 		return "nvvm " + strconv.Itoa(int(ma)) + "." + strconv.Itoa(int(mi)) +
 			" ir " + strconv.Itoa(int(a)) + "." + strconv.Itoa(int(b)) + "." + strconv.Itoa(int(c)) + "." + strconv.Itoa(int(d))
 	})
-	nvjitlinkVersion = sync.OnceValue(func() string {
-		ma, mi, err := nvjitlink.Version()
-		if err != nil {
-			return ""
-		}
-		return "nvjitlink " + strconv.Itoa(int(ma)) + "." + strconv.Itoa(int(mi))
-	})
-	driverVersion = sync.OnceValue(func() string {
+	nvjitlinkVersion = libVersion("nvjitlink", nvjitlink.Version)
+	driverVersion    = sync.OnceValue(func() string {
 		if ensureInit() != nil {
 			return ""
 		}
@@ -419,6 +407,18 @@ var (
 		return "driver " + strconv.Itoa(int(v))
 	})
 )
+
+// libVersion reads the version of library name once, with version: "name
+// major.minor", or "" when it fails.
+func libVersion[N int32 | uint32](name string, version func() (N, N, error)) func() string {
+	return sync.OnceValue(func() string {
+		ma, mi, err := version()
+		if err != nil {
+			return ""
+		}
+		return name + " " + strconv.Itoa(int(ma)) + "." + strconv.Itoa(int(mi))
+	})
+}
 
 // linkerVersion is the version of what links: nvJitLink, or the driver.
 func linkerVersion(useDriver bool) string {

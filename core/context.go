@@ -78,6 +78,14 @@ func (c *Context) call(f func(h driver.Context) error) error {
 	return f(h)
 }
 
+// callWith calls f with c and other acquired: the frame of the driver
+// calls that name two contexts (peer access, peer copies).
+func (c *Context) callWith(other *Context, f func(h, oh driver.Context) error) error {
+	return c.call(func(h driver.Context) error {
+		return other.call(func(oh driver.Context) error { return f(h, oh) })
+	})
+}
+
 // acquire returns the context's handle for a driver call, retaining a
 // primary context on first use; every successful acquire needs a release.
 func (c *Context) acquire() (driver.Context, error) {

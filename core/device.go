@@ -345,20 +345,13 @@ func (d *Device) EnablePeerAccess(peer *Device) error {
 	} else if !ok {
 		return fmt.Errorf("core: Device.EnablePeerAccess: %v cannot access %v's memory (Device.CanAccessPeer is false)", d, peer)
 	}
-	h, err := d.primary.acquire()
-	if err != nil {
+	err := d.primary.callWith(peer.primary, func(h, ph driver.Context) error {
+		err := cuCtxEnablePeerAccess(h, ph, 0)
+		if errors.Is(err, driver.ErrorPeerAccessAlreadyEnabled) {
+			return nil
+		}
 		return err
-	}
-	defer d.primary.release()
-	ph, err := peer.primary.acquire()
-	if err != nil {
-		return err
-	}
-	defer peer.primary.release()
-	err = cuCtxEnablePeerAccess(h, ph, 0)
-	if errors.Is(err, driver.ErrorPeerAccessAlreadyEnabled) {
-		err = nil
-	}
+	})
 	if err != nil {
 		return err
 	}

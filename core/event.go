@@ -70,29 +70,20 @@ func (c *Context) newEvent(eh driver.Event, timing bool) *Event {
 		c.green.addEvent(eh) // for the green context's Close to destroy
 	}
 	e := &Event{handle: eh, ctx: c, timing: timing}
-	e.cleanup = runtime.AddCleanup(e, destroyEvent, eventRef{c, eh})
+	e.cleanup = runtime.AddCleanup(e, destroyEvent, handleRef[driver.Event]{c, eh})
 	return e
-}
-
-type eventRef struct {
-	ctx *Context
-	e   driver.Event
 }
 
 // destroyEvent is the finalizer of a forgotten Event. Its error is
 // recorded for the next Sync of the context.
-func destroyEvent(r eventRef) { destroyForgotten(r.ctx, "event", r.e, r.ctx.destroyEvent) }
-
-func (e *Event) acquire() (driver.Context, error) {
-	if !e.life.acquire() {
-		return 0, ErrClosed
-	}
-	h, err := e.ctx.acquire()
-	if err != nil {
-		e.life.release()
-	}
-	return h, err
+func destroyEvent(r handleRef[driver.Event]) {
+	destroyForgotten(r.ctx, "event", r.h, r.ctx.destroyEvent)
 }
+
+func (e *Event) acquire() (driver.Context, error) { return acquireIn(&e.life, e.ctx) }
+
+// call calls f with the event and its context acquired.
+func (e *Event) call(f func(h driver.Context) error) error { return callIn(&e.life, e.ctx, f) }
 
 func (e *Event) release() {
 	e.ctx.release()
@@ -111,13 +102,7 @@ func (e *Event) Close() error {
 	if !e.life.close() {
 		return nil
 	}
-	e.cleanup.Stop()
-	h, err := e.ctx.acquire()
-	if err != nil {
-		return nil
-	}
-	defer e.ctx.release()
-	return e.ctx.destroyEvent(h, e.handle)
+	return destroyClosed(e.ctx, &e.cleanup, e.handle, e.ctx.destroyEvent)
 }
 
 // destroyEvent destroys event eh of c, in context h (c entered), and
@@ -133,43 +118,23 @@ func (c *Context) destroyEvent(h driver.Context, eh driver.Event) error {
 // Record captures the work queued on s so far: the event completes when
 // that work does. Recording again moves it.
 func (e *Event) Record(s *Stream) error {
-	h, err := e.acquire()
-	if err != nil {
-		return err
-	}
-	defer e.release()
-	if !s.life.acquire() {
-		return ErrClosed
-	}
-	defer s.life.release()
-	return cuEventRecord(h, e.handle, s.handle)
+	return e.call(func(h driver.Context) error {
+		if !s.life.acquire() {
+			return ErrClosed
+		}
+		defer s.life.release()
+		return cuEventRecord(h, e.handle, s.handle)
+	})
 }
 
 // Sync waits until the event's work is done.
 func (e *Event) Sync() error {
-	h, err := e.acquire()
-	if err != nil {
-		return err
-	}
-	defer e.release()
-	return cuEventSynchronize(h, e.handle)
+	return e.call(func(h driver.Context) error { return cuEventSynchronize(h, e.handle) })
 }
 
 // Query reports whether the event's work is done.
 func (e *Event) Query() (done bool, err error) {
-	h, err := e.acquire()
-	if err != nil {
-		return false, err
-	}
-	defer e.release()
-	err = cuEventQuery(h, e.handle)
-	if err == nil {
-		return true, nil
-	}
-	if isNotReady(err) {
-		return false, nil
-	}
-	return false, err
+	return doneOf(e.call(func(h driver.Context) error { return cuEventQuery(h, e.handle) }))
 }
 
 // Elapsed returns the GPU time between two recorded, completed events

@@ -252,12 +252,8 @@ func (b *FatbinBuilder) Build() (*ObjectCode, error) {
 // Close destroys the nvFatbin handle. It is idempotent; the builder's
 // methods return ErrClosed afterwards.
 func (b *FatbinBuilder) Close() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return nil
-	}
-	b.closed = true
-	b.cleanup.Stop()
-	return b.h.destroy()
+	return closeLocked(&b.mu, &b.closed, func() error {
+		b.cleanup.Stop()
+		return b.h.destroy()
+	})
 }

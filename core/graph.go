@@ -101,20 +101,16 @@ type Graph struct {
 }
 
 type graphRef struct {
-	ctx *Context
-	g   driver.Graph
-	hs  *graphHandles
+	handleRef[driver.Graph]
+	hs *graphHandles
 }
 
 func newGraph(h driver.Graph, ctx *Context, hs *graphHandles) *Graph {
 	g := &Graph{handle: h, ctx: ctx, hs: hs}
 	g.cleanup = runtime.AddCleanup(g, func(r graphRef) {
-		if h, err := r.ctx.acquire(); err == nil { // else the graph went with its context
-			r.ctx.record(fmt.Sprintf("destroying a forgotten graph %#x", uintptr(r.g)), cuGraphDestroy(h, r.g))
-			r.ctx.release()
-		}
+		destroyForgotten(r.ctx, "graph", r.h, cuGraphDestroy)
 		r.hs.unref()
-	}, graphRef{ctx, h, hs})
+	}, graphRef{handleRef[driver.Graph]{ctx, h}, hs})
 	return g
 }
 
@@ -129,14 +125,8 @@ func (g *Graph) Close() error {
 	if g.top != nil || !g.life.close() {
 		return nil
 	}
-	g.cleanup.Stop()
 	defer g.hs.unref()
-	h, err := g.ctx.acquire()
-	if err != nil {
-		return nil
-	}
-	defer g.ctx.release()
-	return cuGraphDestroy(h, g.handle)
+	return destroyClosed(g.ctx, &g.cleanup, g.handle, cuGraphDestroy)
 }
 
 // InstantiateOptions configure Graph.InstantiateWith.
@@ -180,12 +170,9 @@ func (g *Graph) InstantiateWith(options *InstantiateOptions) (*GraphExec, error)
 	}
 	e := &GraphExec{handle: eh, ctx: g.ctx, hs: &handleSet{hs: []*graphHandles{g.hs.ref()}}, src: g}
 	e.cleanup = runtime.AddCleanup(e, func(r graphExecRef) {
-		if h, err := r.ctx.acquire(); err == nil {
-			r.ctx.record(fmt.Sprintf("destroying a forgotten executable graph %#x", uintptr(r.e)), cuGraphExecDestroy(h, r.e))
-			r.ctx.release()
-		}
+		destroyForgotten(r.ctx, "executable graph", r.h, cuGraphExecDestroy)
 		r.hs.unref()
-	}, graphExecRef{g.ctx, eh, e.hs})
+	}, graphExecRef{handleRef[driver.GraphExec]{g.ctx, eh}, e.hs})
 	return e, nil
 }
 
@@ -233,9 +220,8 @@ func (s *handleSet) unref() {
 }
 
 type graphExecRef struct {
-	ctx *Context
-	e   driver.GraphExec
-	hs  *handleSet
+	handleRef[driver.GraphExec]
+	hs *handleSet
 }
 
 // Handle returns the driver's CUgraphExec.
@@ -321,12 +307,6 @@ func (e *GraphExec) Close() error {
 	if !e.life.close() {
 		return nil
 	}
-	e.cleanup.Stop()
 	defer e.hs.unref()
-	h, err := e.ctx.acquire()
-	if err != nil {
-		return nil
-	}
-	defer e.ctx.release()
-	return cuGraphExecDestroy(h, e.handle)
+	return destroyClosed(e.ctx, &e.cleanup, e.handle, cuGraphExecDestroy)
 }

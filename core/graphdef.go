@@ -351,10 +351,7 @@ func (g *Graph) Memcpy(dst, src *Buffer, deps ...*GraphNode) (*GraphNode, error)
 		return nil, fmt.Errorf("core: %s: source: %w", op, ErrClosed)
 	}
 	defer src.release()
-	if src.size == 0 {
-		return g.simple(op, deps, driver.GraphNodeTypeEmpty, nil)
-	}
-	n, err := g.simple(op, deps, driver.GraphNodeTypeMemcpy, func(h driver.Context, p *driver.GraphNodeParams) {
+	return g.bufferNode(op, deps, src.size, driver.GraphNodeTypeMemcpy, func(h driver.Context, p *driver.GraphNodeParams) {
 		mp := p.Anon2.Memcpy()
 		mp.CopyCtx = h
 		c := &mp.CopyParams
@@ -365,11 +362,7 @@ func (g *Graph) Memcpy(dst, src *Buffer, deps ...*GraphNode) (*GraphNode, error)
 		w := uint64(src.size)
 		c.SrcPitch, c.SrcHeight, c.DstPitch, c.DstHeight = w, 1, w, 1
 		c.WidthInBytes, c.Height, c.Depth = w, 1, 1
-	})
-	if err == nil {
-		g.hs.hold(dst, src)
-	}
-	return n, err
+	}, dst, src)
 }
 
 // Memset8 adds a node that sets every byte of dst to v.
@@ -394,17 +387,24 @@ func (g *Graph) memset(op string, dst *Buffer, v uint32, elem int, deps []*Graph
 		return nil, fmt.Errorf("core: %s: %w", op, ErrClosed)
 	}
 	defer dst.release()
-	if dst.size == 0 {
-		return g.simple(op, deps, driver.GraphNodeTypeEmpty, nil)
-	}
-	n, err := g.simple(op, deps, driver.GraphNodeTypeMemset, func(h driver.Context, p *driver.GraphNodeParams) {
+	return g.bufferNode(op, deps, dst.size, driver.GraphNodeTypeMemset, func(h driver.Context, p *driver.GraphNodeParams) {
 		mp := p.Anon2.Memset()
 		mp.Dst, mp.Value, mp.ElementSize = dst.ptr, v, uint32(elem)
 		mp.Width, mp.Height = uint64(dst.size/elem), 1
 		mp.Ctx = h
-	})
+	}, dst)
+}
+
+// bufferNode is simple for a node of an operation on size bytes of the
+// buffers bufs, which the graph keeps for its life; an operation on no
+// bytes is an empty node.
+func (g *Graph) bufferNode(op string, deps []*GraphNode, size int, typ driver.GraphNodeType, fill func(h driver.Context, p *driver.GraphNodeParams), bufs ...any) (*GraphNode, error) {
+	if size == 0 {
+		return g.simple(op, deps, driver.GraphNodeTypeEmpty, nil)
+	}
+	n, err := g.simple(op, deps, typ, fill)
 	if err == nil {
-		g.hs.hold(dst)
+		g.hs.hold(bufs...)
 	}
 	return n, err
 }

@@ -82,15 +82,7 @@ func (r *GraphMemoryResource) Deallocate(ptr driver.Deviceptr, size int, stream 
 	if r == nil || r.dev == nil {
 		return errNoGraphDevice
 	}
-	if ptr == 0 {
-		return nil
-	}
-	stream, h, err := acquireForFree(r.dev, stream)
-	if err != nil {
-		return err
-	}
-	defer stream.release()
-	return cuMemFreeAsync(h, ptr, stream.handle)
+	return freeAsync(r.dev, ptr, stream, false)
 }
 
 func (r *GraphMemoryResource) Device() *Device        { return r.dev }

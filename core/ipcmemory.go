@@ -124,24 +124,14 @@ func NewIPCMemoryResource(dev *Device, options *IPCMemoryOptions) (*IPCMemoryRes
 
 func newIPCMemoryResource(dev *Device, pool driver.MemoryPool, imported bool) *IPCMemoryResource {
 	r := &IPCMemoryResource{dev: dev, pool: pool, imported: imported}
-	r.cleanup = runtime.AddCleanup(r, destroyPool, poolRef{dev, pool})
+	r.cleanup = runtime.AddCleanup(r, destroyPool, handleRef[driver.MemoryPool]{dev.primary, pool})
 	return r
-}
-
-type poolRef struct {
-	dev  *Device
-	pool driver.MemoryPool
 }
 
 // destroyPool is the finalizer of a forgotten IPCMemoryResource; its
 // error is recorded on the device's primary context.
-func destroyPool(r poolRef) {
-	h, err := r.dev.primary.acquire()
-	if err != nil {
-		return
-	}
-	defer r.dev.primary.release()
-	r.dev.primary.record(fmt.Sprintf("destroying a forgotten IPCMemoryResource's pool %#x", uintptr(r.pool)), cuMemPoolDestroy(h, r.pool))
+func destroyPool(r handleRef[driver.MemoryPool]) {
+	destroyForgotten(r.ctx, "IPCMemoryResource's pool", r.h, cuMemPoolDestroy)
 }
 
 // ImportIPCMemoryResource imports the pool another process exported
@@ -292,21 +282,7 @@ func (r *IPCMemoryResource) ImportBuffer(d IPCBufferDescriptor, stream *Stream) 
 // so that the free is complete when Buffer.Close returns, as the driver
 // requires before the exporter frees the memory. It works after Close.
 func (r *IPCMemoryResource) Deallocate(ptr driver.Deviceptr, size int, stream *Stream) error {
-	if ptr == 0 {
-		return nil
-	}
-	stream, h, err := acquireForFree(r.dev, stream)
-	if err != nil {
-		return err
-	}
-	defer stream.release()
-	if err := cuMemFreeAsync(h, ptr, stream.handle); err != nil {
-		return err
-	}
-	if r.imported {
-		return cuStreamSynchronize(h, stream.handle)
-	}
-	return nil
+	return freeAsync(r.dev, ptr, stream, r.imported)
 }
 
 // Close destroys the pool (see IPCMemoryResource). Closing twice is not an
@@ -315,13 +291,7 @@ func (r *IPCMemoryResource) Close() error {
 	if r == nil || !r.life.close() {
 		return nil
 	}
-	r.cleanup.Stop()
-	h, err := r.dev.primary.acquire()
-	if err != nil {
-		return err
-	}
-	defer r.dev.primary.release()
-	return cuMemPoolDestroy(h, r.pool)
+	return destroyClosed(r.dev.primary, &r.cleanup, r.pool, cuMemPoolDestroy)
 }
 
 func (r *IPCMemoryResource) Device() *Device        { return r.dev }

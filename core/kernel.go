@@ -88,12 +88,11 @@ func (k *Kernel) Arguments() ([]ArgumentInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		h, err := c.acquire()
+		err = c.call(func(h driver.Context) (err error) {
+			lay, err = k.loadParams(h)
+			return err
+		})
 		if err != nil {
-			return nil, err
-		}
-		defer c.release()
-		if lay, err = k.loadParams(h); err != nil {
 			return nil, err
 		}
 	}
@@ -109,32 +108,31 @@ func (k *Kernel) NumArguments() (int, error) {
 // Attribute queries a kernel attribute on dev (cuKernelGetAttribute, in
 // dev's primary context, loading the kernel there if need be).
 func (k *Kernel) Attribute(dev *Device, attr driver.FunctionAttribute) (int, error) {
-	if !k.acquire() {
-		return 0, ErrClosed
-	}
-	defer k.release()
-	h, err := dev.primary.acquire()
-	if err != nil {
-		return 0, err
-	}
-	defer dev.primary.release()
-	v, err := cuKernelGetAttribute(h, attr, k.handle, dev.handle)
-	runtime.KeepAlive(k)
+	var v int32
+	err := k.onDevice(dev, func(h driver.Context) (err error) {
+		v, err = cuKernelGetAttribute(h, attr, k.handle, dev.handle)
+		return err
+	})
 	return int(v), err
 }
 
 // SetAttribute sets a kernel attribute on dev (cuKernelSetAttribute).
 func (k *Kernel) SetAttribute(dev *Device, attr driver.FunctionAttribute, value int) error {
+	return k.onDevice(dev, func(h driver.Context) error {
+		return cuKernelSetAttribute(h, attr, int32(value), k.handle, dev.handle)
+	})
+}
+
+// onDevice calls f with the kernel held (see acquire) and dev's primary
+// context acquired: the frame of the kernel's queries on a device. dev is
+// read only once the kernel is held, so that a kernel of closed code
+// gives ErrClosed whatever the device.
+func (k *Kernel) onDevice(dev *Device, f func(h driver.Context) error) error {
 	if !k.acquire() {
 		return ErrClosed
 	}
 	defer k.release()
-	h, err := dev.primary.acquire()
-	if err != nil {
-		return err
-	}
-	defer dev.primary.release()
-	err = cuKernelSetAttribute(h, attr, int32(value), k.handle, dev.handle)
+	err := dev.primary.call(f)
 	runtime.KeepAlive(k)
 	return err
 }
@@ -197,21 +195,15 @@ func (k *Kernel) MaxActiveBlocksPerMultiprocessor(dev *Device, blockSize, dynSme
 	if blockSize <= 0 || dynSmem < 0 {
 		return 0, fmt.Errorf("core: MaxActiveBlocksPerMultiprocessor: bad block size %d or shared memory %d", blockSize, dynSmem)
 	}
-	if !k.acquire() {
-		return 0, ErrClosed
-	}
-	defer k.release()
-	h, err := dev.primary.acquire()
-	if err != nil {
-		return 0, err
-	}
-	defer dev.primary.release()
-	f, err := cuKernelGetFunction(h, k.handle)
-	if err != nil {
-		return 0, err
-	}
-	v, err := cuOccupancyMaxActiveBlocksPerMultiprocessor(h, f, int32(blockSize), uint64(dynSmem))
-	runtime.KeepAlive(k)
+	var v int32
+	err := k.onDevice(dev, func(h driver.Context) error {
+		f, err := cuKernelGetFunction(h, k.handle)
+		if err != nil {
+			return err
+		}
+		v, err = cuOccupancyMaxActiveBlocksPerMultiprocessor(h, f, int32(blockSize), uint64(dynSmem))
+		return err
+	})
 	return int(v), err
 }
 
@@ -222,20 +214,14 @@ func (k *Kernel) SuggestedBlockSize(dev *Device, dynSmem int) (minGrid, blockSiz
 	if dynSmem < 0 {
 		return 0, 0, fmt.Errorf("core: SuggestedBlockSize: negative shared memory %d", dynSmem)
 	}
-	if !k.acquire() {
-		return 0, 0, ErrClosed
-	}
-	defer k.release()
-	h, err := dev.primary.acquire()
-	if err != nil {
-		return 0, 0, err
-	}
-	defer dev.primary.release()
-	f, err := cuKernelGetFunction(h, k.handle)
-	if err != nil {
-		return 0, 0, err
-	}
-	g, b, err := cuOccupancyMaxPotentialBlockSize(h, f, 0, uint64(dynSmem), 0)
-	runtime.KeepAlive(k)
+	var g, b int32
+	err = k.onDevice(dev, func(h driver.Context) error {
+		f, err := cuKernelGetFunction(h, k.handle)
+		if err != nil {
+			return err
+		}
+		g, b, err = cuOccupancyMaxPotentialBlockSize(h, f, 0, uint64(dynSmem), 0)
+		return err
+	})
 	return int(g), int(b), err
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -48,4 +49,17 @@ func (l *life) close() bool {
 		}
 	}
 	return true
+}
+
+// closeLocked is the Close of an object that mu and a closed flag guard
+// rather than a life (ObjectCode, Program, FatbinBuilder): under mu, the
+// first call sets closed and calls destroy; later ones do nothing.
+func closeLocked(mu *sync.Mutex, closed *bool, destroy func() error) error {
+	mu.Lock()
+	defer mu.Unlock()
+	if *closed {
+		return nil
+	}
+	*closed = true
+	return destroy()
 }

@@ -47,19 +47,7 @@ const (
 
 // String returns the kind's name: "device", "host", ...
 func (k LocationKind) String() string {
-	switch k {
-	case LocationNone:
-		return "none"
-	case LocationDevice:
-		return "device"
-	case LocationHost:
-		return "host"
-	case LocationHostNUMA:
-		return "host NUMA node"
-	case LocationHostNUMACurrent:
-		return "host NUMA node of the calling thread"
-	}
-	return fmt.Sprintf("LocationKind(%d)", uint8(k))
+	return enumString(k, "LocationKind", "none", "device", "host", "host NUMA node", "host NUMA node of the calling thread")
 }
 
 // Location is where managed memory is advised to live, is prefetched to
@@ -242,19 +230,26 @@ func (b *Buffer) checkManaged(op string) error {
 // advise gives the driver one advice on b's range, in the primary context
 // of b's device.
 func (b *Buffer) advise(op string, advice driver.MemAdvice, loc Location, kinds int) error {
-	ml, err := loc.driverLoc(op, kinds)
-	if err != nil {
+	ml, empty, err := b.managedTarget(op, loc, kinds)
+	if err != nil || empty {
 		return err
-	}
-	if err := b.checkManaged(op); err != nil {
-		return err
-	}
-	if b.size == 0 {
-		return nil
 	}
 	return b.inPrimary(func(h driver.Context) error {
 		return cuMemAdvise(h, b.ptr, uint64(b.size), advice, ml)
 	})
+}
+
+// managedTarget checks operation op on managed buffer b towards loc (one
+// of kinds) and returns loc as the driver takes it; empty means that b
+// has no bytes, and nothing is to be done.
+func (b *Buffer) managedTarget(op string, loc Location, kinds int) (ml driver.MemLocation, empty bool, err error) {
+	if ml, err = loc.driverLoc(op, kinds); err != nil {
+		return ml, false, err
+	}
+	if err := b.checkManaged(op); err != nil {
+		return ml, false, err
+	}
+	return ml, b.size == 0, nil
 }
 
 // inPrimary runs f with b held and the primary context of b's device.
@@ -435,15 +430,9 @@ func (b *Buffer) PrefetchAsync(stream *Stream, loc Location) error {
 	if stream == nil {
 		return fmt.Errorf("core: %s: nil stream", op)
 	}
-	ml, err := loc.driverLoc(op, locAny)
-	if err != nil {
+	ml, empty, err := b.managedTarget(op, loc, locAny)
+	if err != nil || empty {
 		return err
-	}
-	if err := b.checkManaged(op); err != nil {
-		return err
-	}
-	if b.size == 0 {
-		return nil
 	}
 	if !b.acquire() {
 		return ErrClosed

@@ -473,23 +473,18 @@ func (o *ObjectCode) Kernel(name string) (*Kernel, error) {
 // Close unloads the code from the driver, if it was loaded. It is
 // idempotent; Handle and Kernel return ErrClosed afterwards.
 func (o *ObjectCode) Close() error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.closed {
+	return closeLocked(&o.mu, &o.closed, func() error {
+		o.closeKernels() // no Kernel call is in flight from here on
+		o.byName = nil
+		if o.lib == nil {
+			return nil
+		}
+		o.cleanup.Stop()
+		if err := o.lib.unload(); err != nil {
+			return fmt.Errorf("core: unloading %v: %w", o, err)
+		}
 		return nil
-	}
-	o.closed = true
-	o.closeKernels() // no Kernel call is in flight from here on
-	o.byName = nil
-	if o.lib == nil {
-		return nil
-	}
-	o.cleanup.Stop()
-	err := o.lib.unload()
-	if err != nil {
-		return fmt.Errorf("core: unloading %v: %w", o, err)
-	}
-	return nil
+	})
 }
 
 // kernelNames lists the entry points of the code, read from the code

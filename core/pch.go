@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 
 	"github.com/cudago/cudago/bindings/nvrtc"
@@ -46,17 +45,7 @@ const (
 )
 
 func (s PCHStatus) String() string {
-	switch s {
-	case PCHNotRequested:
-		return "PCHNotRequested"
-	case PCHCreated:
-		return "PCHCreated"
-	case PCHNotAttempted:
-		return "PCHNotAttempted"
-	case PCHFailed:
-		return "PCHFailed"
-	}
-	return "PCHStatus(" + strconv.Itoa(int(s)) + ")"
+	return enumString(s, "PCHStatus", "PCHNotRequested", "PCHCreated", "PCHNotAttempted", "PCHFailed")
 }
 
 // pchFields names the set PCH fields of o.

@@ -14,6 +14,7 @@ import (
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/bindings/nvrtc"
 	"github.com/cudago/cudago/bindings/nvvm"
+	"github.com/cudago/cudago/internal/dl"
 	"github.com/cudago/cudago/pathfinder"
 )
 
@@ -233,19 +234,15 @@ func (p *Program) LoweredName(nameExpr string) (string, error) {
 // methods return ErrClosed afterwards. ObjectCodes compiled before stay
 // valid.
 func (p *Program) Close() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return nil
-	}
-	p.closed = true
-	if p.h == nil {
-		return nil
-	}
-	p.cleanup.Stop()
-	err := p.h.destroy()
-	p.h = nil
-	return err
+	return closeLocked(&p.mu, &p.closed, func() error {
+		if p.h == nil {
+			return nil
+		}
+		p.cleanup.Stop()
+		err := p.h.destroy()
+		p.h = nil
+		return err
+	})
 }
 
 // defaultArch is the architecture of device 0, "sm_NN", when a GPU is
@@ -342,18 +339,20 @@ func (p *Program) compileBackend(targets []string) ([]*ObjectCode, error) {
 	return out, nil
 }
 
-// nvrtcArgs returns NVRTC's options for compiling to target.
-func (p *Program) nvrtcArgs(target string) ([]string, error) {
+// targetArgs returns the program's options with what compiling to target
+// adds: for a cubin the device's real architecture, which withArch sets;
+// for LTO-IR the flag lto, unless the options asked for LTO already.
+func (p *Program) targetArgs(target string, withArch func(args []string, arch string) []string, lto string) ([]string, error) {
 	args := p.args
 	if target == CodeCubin {
 		arch, err := p.realArch()
 		if err != nil {
 			return nil, err
 		}
-		args = replaceArch(args, arch)
+		args = withArch(args, arch)
 	}
 	if target == CodeLTOIR && !p.opts.LTO {
-		args = append(append([]string(nil), args...), "-dlto")
+		args = append(append([]string(nil), args...), lto)
 	}
 	return args, nil
 }
@@ -363,7 +362,7 @@ func (p *Program) compileNVRTC(targets []string) ([]*ObjectCode, error) {
 	args := make([][]string, len(targets))
 	for i, t := range targets {
 		var err error
-		if args[i], err = p.nvrtcArgs(t); err != nil {
+		if args[i], err = p.targetArgs(t, replaceArch, "-dlto"); err != nil {
 			return nil, err
 		}
 	}
@@ -419,11 +418,7 @@ func (p *Program) runNVRTC(args []string, targets []string) ([]*ObjectCode, erro
 		p.log = log
 	}
 	if cerr != nil {
-		var ne *nvrtc.Error
-		if p.log == "" && errors.As(cerr, &ne) {
-			p.log = ne.Log
-		}
-		return nil, &CompileError{Program: p.opts.name(), Backend: "NVRTC", Target: what, Log: p.log, Err: cerr, Options: slices.Clone(args)}
+		return nil, compileFailed[nvrtc.Result](p, "NVRTC", what, args, cerr)
 	}
 	lowered := make(map[string]string, len(p.opts.NameExpressions))
 	for _, e := range p.opts.NameExpressions {
@@ -477,18 +472,13 @@ func replaceArch(args []string, arch string) []string {
 
 // compileNVVM runs libNVVM, to PTX or (with -gen-lto) LTO-IR.
 func (p *Program) compileNVVM(target string) (*ObjectCode, error) {
-	args := p.args
+	args, err := p.targetArgs(target, withNVVMArch, "-gen-lto")
+	if err != nil {
+		return nil, err
+	}
 	irTarget := target
 	if target == CodeCubin {
-		irTarget = CodePTX
-		arch, err := p.realArch()
-		if err != nil {
-			return nil, err
-		}
-		args = withNVVMArch(args, arch)
-	}
-	if irTarget == CodeLTOIR && !p.opts.LTO {
-		args = append(append([]string(nil), args...), "-gen-lto")
+		irTarget = CodePTX // NVVM makes PTX, which the driver then compiles
 	}
 	if p.used {
 		if err := p.newHandle(); err != nil {
@@ -502,11 +492,7 @@ func (p *Program) compileNVVM(target string) (*ObjectCode, error) {
 		p.log = log
 	}
 	if cerr != nil {
-		var ne *nvvm.Error
-		if p.log == "" && errors.As(cerr, &ne) {
-			p.log = ne.Log
-		}
-		return nil, &CompileError{Program: p.opts.name(), Backend: "NVVM", Target: target, Log: p.log, Err: cerr, Options: slices.Clone(args)}
+		return nil, compileFailed[nvvm.Result](p, "NVVM", target, args, cerr)
 	}
 	out, err := nvvm.CompiledResult(prog)
 	if err != nil {
@@ -521,6 +507,18 @@ func (p *Program) compileNVVM(target string) (*ObjectCode, error) {
 	}
 	arch, _ := p.realArch()
 	return p.linkPTX(code, arch, false)
+}
+
+// compileFailed is the CompileError of p's compile by backend (whose
+// errors are dl.Error[C]) to target with args, failed with cerr; the
+// error's log stands for the program's when the backend's log call gave
+// none.
+func compileFailed[C dl.Code](p *Program, backend, target string, args []string, cerr error) error {
+	var ne *dl.Error[C]
+	if p.log == "" && errors.As(cerr, &ne) {
+		p.log = ne.Log
+	}
+	return &CompileError{Program: p.opts.name(), Backend: backend, Target: target, Log: p.log, Err: cerr, Options: slices.Clone(args)}
 }
 
 // withNVVMArch sets -arch=compute_NN in an NVVM option list.

@@ -180,6 +180,7 @@ func isPageable(h driver.Context, p unsafe.Pointer) bool {
 type stagedPlan struct {
 	h       driver.Context
 	s       driver.Stream
+	host    []byte // the host side of the copy
 	n       int
 	chunks  int
 	workers int
@@ -187,8 +188,8 @@ type stagedPlan struct {
 	events  []driver.Event
 }
 
-// newStagedPlan prepares a staged copy of n bytes, or returns nil when
-// the copy should go straight to the driver.
+// newStagedPlan prepares a staged copy of the n bytes at host, or returns
+// nil when the copy should go straight to the driver.
 func newStagedPlan(dev *Device, h driver.Context, s driver.Stream, host unsafe.Pointer, n int) *stagedPlan {
 	// The per-thread default stream is a different stream on every OS
 	// thread, and the workers run on several: no staging there.
@@ -205,7 +206,7 @@ func newStagedPlan(dev *Device, h driver.Context, s driver.Stream, host unsafe.P
 	}
 	putSlots(slots[2*workers:]) // an odd one out
 	slots = slots[:2*workers]
-	pl := &stagedPlan{h: h, s: s, n: n, chunks: chunks, workers: workers, slots: slots}
+	pl := &stagedPlan{h: h, s: s, host: unsafe.Slice((*byte)(host), n), n: n, chunks: chunks, workers: workers, slots: slots}
 	for range slots {
 		e, err := cuEventCreate(h, uint32(driver.EventDisableTiming))
 		if err != nil {
@@ -263,7 +264,6 @@ func copyHtoD(dev *Device, h driver.Context, dst driver.Deviceptr, src unsafe.Po
 	if pl == nil {
 		return cMemcpyHtoDSync(h, dst, src, uint64(n), s)
 	}
-	host := unsafe.Slice((*byte)(src), n)
 	err := pl.run(func(w int) error {
 		for i, j := 0, w; j < pl.chunks; i, j = i+1, j+pl.workers {
 			k := 2*w + i%2
@@ -274,7 +274,7 @@ func copyHtoD(dev *Device, h driver.Context, dst driver.Deviceptr, src unsafe.Po
 				}
 			}
 			off, m := pl.chunk(j)
-			stageCopy(slot.buf[:m], host[off:off+m])
+			stageCopy(slot.buf[:m], pl.host[off:off+m])
 			if err := cStagedHtoD(h, dst+driver.Deviceptr(off), slot.p, uint64(m), s, ev); err != nil {
 				return err
 			}
@@ -292,12 +292,11 @@ func copyDtoH(dev *Device, h driver.Context, dst unsafe.Pointer, src driver.Devi
 	if pl == nil {
 		return cMemcpyDtoHSync(h, dst, src, uint64(n), s)
 	}
-	host := unsafe.Slice((*byte)(dst), n)
 	// A fresh destination is readied chunk by chunk (prefault.go) by the
 	// workers, before they wait for the chunk's DMA, and by helpers on the
 	// cores the workers leave.
 	warnPrefault()
-	prep := newDestPrep(host, stagingChunk, runtime.GOMAXPROCS(0)-pl.workers, prefaultOpt)
+	prep := newDestPrep(pl.host, stagingChunk, runtime.GOMAXPROCS(0)-pl.workers, prefaultOpt)
 	err := pl.run(func(w int) error {
 		var mine []int
 		for j := w; j < pl.chunks; j += pl.workers {
@@ -320,7 +319,7 @@ func copyDtoH(dev *Device, h driver.Context, dst unsafe.Pointer, src driver.Devi
 				return err
 			}
 			off, m := pl.chunk(mine[i])
-			stageCopy(host[off:off+m], pl.slots[k].buf[:m])
+			stageCopy(pl.host[off:off+m], pl.slots[k].buf[:m])
 			if i+2 < len(mine) {
 				if err := queue(i + 2); err != nil {
 					return err

@@ -62,29 +62,65 @@ func (c *Context) NewStream(options *StreamOptions) (*Stream, error) {
 		return nil, err
 	}
 	s := &Stream{handle: sh, ctx: c, owned: true}
-	s.cleanup = runtime.AddCleanup(s, destroyStream, streamRef{c, sh})
+	s.cleanup = runtime.AddCleanup(s, destroyStream, handleRef[driver.Stream]{c, sh})
 	return s, nil
-}
-
-type streamRef struct {
-	ctx *Context
-	s   driver.Stream
 }
 
 // destroyStream is the finalizer of a forgotten Stream. Its error is
 // recorded for the next Sync of the context.
-func destroyStream(r streamRef) { destroyForgotten(r.ctx, "stream", r.s, r.ctx.destroyStream) }
+func destroyStream(r handleRef[driver.Stream]) {
+	destroyForgotten(r.ctx, "stream", r.h, r.ctx.destroyStream)
+}
 
 // acquire acquires the stream and its context for a driver call.
-func (s *Stream) acquire() (driver.Context, error) {
-	if !s.life.acquire() {
+func (s *Stream) acquire() (driver.Context, error) { return acquireIn(&s.life, s.ctx) }
+
+// call calls f with the stream and its context acquired.
+func (s *Stream) call(f func(h driver.Context) error) error { return callIn(&s.life, s.ctx, f) }
+
+// acquireIn holds l, the life of an object of ctx, and acquires ctx for a
+// driver call on that object; success needs a ctx.release and an
+// l.release.
+func acquireIn(l *life, ctx *Context) (driver.Context, error) {
+	if !l.acquire() {
 		return 0, ErrClosed
 	}
-	h, err := s.ctx.acquire()
+	h, err := ctx.acquire()
 	if err != nil {
-		s.life.release()
+		l.release()
 	}
 	return h, err
+}
+
+// callIn calls f with l, the life of an object of ctx, held and ctx
+// acquired.
+func callIn(l *life, ctx *Context, f func(h driver.Context) error) error {
+	h, err := acquireIn(l, ctx)
+	if err != nil {
+		return err
+	}
+	defer l.release()
+	defer ctx.release()
+	return f(h)
+}
+
+// doneOf is the answer of a Query whose driver call (cuStreamQuery,
+// cuEventQuery) returned err: CUDA_ERROR_NOT_READY means not done yet.
+func doneOf(err error) (done bool, _ error) {
+	if err == nil {
+		return true, nil
+	}
+	if isNotReady(err) {
+		return false, nil
+	}
+	return false, err
+}
+
+// handleRef is what the cleanup of a forgotten driver object gets: its
+// context and its handle, not the object, which that would keep alive.
+type handleRef[H ~uintptr | ~uint64] struct {
+	ctx *Context
+	h   H
 }
 
 // destroyForgotten is the cleanup of a forgotten driver object h of ctx,
@@ -97,6 +133,18 @@ func destroyForgotten[H ~uintptr | ~uint64](ctx *Context, what string, h H, dest
 	}
 	ctx.record(fmt.Sprintf("destroying a forgotten %s %#x", what, uint64(h)), destroy(c, h))
 	ctx.release()
+}
+
+// destroyClosed ends the Close of an object of ctx, its life closed: it
+// stops the object's cleanup and destroys its handle h. A closed context
+// took h with it.
+func destroyClosed[H ~uintptr | ~uint64](ctx *Context, cleanup *runtime.Cleanup, h H, destroy func(driver.Context, H) error) error {
+	cleanup.Stop()
+	err := ctx.call(func(c driver.Context) error { return destroy(c, h) })
+	if err == ErrClosed {
+		return nil
+	}
+	return err
 }
 
 // acquireForFree acquires the stream a free is ordered on: stream, nil
@@ -113,6 +161,23 @@ func acquireForFree(dev *Device, stream *Stream) (*Stream, driver.Context, error
 		h, err = stream.acquire()
 	}
 	return stream, h, err
+}
+
+// freeAsync frees ptr of dev (if not 0) with cuMemFreeAsync ordered on
+// stream (see acquireForFree); with wait it then waits for that stream.
+func freeAsync(dev *Device, ptr driver.Deviceptr, stream *Stream, wait bool) error {
+	if ptr == 0 {
+		return nil
+	}
+	stream, h, err := acquireForFree(dev, stream)
+	if err != nil {
+		return err
+	}
+	defer stream.release()
+	if err := cuMemFreeAsync(h, ptr, stream.handle); err != nil || !wait {
+		return err
+	}
+	return cuStreamSynchronize(h, stream.handle)
 }
 
 // closed reports whether the stream or its created context is closed:
@@ -206,34 +271,19 @@ func (s *Stream) Sync() error {
 
 // Query reports whether all work queued on the stream is done.
 func (s *Stream) Query() (done bool, err error) {
-	h, err := s.acquire()
-	if err != nil {
-		return false, err
-	}
-	defer s.release()
-	err = cuStreamQuery(h, s.handle)
-	if err == nil {
-		return true, nil
-	}
-	if isNotReady(err) {
-		return false, nil
-	}
-	return false, err
+	return doneOf(s.call(func(h driver.Context) error { return cuStreamQuery(h, s.handle) }))
 }
 
 // Wait makes later work on s wait until e's recorded work is done; the
 // host does not wait.
 func (s *Stream) Wait(e *Event) error {
-	h, err := s.acquire()
-	if err != nil {
-		return err
-	}
-	defer s.release()
-	if !e.life.acquire() {
-		return ErrClosed
-	}
-	defer e.life.release()
-	return cuStreamWaitEvent(h, s.handle, e.handle, 0)
+	return s.call(func(h driver.Context) error {
+		if !e.life.acquire() {
+			return ErrClosed
+		}
+		defer e.life.release()
+		return cuStreamWaitEvent(h, s.handle, e.handle, 0)
+	})
 }
 
 // Record records a new event (timing disabled) on the stream: it
@@ -302,24 +352,22 @@ func (s *Stream) LaunchHostFunc(f func()) error {
 	if f == nil {
 		return fmt.Errorf("core: LaunchHostFunc: nil function")
 	}
-	h, err := s.acquire()
-	if err != nil {
-		return err
-	}
-	defer s.release()
-	if g := s.capture.Load(); g != nil {
-		hd := registerCallback(hostCallback(graphFunc(f)))
+	return s.call(func(h driver.Context) error {
+		// Captured into a graph, f runs at every launch: the graph keeps
+		// its handle.
+		g := s.capture.Load()
+		var cb hostCallback = funcCallback(f)
+		if g != nil {
+			cb = graphFunc(f)
+		}
+		hd := registerCallback(cb)
 		if err := cLaunchHostFunc(h, s.handle, hd); err != nil {
 			deleteCallback(hd)
 			return err
 		}
-		g.add(hd)
+		if g != nil {
+			g.add(hd)
+		}
 		return nil
-	}
-	hd := registerCallback(hostCallback(funcCallback(f)))
-	if err := cLaunchHostFunc(h, s.handle, hd); err != nil {
-		deleteCallback(hd)
-		return err
-	}
-	return nil
+	})
 }

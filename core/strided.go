@@ -405,7 +405,7 @@ func (v *StridedView[T]) Ptr() driver.Deviceptr {
 	if v.buf.closed() {
 		return 0
 	}
-	return v.buf.ptr + driver.Deviceptr(v.lay.off)
+	return v.at(v.lay.off)
 }
 
 // String describes the view: "StridedView[float32](shape [3 4], strides [8 1], offset 16)".
@@ -425,7 +425,7 @@ func (v *StridedView[T]) launchPtr() (driver.Deviceptr, error) {
 	if v.buf.closed() {
 		return 0, ErrClosed
 	}
-	return v.buf.ptr + driver.Deviceptr(v.lay.off), nil
+	return v.at(v.lay.off), nil
 }
 
 // ---- sub-views ----
@@ -553,26 +553,19 @@ func CopyToView[T any](dst *StridedView[T], src []T) error {
 	if mode == copyNone {
 		return fmt.Errorf("core: CopyToView: %v cannot be written: the driver's 3-D copies cannot express its layout, and it does not cover its extent exactly", dst)
 	}
-	h, s, err := dst.buf.acquireWith(nil)
-	if err != nil {
-		return err
-	}
-	defer dst.buf.releaseWith(s)
-	if l.n == 0 {
-		return nil
-	}
-	p, n := sliceBytes(src)
-	at := func(off int64) driver.Deviceptr { return dst.buf.ptr + driver.Deviceptr(off) }
-	switch mode {
-	case copyWhole:
-		return copyHtoD(s.ctx.dev, h, at(l.off), p, n, s.handle) // staging.go
-	case copyBoxes:
-		return cMemcpy3D(h, &plan, 0, at(l.off), p, nil, s.handle, true)
-	}
-	ext := make([]T, (l.hi-l.lo)/l.elem)
-	gatherScatter(l, ext, src, false)
-	ep, en := sliceBytes(ext)
-	return copyHtoD(s.ctx.dev, h, at(l.lo), ep, en, s.handle)
+	return dst.withBuffer(func(h driver.Context, s *Stream) error {
+		p, n := sliceBytes(src)
+		switch mode {
+		case copyWhole:
+			return copyHtoD(s.ctx.dev, h, dst.at(l.off), p, n, s.handle) // staging.go
+		case copyBoxes:
+			return cMemcpy3D(h, &plan, 0, dst.at(l.off), p, nil, s.handle, true)
+		}
+		ext := make([]T, (l.hi-l.lo)/l.elem)
+		gatherScatter(l, ext, src, false)
+		ep, en := sliceBytes(ext)
+		return copyHtoD(s.ctx.dev, h, dst.at(l.lo), ep, en, s.handle)
+	})
 }
 
 // CopyFromView copies the elements of src into dst in C order (len(dst)
@@ -589,30 +582,41 @@ func CopyFromView[T any](dst []T, src *StridedView[T]) error {
 	if mode == copyNone {
 		return fmt.Errorf("core: CopyFromView: %v cannot be read: the driver's 3-D copies cannot express its layout, and its extent (%d bytes) is more than twice its elements' %d bytes and more than %d", src, l.hi-l.lo, l.n*l.elem, maxReadExtent)
 	}
-	h, s, err := src.buf.acquireWith(nil)
+	return src.withBuffer(func(h driver.Context, s *Stream) error {
+		p, n := sliceBytes(dst)
+		switch mode {
+		case copyWhole:
+			return copyDtoH(s.ctx.dev, h, p, src.at(l.off), n, s.handle) // staging.go
+		case copyBoxes:
+			return cMemcpy3D(h, &plan, src.at(l.off), 0, nil, p, s.handle, true)
+		}
+		ext := make([]T, (l.hi-l.lo)/l.elem)
+		ep, en := sliceBytes(ext)
+		if err := copyDtoH(s.ctx.dev, h, ep, src.at(l.lo), en, s.handle); err != nil {
+			return err
+		}
+		gatherScatter(l, ext, dst, true)
+		return nil
+	})
+}
+
+// withBuffer calls do with the view's buffer and its stream acquired,
+// unless the view is empty: the frame of the copies between a view and a
+// Go slice.
+func (v *StridedView[T]) withBuffer(do func(h driver.Context, s *Stream) error) error {
+	h, s, err := v.buf.acquireWith(nil)
 	if err != nil {
 		return err
 	}
-	defer src.buf.releaseWith(s)
-	if l.n == 0 {
+	defer v.buf.releaseWith(s)
+	if v.lay.n == 0 {
 		return nil
 	}
-	p, n := sliceBytes(dst)
-	at := func(off int64) driver.Deviceptr { return src.buf.ptr + driver.Deviceptr(off) }
-	switch mode {
-	case copyWhole:
-		return copyDtoH(s.ctx.dev, h, p, at(l.off), n, s.handle) // staging.go
-	case copyBoxes:
-		return cMemcpy3D(h, &plan, at(l.off), 0, nil, p, s.handle, true)
-	}
-	ext := make([]T, (l.hi-l.lo)/l.elem)
-	ep, en := sliceBytes(ext)
-	if err := copyDtoH(s.ctx.dev, h, ep, at(l.lo), en, s.handle); err != nil {
-		return err
-	}
-	gatherScatter(l, ext, dst, true)
-	return nil
+	return do(h, s)
 }
+
+// at is the device address of byte off of the view's buffer.
+func (v *StridedView[T]) at(off int64) driver.Deviceptr { return v.buf.ptr + driver.Deviceptr(off) }
 
 // copyMode is how a copy between a view and a Go slice goes.
 type copyMode int
@@ -715,7 +719,7 @@ func copyView[T any](stream *Stream, dst, src *StridedView[T], sync bool) error 
 	if dl.n == 0 {
 		return nil
 	}
-	dp, sp := dst.buf.ptr+driver.Deviceptr(dl.off), src.buf.ptr+driver.Deviceptr(sl.off)
+	dp, sp := dst.at(dl.off), src.at(sl.off)
 	if direct {
 		if err := cuMemcpyDtoDAsync(h, dp, sp, uint64(dl.n*dl.elem), s.handle); err != nil {
 			return err

@@ -304,45 +304,68 @@ func (c *tmCommon) validate(addr uint64, size int) (align, extent uint64, err er
 	return align, extent, nil
 }
 
-func (o *TensorMapTiledOptions) common() *tmCommon {
-	return &tmCommon{what: "TensorMapTiledOptions", dtype: o.DataType, dims: o.Dims, strides: o.Strides,
-		elemStrides: o.ElementStrides, interleave: o.Interleave, swizzle: o.Swizzle, l2: o.L2Promotion, oob: o.OOBFill, minRank: 1}
+// tmOptions are the options of one kind of tensor map: what validation
+// and encoding need of them beyond tmCommon.
+type tmOptions interface {
+	common() *tmCommon
+	// check checks the rules of the kind beyond the shared ones.
+	check(c *tmCommon) error
+	// smemBytes is the shared memory one box takes.
+	smemBytes() uint64
+	// encode encodes the map of the tensor at addr into dst, in context
+	// h, with element strides es.
+	encode(h driver.Context, dst *driver.TensorMap, addr unsafe.Pointer, es *uint32) error
+}
+
+// validateTensorMap checks every rule of o's kind for a tensor at addr in
+// a buffer of size bytes, and returns the address alignment the map needs
+// and the bytes the tensor spans.
+func validateTensorMap(o tmOptions, addr uint64, size int) (align, extent uint64, err error) {
+	c := o.common()
+	if align, extent, err = c.validate(addr, size); err != nil {
+		return 0, 0, err
+	}
+	if err := o.check(c); err != nil {
+		return 0, 0, err
+	}
+	return align, extent, nil
 }
 
 // Validate checks every rule of cuTensorMapEncodeTiled's documentation
 // for a tensor at device address addr in a buffer of size bytes, and that
 // the tensor lies within the buffer. NewTensorMapTiled calls it.
 func (o *TensorMapTiledOptions) Validate(addr driver.Deviceptr, size int) error {
-	_, _, err := o.validate(uint64(addr), size)
+	_, _, err := validateTensorMap(o, uint64(addr), size)
 	return err
 }
 
-func (o *TensorMapTiledOptions) validate(addr uint64, size int) (align, extent uint64, err error) {
-	c := o.common()
-	if align, extent, err = c.validate(addr, size); err != nil {
-		return 0, 0, err
-	}
+func (o *TensorMapTiledOptions) check(c *tmCommon) error {
 	if len(o.Box) != len(o.Dims) {
-		return 0, 0, c.errf("Box", "%d sizes for %d dimensions", len(o.Box), len(o.Dims))
+		return c.errf("Box", "%d sizes for %d dimensions", len(o.Box), len(o.Dims))
 	}
 	for i, b := range o.Box {
 		if b < 1 || b > tmMaxBox {
-			return 0, 0, c.errf(fmt.Sprintf("Box[%d]", i), "%d elements, want 1 to 256", b)
+			return c.errf(fmt.Sprintf("Box[%d]", i), "%d elements, want 1 to 256", b)
 		}
 	}
 	inner := tmBytes(o.DataType, uint64(o.Box[0]))
 	if tmPacked16(o.DataType) && o.Box[0] != 128 {
-		return 0, 0, c.errf("Box[0]", "%d: the ALIGN16B packed types need 128", o.Box[0])
+		return c.errf("Box[0]", "%d: the ALIGN16B packed types need 128", o.Box[0])
 	}
 	if o.Interleave == driver.TensorMapInterleaveNone {
 		if inner%16 != 0 {
-			return 0, 0, c.errf("Box[0]", "%d elements are %d bytes, want a multiple of 16", o.Box[0], inner)
+			return c.errf("Box[0]", "%d elements are %d bytes, want a multiple of 16", o.Box[0], inner)
 		}
 		if span := swizzleSpan(o.Swizzle); span != 0 && inner > span {
-			return 0, 0, c.errf("Box[0]", "%d elements are %d bytes, more than the %d bytes the swizzle spans", o.Box[0], inner, span)
+			return c.errf("Box[0]", "%d elements are %d bytes, more than the %d bytes the swizzle spans", o.Box[0], inner, span)
 		}
 	}
-	return align, extent, nil
+	return nil
+}
+
+func (o *TensorMapTiledOptions) common() *tmCommon {
+	return &tmCommon{what: "TensorMapTiledOptions", dtype: o.DataType, dims: o.Dims, strides: o.Strides,
+		elemStrides: o.ElementStrides, interleave: o.Interleave, swizzle: o.Swizzle, l2: o.L2Promotion, oob: o.OOBFill, minRank: 1}
 }
 
 // smemBytes is the shared memory one box takes.
@@ -358,24 +381,24 @@ func (o *TensorMapTiledOptions) smemBytes() uint64 {
 	return tmBytes(o.DataType, n)
 }
 
-func (o *TensorMapIm2colOptions) common() *tmCommon {
-	return &tmCommon{what: "TensorMapIm2colOptions", dtype: o.DataType, dims: o.Dims, strides: o.Strides,
-		elemStrides: o.ElementStrides, interleave: o.Interleave, swizzle: o.Swizzle, l2: o.L2Promotion, oob: o.OOBFill, minRank: 3}
+func (o *TensorMapTiledOptions) encode(h driver.Context, dst *driver.TensorMap, addr unsafe.Pointer, es *uint32) error {
+	var strides *uint64 // none at rank 1
+	if len(o.Strides) > 0 {
+		strides = &o.Strides[0]
+	}
+	return cuTensorMapEncodeTiled(h, dst, o.DataType, uint32(len(o.Dims)), addr, &o.Dims[0], strides, &o.Box[0], es,
+		o.Interleave, o.Swizzle, o.L2Promotion, o.OOBFill)
 }
 
 // Validate checks every rule of cuTensorMapEncodeIm2col's documentation
 // for a tensor at device address addr in a buffer of size bytes, and that
 // the tensor lies within the buffer. NewTensorMapIm2col calls it.
 func (o *TensorMapIm2colOptions) Validate(addr driver.Deviceptr, size int) error {
-	_, _, err := o.validate(uint64(addr), size)
+	_, _, err := validateTensorMap(o, uint64(addr), size)
 	return err
 }
 
-func (o *TensorMapIm2colOptions) validate(addr uint64, size int) (align, extent uint64, err error) {
-	c := o.common()
-	if align, extent, err = c.validate(addr, size); err != nil {
-		return 0, 0, err
-	}
+func (o *TensorMapIm2colOptions) check(c *tmCommon) error {
 	rank := len(o.Dims)
 	spatial := rank - 2
 	lim := int32(1 << 4) // the corners' range: -lim to lim-1
@@ -390,37 +413,52 @@ func (o *TensorMapIm2colOptions) validate(addr uint64, size int) (align, extent 
 		v    []int32
 	}{{"LowerCorner", o.LowerCorner}, {"UpperCorner", o.UpperCorner}} {
 		if len(f.v) != spatial {
-			return 0, 0, c.errf(f.name, "%d offsets, want %d (one per spatial dimension at rank %d)", len(f.v), spatial, rank)
+			return c.errf(f.name, "%d offsets, want %d (one per spatial dimension at rank %d)", len(f.v), spatial, rank)
 		}
 		for i, v := range f.v {
 			if v < -lim || v > lim-1 {
-				return 0, 0, c.errf(fmt.Sprintf("%s[%d]", f.name, i), "%d, want %d to %d at rank %d", v, -lim, lim-1, rank)
+				return c.errf(fmt.Sprintf("%s[%d]", f.name, i), "%d, want %d to %d at rank %d", v, -lim, lim-1, rank)
 			}
 		}
 	}
 	for i := range spatial {
 		// The box spans LowerCorner to the last pixel plus UpperCorner.
 		if n := int64(o.Dims[i+1]) + int64(o.UpperCorner[i]) - int64(o.LowerCorner[i]); n < 1 {
-			return 0, 0, c.errf("LowerCorner", "the bounding box is empty in spatial dimension %d (%d pixels, corners %d and %d)",
+			return c.errf("LowerCorner", "the bounding box is empty in spatial dimension %d (%d pixels, corners %d and %d)",
 				i, o.Dims[i+1], o.LowerCorner[i], o.UpperCorner[i])
 		}
 	}
 	if o.ChannelsPerPixel < 1 || o.ChannelsPerPixel > tmMaxChannels {
-		return 0, 0, c.errf("ChannelsPerPixel", "%d, want 1 to 256", o.ChannelsPerPixel)
+		return c.errf("ChannelsPerPixel", "%d, want 1 to 256", o.ChannelsPerPixel)
 	}
 	if tmPacked16(o.DataType) && o.ChannelsPerPixel != 128 {
-		return 0, 0, c.errf("ChannelsPerPixel", "%d: the ALIGN16B packed types need 128", o.ChannelsPerPixel)
+		return c.errf("ChannelsPerPixel", "%d: the ALIGN16B packed types need 128", o.ChannelsPerPixel)
 	}
 	if o.PixelsPerColumn < 1 || o.PixelsPerColumn > tmMaxPixels {
-		return 0, 0, c.errf("PixelsPerColumn", "%d, want 1 to 1024", o.PixelsPerColumn)
+		return c.errf("PixelsPerColumn", "%d, want 1 to 1024", o.PixelsPerColumn)
 	}
 	if o.Interleave == driver.TensorMapInterleaveNone {
 		inner := tmBytes(o.DataType, uint64(o.ChannelsPerPixel))
 		if span := swizzleSpan(o.Swizzle); span != 0 && inner > span {
-			return 0, 0, c.errf("ChannelsPerPixel", "%d elements are %d bytes, more than the %d bytes the swizzle spans", o.ChannelsPerPixel, inner, span)
+			return c.errf("ChannelsPerPixel", "%d elements are %d bytes, more than the %d bytes the swizzle spans", o.ChannelsPerPixel, inner, span)
 		}
 	}
-	return align, extent, nil
+	return nil
+}
+
+func (o *TensorMapIm2colOptions) common() *tmCommon {
+	return &tmCommon{what: "TensorMapIm2colOptions", dtype: o.DataType, dims: o.Dims, strides: o.Strides,
+		elemStrides: o.ElementStrides, interleave: o.Interleave, swizzle: o.Swizzle, l2: o.L2Promotion, oob: o.OOBFill, minRank: 3}
+}
+
+func (o *TensorMapIm2colOptions) smemBytes() uint64 {
+	return tmBytes(o.DataType, uint64(o.ChannelsPerPixel)*uint64(o.PixelsPerColumn))
+}
+
+func (o *TensorMapIm2colOptions) encode(h driver.Context, dst *driver.TensorMap, addr unsafe.Pointer, es *uint32) error {
+	return cuTensorMapEncodeIm2col(h, dst, o.DataType, uint32(len(o.Dims)), addr, &o.Dims[0], &o.Strides[0],
+		&o.LowerCorner[0], &o.UpperCorner[0], o.ChannelsPerPixel, o.PixelsPerColumn, es,
+		o.Interleave, o.Swizzle, o.L2Promotion, o.OOBFill)
 }
 
 // checkTensorMapDevice checks what the device must support: tensor maps
@@ -491,45 +529,10 @@ func (s *tmScratch) bytes() []byte {
 // memory).
 func NewTensorMapTiled(b *Buffer, options *TensorMapTiledOptions) (*TensorMap, error) {
 	if options == nil {
-		return nil, fmt.Errorf("core: %s: nil *%s: the tensor map's shape and box are required", "NewTensorMapTiled", "TensorMapTiledOptions")
+		return nil, errors.New("core: NewTensorMapTiled: nil *TensorMapTiledOptions: the tensor map's shape and box are required")
 	}
 	opts := *options
-	const what = "NewTensorMapTiled"
-	dev, err := tmBuffer(what, b)
-	if err != nil {
-		return nil, err
-	}
-	defer b.release()
-	align, extent, err := opts.validate(uint64(b.ptr), b.size)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkTensorMapDevice("TensorMapTiledOptions", dev, opts.DataType, opts.Swizzle, opts.smemBytes()); err != nil {
-		return nil, err
-	}
-	es := opts.ElementStrides
-	if es == nil {
-		es = []uint32{1, 1, 1, 1, 1}
-	}
-	h, err := dev.primary.acquire()
-	if err != nil {
-		return nil, err
-	}
-	defer dev.primary.release()
-	s := newScratch()
-	var strides *uint64
-	if len(opts.Strides) > 0 {
-		strides = &opts.Strides[0]
-	}
-	err = cuTensorMapEncodeTiled(h, s.ptr(), opts.DataType, uint32(len(opts.Dims)), hostPtr(b.ptr),
-		&opts.Dims[0], strides, &opts.Box[0], &es[0],
-		opts.Interleave, opts.Swizzle, opts.L2Promotion, opts.OOBFill)
-	if err != nil {
-		return nil, fmt.Errorf("core: %s: %w", what, err)
-	}
-	m := &TensorMap{buf: b, rank: len(opts.Dims), dtype: opts.DataType, align: align, extent: extent}
-	copy(m.desc[:], s.bytes())
-	return m, nil
+	return newTensorMap("NewTensorMapTiled", b, &opts)
 }
 
 // NewTensorMapIm2col encodes an im2col tensor map of b's memory
@@ -537,41 +540,44 @@ func NewTensorMapTiled(b *Buffer, options *TensorMapTiledOptions) (*TensorMap, e
 // device (compute capability 9.0).
 func NewTensorMapIm2col(b *Buffer, options *TensorMapIm2colOptions) (*TensorMap, error) {
 	if options == nil {
-		return nil, fmt.Errorf("core: %s: nil *%s: the tensor map's shape and box are required", "NewTensorMapIm2col", "TensorMapIm2colOptions")
+		return nil, errors.New("core: NewTensorMapIm2col: nil *TensorMapIm2colOptions: the tensor map's shape and box are required")
 	}
 	opts := *options
-	const what = "NewTensorMapIm2col"
+	return newTensorMap("NewTensorMapIm2col", b, &opts)
+}
+
+// newTensorMap encodes a tensor map of b's memory for constructor what,
+// after checking o (a copy of the caller's options) and the device.
+func newTensorMap(what string, b *Buffer, o tmOptions) (*TensorMap, error) {
 	dev, err := tmBuffer(what, b)
 	if err != nil {
 		return nil, err
 	}
 	defer b.release()
-	align, extent, err := opts.validate(uint64(b.ptr), b.size)
+	align, extent, err := validateTensorMap(o, uint64(b.ptr), b.size)
 	if err != nil {
 		return nil, err
 	}
-	smem := tmBytes(opts.DataType, uint64(opts.ChannelsPerPixel)*uint64(opts.PixelsPerColumn))
-	if err := checkTensorMapDevice("TensorMapIm2colOptions", dev, opts.DataType, opts.Swizzle, smem); err != nil {
+	c := o.common()
+	if err := checkTensorMapDevice(c.what, dev, c.dtype, c.swizzle, o.smemBytes()); err != nil {
 		return nil, err
 	}
-	es := opts.ElementStrides
+	es := c.elemStrides
 	if es == nil {
 		es = []uint32{1, 1, 1, 1, 1}
 	}
-	h, err := dev.primary.acquire()
+	s := newScratch()
+	err = dev.primary.call(func(h driver.Context) error {
+		if err := o.encode(h, s.ptr(), hostPtr(b.ptr), &es[0]); err != nil {
+			return fmt.Errorf("core: %s: %w", what, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer dev.primary.release()
-	s := newScratch()
-	err = cuTensorMapEncodeIm2col(h, s.ptr(), opts.DataType, uint32(len(opts.Dims)), hostPtr(b.ptr),
-		&opts.Dims[0], &opts.Strides[0], &opts.LowerCorner[0], &opts.UpperCorner[0],
-		opts.ChannelsPerPixel, opts.PixelsPerColumn, &es[0],
-		opts.Interleave, opts.Swizzle, opts.L2Promotion, opts.OOBFill)
-	if err != nil {
-		return nil, fmt.Errorf("core: %s: %w", what, err)
-	}
-	m := &TensorMap{buf: b, im2col: true, rank: len(opts.Dims), dtype: opts.DataType, align: align, extent: extent}
+	_, im2col := o.(*TensorMapIm2colOptions)
+	m := &TensorMap{buf: b, im2col: im2col, rank: len(c.dims), dtype: c.dtype, align: align, extent: extent}
 	copy(m.desc[:], s.bytes())
 	return m, nil
 }

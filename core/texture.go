@@ -33,17 +33,7 @@ const (
 )
 
 func (m AddressMode) String() string {
-	switch m {
-	case AddressClamp:
-		return "AddressClamp"
-	case AddressWrap:
-		return "AddressWrap"
-	case AddressMirror:
-		return "AddressMirror"
-	case AddressBorder:
-		return "AddressBorder"
-	}
-	return fmt.Sprintf("AddressMode(%d)", int(m))
+	return enumString(m, "AddressMode", "AddressClamp", "AddressWrap", "AddressMirror", "AddressBorder")
 }
 
 func (m AddressMode) driver() driver.AddressMode {
@@ -70,13 +60,7 @@ const (
 )
 
 func (f FilterMode) String() string {
-	switch f {
-	case FilterPoint:
-		return "FilterPoint"
-	case FilterLinear:
-		return "FilterLinear"
-	}
-	return fmt.Sprintf("FilterMode(%d)", int(f))
+	return enumString(f, "FilterMode", "FilterPoint", "FilterLinear")
 }
 
 // ReadMode is what a texture of integer channels returns: the integers
@@ -92,13 +76,7 @@ const (
 )
 
 func (r ReadMode) String() string {
-	switch r {
-	case ReadElementType:
-		return "ReadElementType"
-	case ReadNormalizedFloat:
-		return "ReadNormalizedFloat"
-	}
-	return fmt.Sprintf("ReadMode(%d)", int(r))
+	return enumString(r, "ReadMode", "ReadElementType", "ReadNormalizedFloat")
 }
 
 // TextureOptions describe how a texture object samples its array. A nil
@@ -302,16 +280,13 @@ func NewTextureObject(res TextureResource, opts *TextureOptions) (*TextureObject
 		return nil, fmt.Errorf("core: NewTextureObject: a texture of a %s: %w", s.what(), err)
 	}
 	t := &TextureObject{handle: th, res: res, ctx: ctx}
-	t.cleanup = runtime.AddCleanup(t, destroyTexture, texRef{ctx, th})
+	t.cleanup = runtime.AddCleanup(t, destroyTexture, handleRef[driver.TexObject]{ctx, th})
 	return t, nil
 }
 
-type texRef struct {
-	ctx *Context
-	t   driver.TexObject
+func destroyTexture(r handleRef[driver.TexObject]) {
+	destroyForgotten(r.ctx, "texture object", r.h, cuTexObjectDestroy)
 }
-
-func destroyTexture(r texRef) { destroyForgotten(r.ctx, "texture object", r.t, cuTexObjectDestroy) }
 
 // Handle returns the driver's CUtexObject, the kernel's
 // cudaTextureObject_t.
@@ -326,29 +301,31 @@ func (t *TextureObject) Close() error {
 	if t == nil || !t.life.close() {
 		return nil
 	}
-	t.cleanup.Stop()
-	h, err := t.ctx.acquire()
-	if err != nil {
-		return err
-	}
-	defer t.ctx.release()
-	return cuTexObjectDestroy(h, t.handle)
+	return destroyClosed(t.ctx, &t.cleanup, t.handle, cuTexObjectDestroy)
 }
 
 // launchHandle is the handle Launch passes, or an error that completes
 // "argument N ...".
 func (t *TextureObject) launchHandle() (uint64, error) {
-	switch {
-	case t == nil:
+	if t == nil {
 		return 0, errors.New("is a nil *TextureObject")
-	case t.res == nil:
-		return 0, errors.New("is a zero TextureObject (make one with NewTextureObject)")
-	case t.life.closed():
-		return 0, fmt.Errorf("is a closed TextureObject: %w", ErrClosed)
-	case t.res.closed():
-		return 0, fmt.Errorf("is a TextureObject of a closed array: %w", ErrClosed)
 	}
-	return uint64(t.handle), nil
+	return objectLaunchHandle("TextureObject", "array", uint64(t.handle), &t.life, t.res == nil, t.res != nil && t.res.closed())
+}
+
+// objectLaunchHandle is launchHandle for a texture or surface object
+// (what) with handle h and life l, of a resource (res) that may be absent
+// (noRes: a zero object) or closed.
+func objectLaunchHandle(what, res string, h uint64, l *life, noRes, resClosed bool) (uint64, error) {
+	switch {
+	case noRes:
+		return 0, fmt.Errorf("is a zero %s (make one with New%[1]s)", what)
+	case l.closed():
+		return 0, fmt.Errorf("is a closed %s: %w", what, ErrClosed)
+	case resClosed:
+		return 0, fmt.Errorf("is a %s of a closed %s: %w", what, res, ErrClosed)
+	}
+	return h, nil
 }
 
 // SurfaceObject is a surface object (CUsurfObject) of an Array made with
@@ -391,16 +368,13 @@ func NewSurfaceObject(a *Array) (*SurfaceObject, error) {
 		return nil, fmt.Errorf("core: NewSurfaceObject: a surface of a %s: %w", a.shape.what(), err)
 	}
 	s := &SurfaceObject{handle: sh, arr: a, ctx: ctx}
-	s.cleanup = runtime.AddCleanup(s, destroySurface, surfRef{ctx, sh})
+	s.cleanup = runtime.AddCleanup(s, destroySurface, handleRef[driver.SurfObject]{ctx, sh})
 	return s, nil
 }
 
-type surfRef struct {
-	ctx *Context
-	s   driver.SurfObject
+func destroySurface(r handleRef[driver.SurfObject]) {
+	destroyForgotten(r.ctx, "surface object", r.h, cuSurfObjectDestroy)
 }
-
-func destroySurface(r surfRef) { destroyForgotten(r.ctx, "surface object", r.s, cuSurfObjectDestroy) }
 
 // Handle returns the driver's CUsurfObject, the kernel's
 // cudaSurfaceObject_t.
@@ -415,26 +389,13 @@ func (s *SurfaceObject) Close() error {
 	if s == nil || !s.life.close() {
 		return nil
 	}
-	s.cleanup.Stop()
-	h, err := s.ctx.acquire()
-	if err != nil {
-		return err
-	}
-	defer s.ctx.release()
-	return cuSurfObjectDestroy(h, s.handle)
+	return destroyClosed(s.ctx, &s.cleanup, s.handle, cuSurfObjectDestroy)
 }
 
 // launchHandle is as TextureObject's.
 func (s *SurfaceObject) launchHandle() (uint64, error) {
-	switch {
-	case s == nil:
+	if s == nil {
 		return 0, errors.New("is a nil *SurfaceObject")
-	case s.arr == nil:
-		return 0, errors.New("is a zero SurfaceObject (make one with NewSurfaceObject)")
-	case s.life.closed():
-		return 0, fmt.Errorf("is a closed SurfaceObject: %w", ErrClosed)
-	case s.arr.closed():
-		return 0, fmt.Errorf("is a SurfaceObject of a closed Array: %w", ErrClosed)
 	}
-	return uint64(s.handle), nil
+	return objectLaunchHandle("SurfaceObject", "Array", uint64(s.handle), &s.life, s.arr == nil, s.arr != nil && s.arr.closed())
 }
