@@ -26,9 +26,9 @@ func newBuilder(t *testing.T, opts *FatbinOptions) *FatbinBuilder {
 	return b
 }
 
-// cuobjdumpList writes code to a file and returns the lines of
-// cuobjdump -lelf -lptx, with the file name part of each entry.
-func cuobjdumpList(t *testing.T, code []byte) []string {
+// wantCuobjdumpList checks that cuobjdump -lelf -lptx lists the entries
+// of code as want: NVIDIA's own tool reads the fat binaries we build.
+func wantCuobjdumpList(t *testing.T, code []byte, want ...string) {
 	t.Helper()
 	tool := testenv.Tool(t, "cuobjdump")
 	path := filepath.Join(t.TempDir(), "x.fatbin")
@@ -39,11 +39,13 @@ func cuobjdumpList(t *testing.T, code []byte) []string {
 	if err != nil {
 		t.Fatalf("cuobjdump -lelf -lptx: %v\n%s", err, out)
 	}
-	var lines []string
+	var got []string
 	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		lines = append(lines, strings.Join(strings.Fields(l), " "))
+		got = append(got, strings.Join(strings.Fields(l), " "))
 	}
-	return lines
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("cuobjdump -lelf -lptx:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
 
 func TestFatbinBuilderCuobjdump(t *testing.T) {
@@ -78,15 +80,11 @@ func TestFatbinBuilderCuobjdump(t *testing.T) {
 	if _, err := FromFatbin(o.Code()); err != nil {
 		t.Errorf("built fatbin does not validate: %v", err)
 	}
-	got := cuobjdumpList(t, o.Code())
-	want := []string{
+	wantCuobjdumpList(t, o.Code(),
 		"ELF file 1: saxpy80.sm_80.cubin",
 		"ELF file 2: saxpy90.sm_90.cubin",
 		"PTX file 1: saxpyptx.sm_90.ptx",
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("cuobjdump -lelf -lptx:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	)
 	// The entries hold exactly what was added.
 	f, err := fatbin.Parse(o.Code())
 	if err != nil {
@@ -137,17 +135,13 @@ func TestCompileFatbin(t *testing.T) {
 	if o.CodeType() != "fatbin" || o.Name() != "fatbin_saxpy.cu" {
 		t.Errorf("CompileFatbin gave %v", o)
 	}
-	got := cuobjdumpList(t, o.Code())
 	// Identified by the source's name, as nvcc does: cuobjdump names the
 	// entries of x.cu x.sm_80.cubin...
-	want := []string{
+	wantCuobjdumpList(t, o.Code(),
 		"ELF file 1: fatbin_saxpy.sm_80.cubin",
 		"ELF file 2: fatbin_saxpy.sm_90.cubin",
 		"PTX file 1: fatbin_saxpy.sm_90.ptx",
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("cuobjdump -lelf -lptx:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	)
 	f, err := fatbin.Parse(o.Code())
 	if err != nil {
 		t.Fatal(err)

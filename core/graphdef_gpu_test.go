@@ -100,20 +100,11 @@ func devInts(t *testing.T, dev *Device, s *Stream, n int) *Buffer {
 	return b
 }
 
-func readInts(t *testing.T, b *Buffer) []int32 {
-	t.Helper()
-	got := make([]int32, b.Size()/4)
-	if err := CopyFromDevice(got, b); err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
 // checkInts compares b with want(i) element by element.
 func checkInts(t *testing.T, what string, b *Buffer, want func(i int) int32) {
 	t.Helper()
 	bad := 0
-	for i, v := range readInts(t, b) {
+	for i, v := range readBack[int32](t, b, b.Size()/4) {
 		if w := want(i); v != w {
 			if bad < 5 {
 				t.Errorf("%s[%d] = %d, want %d", what, i, v, w)
@@ -124,22 +115,6 @@ func checkInts(t *testing.T, what string, b *Buffer, want func(i int) int32) {
 	if bad > 0 {
 		t.Errorf("%s: %d elements wrong", what, bad)
 	}
-}
-
-// try(f()).must(t) returns f's value, failing the test on its error.
-func try[T any](v T, err error) result[T] { return result[T]{v, err} }
-
-type result[T any] struct {
-	v   T
-	err error
-}
-
-func (r result[T]) must(t *testing.T) T {
-	t.Helper()
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	return r.v
 }
 
 // graphTest is the start of most graph tests: the device, its graph

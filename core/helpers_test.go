@@ -1,0 +1,66 @@
+package core
+
+import (
+	"sync"
+	"testing"
+)
+
+// try(f()).must(t) returns f's value, failing the test on its error.
+func try[T any](v T, err error) result[T] { return result[T]{v, err} }
+
+type result[T any] struct {
+	v   T
+	err error
+}
+
+func (r result[T]) must(t testing.TB) T {
+	t.Helper()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.v
+}
+
+// readBack copies the first n elements of b to a new slice: how most GPU
+// tests fetch a result.
+func readBack[T any](t testing.TB, b *Buffer, n int) []T {
+	t.Helper()
+	out := make([]T, n)
+	if err := CopyFromDevice(out, b); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// wantEach fails t at the first element of got that is not want(i), so
+// that a wrong result names the element, its value and the expected one.
+func wantEach[T comparable](t testing.TB, what string, got []T, want func(i int) T) {
+	t.Helper()
+	for i, v := range got {
+		if w := want(i); v != w {
+			t.Fatalf("%s: element %d = %v, want %v", what, i, v, w)
+		}
+	}
+}
+
+// inParallel runs f(0), ..., f(n-1) on n goroutines and reports their
+// errors once all have returned: the fan-out of the concurrency tests.
+func inParallel(t testing.TB, n int, f func(i int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(i); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
