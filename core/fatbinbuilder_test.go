@@ -86,10 +86,7 @@ func TestFatbinBuilderCuobjdump(t *testing.T) {
 		"PTX file 1: saxpyptx.sm_90.ptx",
 	)
 	// The entries hold exactly what was added.
-	f, err := fatbin.Parse(o.Code())
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := try(fatbin.Parse(o.Code())).must(t)
 	if len(f.Entries) != 3 {
 		t.Fatalf("%d entries, want 3", len(f.Entries))
 	}
@@ -142,10 +139,7 @@ func TestCompileFatbin(t *testing.T) {
 		"ELF file 2: fatbin_saxpy.sm_90.cubin",
 		"PTX file 1: fatbin_saxpy.sm_90.ptx",
 	)
-	f, err := fatbin.Parse(o.Code())
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := try(fatbin.Parse(o.Code())).must(t)
 	var idents []string
 	for _, e := range f.Entries {
 		idents = append(idents, e.Identifier)
@@ -209,10 +203,7 @@ func TestFatbinBuilderOtherInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := fatbin.Parse(o.Code())
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := try(fatbin.Parse(o.Code())).must(t)
 	var kinds []fatbin.Kind
 	for _, e := range f.Entries {
 		kinds = append(kinds, e.Kind)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -423,57 +422,42 @@ func TestGPUConcurrentLaunches(t *testing.T) {
 		x[i] = float32(i % 100)
 		y[i] = float32(i % 7)
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for gi := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs <- func() error {
-				s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
-				if err != nil {
-					return err
-				}
-				defer s.Close()
-				bx, err := dev.Allocate(n*4, s)
-				if err != nil {
-					return err
-				}
-				defer bx.Close()
-				by, _ := dev.Allocate(n*4, s)
-				defer by.Close()
-				if err := CopyToDevice(bx, x); err != nil {
-					return err
-				}
-				a := float32(gi + 1)
-				for range 50 {
-					if err := CopyToDevice(by, y); err != nil {
-						return err
-					}
-					if err := Launch(s, LaunchConfig{Grid: Dim(n / 128), Block: Dim(128)}, k, a, bx, by, by, int32(n)); err != nil {
-						return err
-					}
-					out := make([]float32, n)
-					if err := CopyFromDevice(out, by); err != nil {
-						return err
-					}
-					for i := range out {
-						if w := a*x[i] + y[i]; out[i] != w {
-							return fmt.Errorf("goroutine %d: out[%d] = %v, want %v", gi, i, out[i], w)
-						}
-					}
-				}
-				return nil
-			}()
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	inParallel(t, 8, func(gi int) error {
+		s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 		if err != nil {
-			t.Error(err)
+			return err
 		}
-	}
+		defer s.Close()
+		bx, err := dev.Allocate(n*4, s)
+		if err != nil {
+			return err
+		}
+		defer bx.Close()
+		by, _ := dev.Allocate(n*4, s)
+		defer by.Close()
+		if err := CopyToDevice(bx, x); err != nil {
+			return err
+		}
+		a := float32(gi + 1)
+		for range 50 {
+			if err := CopyToDevice(by, y); err != nil {
+				return err
+			}
+			if err := Launch(s, LaunchConfig{Grid: Dim(n / 128), Block: Dim(128)}, k, a, bx, by, by, int32(n)); err != nil {
+				return err
+			}
+			out := make([]float32, n)
+			if err := CopyFromDevice(out, by); err != nil {
+				return err
+			}
+			for i := range out {
+				if w := a*x[i] + y[i]; out[i] != w {
+					return fmt.Errorf("goroutine %d: out[%d] = %v, want %v", gi, i, out[i], w)
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // TestGPULaunchParameterBuffers launches kernels whose parameters pass

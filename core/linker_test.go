@@ -28,7 +28,7 @@ func compileUnit(t *testing.T, src, name, arch, target string) *ObjectCode {
 	return mustCompile(t, p, target)
 }
 
-func mustLink(t *testing.T, opts *LinkerOptions, target string, codes ...*ObjectCode) *ObjectCode {
+func mustLink(t testing.TB, opts *LinkerOptions, target string, codes ...*ObjectCode) *ObjectCode {
 	t.Helper()
 	l, err := NewLinker(opts, codes...)
 	if err != nil {
@@ -79,12 +79,9 @@ func TestLinkerLTO(t *testing.T) {
 
 func TestLinkerMissingSymbol(t *testing.T) {
 	a := compileUnit(t, unitKernel, "kernel.cu", "sm_90", "ltoir")
-	l, err := NewLinker(&LinkerOptions{Arch: "sm_90", LTO: true}, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := try(NewLinker(&LinkerOptions{Arch: "sm_90", LTO: true}, a)).must(t)
 	defer l.Close()
-	_, err = l.Link("cubin")
+	_, err := l.Link("cubin")
 	if err == nil {
 		t.Fatal("Link with an undefined function succeeded")
 	}

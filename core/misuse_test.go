@@ -363,19 +363,9 @@ func TestGPUMisuse(t *testing.T) {
 	e2.Close()
 
 	// A kernel of closed code.
-	p, err := NewProgram(testSource, "c++", &ProgramOptions{Arch: "sm_" + dev.Arch()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	code, err := p.Compile("cubin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := code.Kernel("add")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustProgram(t, testSource, "c++", &ProgramOptions{Arch: "sm_" + dev.Arch()})
+	code := mustCompile(t, p, "cubin")
+	k := try(code.Kernel("add")).must(t)
 	if err := Launch(s, cfg, k, x, float32(1), int32(256)); err != nil {
 		t.Fatalf("Launch before Close: %v", err)
 	}
@@ -394,10 +384,7 @@ func TestGPUMisuse(t *testing.T) {
 	}
 
 	// A name that is not there.
-	code2, err := p.Compile("cubin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	code2 := mustCompile(t, p, "cubin")
 	defer code2.Close()
 	if _, err := code2.Kernel("no_such_kernel"); err == nil || !strings.Contains(err.Error(), "saxpy") {
 		t.Errorf("Kernel(no_such_kernel) = %v, want the list of kernels", err)

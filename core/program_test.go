@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvrtc"
@@ -26,7 +25,7 @@ const seedNVVMIR = testenv.SeedNVVMKernel + testenv.SeedNVVMAnnotations
 
 func ptrTo[T any](v T) *T { return &v }
 
-func mustProgram(t *testing.T, src, codeType string, opts *ProgramOptions) *Program {
+func mustProgram(t testing.TB, src, codeType string, opts *ProgramOptions) *Program {
 	t.Helper()
 	p, err := NewProgram(src, codeType, opts)
 	if err != nil {
@@ -36,7 +35,7 @@ func mustProgram(t *testing.T, src, codeType string, opts *ProgramOptions) *Prog
 	return p
 }
 
-func mustCompile(t *testing.T, p *Program, target string) *ObjectCode {
+func mustCompile(t testing.TB, p *Program, target string) *ObjectCode {
 	t.Helper()
 	o, err := p.Compile(target)
 	if err != nil {
@@ -524,29 +523,16 @@ func TestProgramClose(t *testing.T) {
 // -race).
 func TestProgramConcurrent(t *testing.T) {
 	p := mustProgram(t, templateSrc, "c++", &ProgramOptions{Arch: "sm_80", NameExpressions: []string{"scale<float>"}})
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for i := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			target := []string{"ptx", "cubin"}[i%2]
-			o, err := p.Compile(target)
-			if err == nil && o.CodeType() != target {
-				err = fmt.Errorf("got %s", o.CodeType())
-			}
-			if err == nil {
-				_, err = p.LoweredName("scale<float>")
-			}
-			_ = p.Log()
-			if err != nil {
-				errs <- err
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	inParallel(t, 8, func(i int) error {
+		target := []string{"ptx", "cubin"}[i%2]
+		o, err := p.Compile(target)
+		if err == nil && o.CodeType() != target {
+			err = fmt.Errorf("got %s", o.CodeType())
+		}
+		if err == nil {
+			_, err = p.LoweredName("scale<float>")
+		}
+		_ = p.Log()
+		return err
+	})
 }

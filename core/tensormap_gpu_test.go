@@ -112,15 +112,7 @@ func tmaKernelsFor(t *testing.T) map[string]*Kernel {
 // TestTMAKernelsCompile checks the PTX of the TMA tests with NVRTC and
 // ptxas for sm_90a; it needs no GPU.
 func TestTMAKernelsCompile(t *testing.T) {
-	p, err := NewProgram(tmaSource, "c++", &ProgramOptions{Name: "tma_test.cu", Arch: "sm_90a", NoCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	code, err := p.Compile("cubin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	code := mustCompile(t, mustProgram(t, tmaSource, "c++", &ProgramOptions{Name: "tma_test.cu", Arch: "sm_90a", NoCache: true}), "cubin")
 	// CUDA 13's cubins (ELF ABI v8) mark sm_90 and sm_90a alike.
 	abi8 := len(code.Code()) > elf.EI_ABIVERSION && code.Code()[elf.EI_ABIVERSION] >= 8
 	if arch, err := cubinArch(code.Code()); err != nil || arch != "sm_90a" && !(abi8 && arch == "sm_90") {
