@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"sync"
 	"testing"
 )
@@ -19,6 +20,20 @@ func (r result[T]) must(t testing.TB) T {
 		t.Fatal(r.err)
 	}
 	return r.v
+}
+
+// wantErrorAs fails t unless err, what a call named what returned, is or
+// wraps an E, and returns that E for the checks of its fields.
+func wantErrorAs[E error](t testing.TB, what string, err error) E {
+	t.Helper()
+	var e E
+	if err == nil {
+		t.Fatalf("%s succeeded", what)
+	}
+	if !errors.As(err, &e) {
+		t.Fatalf("error %T is not a %T: %v", err, e, err)
+	}
+	return e
 }
 
 // readBack copies the first n elements of b to a new slice: how most GPU

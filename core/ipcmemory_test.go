@@ -544,11 +544,7 @@ func TestGPUIPCPeerChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	in := make([]float32, n)
-	for i := range in {
-		in[i] = float32(i)
-	}
-	if err := CopyToDevice(b, in); err != nil {
+	if err := CopyToDevice(b, seq(n, 0)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -560,15 +556,7 @@ func TestGPUIPCPeerChild(t *testing.T) {
 		t.Fatalf("the child answered %q, %v", ans, err)
 	}
 	child.wait(t)
-	got := make([]float32, n)
-	if err := CopyFromDevice(got, b); err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range got {
-		if v != float32(i)+0.5 {
-			t.Fatalf("b[%d] = %v after the child's kernel on %v, want %v", i, v, d1, float32(i)+0.5)
-		}
-	}
+	wantEach(t, fmt.Sprintf("b after the child's kernel on %v", d1), readBack[float32](t, b, n), func(i int) float32 { return float32(i) + 0.5 })
 }
 
 // TestHelperIPCPeerChild is the child of TestGPUIPCPeerChild; run

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -375,7 +376,7 @@ func TestGPULaunchMixedArgsNoAllocs(t *testing.T) {
 	if err := CopyFromDevice(got, out); err != nil {
 		t.Fatal(err)
 	}
-	if want := []float32{-7, 2.5, 0.125, 5, 9, 200, -300, 42}; !equal(got, want) {
+	if want := []float32{-7, 2.5, 0.125, 5, 9, 200, -300, 42}; !slices.Equal(got, want) {
 		t.Fatalf("mixed wrote %v, want %v", got, want)
 	}
 	allocs := testing.AllocsPerRun(1000, func() {
@@ -399,18 +400,6 @@ func TestGPULaunchMixedArgsNoAllocs(t *testing.T) {
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func equal[T comparable](a, b []T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestGPUConcurrentLaunches(t *testing.T) {

@@ -82,13 +82,7 @@ func TestLinkerMissingSymbol(t *testing.T) {
 	l := try(NewLinker(&LinkerOptions{Arch: "sm_90", LTO: true}, a)).must(t)
 	defer l.Close()
 	_, err := l.Link("cubin")
-	if err == nil {
-		t.Fatal("Link with an undefined function succeeded")
-	}
-	var le *LinkError
-	if !errors.As(err, &le) {
-		t.Fatalf("error %T is not a *LinkError: %v", err, err)
-	}
+	le := wantErrorAs[*LinkError](t, "Link with an undefined function", err)
 	const logLine = "Unresolved extern function '_Z6helperf'"
 	if !strings.Contains(le.ErrorLog, logLine) {
 		t.Errorf("ErrorLog lacks %q: %q", logLine, le.ErrorLog)

@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -78,7 +79,7 @@ func TestGPUPreparedLaunch(t *testing.T) {
 	if err := p.Launch(s); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := readMixed(t, out), []float32{-7, 2.5, 0.125, 5, 9, 200, -300, 42}; !equal(got, want) {
+	if got, want := readMixed(t, out), []float32{-7, 2.5, 0.125, 5, 9, 200, -300, 42}; !slices.Equal(got, want) {
 		t.Fatalf("prepared mixed wrote %v, want %v", got, want)
 	}
 
@@ -110,7 +111,7 @@ func TestGPUPreparedLaunch(t *testing.T) {
 	if err := p.Launch(s); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := readMixed(t, out), []float32{11, -1.5, 0.5, 5, 9, 7, -300, 43}; !equal(got, want) {
+	if got, want := readMixed(t, out), []float32{11, -1.5, 0.5, 5, 9, 7, -300, 43}; !slices.Equal(got, want) {
 		t.Fatalf("after SetArg mixed wrote %v, want %v", got, want)
 	}
 	if err := p.SetConfig(LaunchConfig{Grid: Dim(2), Block: Dim(64)}); err != nil {

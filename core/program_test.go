@@ -158,13 +158,7 @@ func TestProgramCompileError(t *testing.T) {
 	src := "extern \"C\" __global__ void broken(float *x) {\n  x[0] = undefined_thing;\n}\n"
 	p := mustProgram(t, src, "c++", &ProgramOptions{Name: "broken.cu", Arch: "sm_90"})
 	_, err := p.Compile("cubin")
-	if err == nil {
-		t.Fatal("Compile of broken code succeeded")
-	}
-	var ce *CompileError
-	if !errors.As(err, &ce) {
-		t.Fatalf("error %T is not a *CompileError: %v", err, err)
-	}
+	ce := wantErrorAs[*CompileError](t, "Compile of broken code", err)
 	if !errors.Is(err, nvrtc.ErrorCompilation) {
 		t.Errorf("errors.Is(err, nvrtc.ErrorCompilation) = false: %v", err)
 	}

@@ -296,16 +296,7 @@ func TestReliabilityObjectCodeDamaged(t *testing.T) {
 		}
 		samples = append(samples, b)
 	}
-	p, err := NewProgram(saxpySrc, "c++", &ProgramOptions{Arch: "sm_90"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	cubin, err := p.Compile("cubin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	samples = append(samples, cubin.Code())
+	samples = append(samples, mustCompile(t, mustProgram(t, saxpySrc, "c++", &ProgramOptions{Arch: "sm_90"}), "cubin").Code())
 	ok, bad := 0, 0
 	for _, s := range samples {
 		for _, b := range damaged(s, 50) {
