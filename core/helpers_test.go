@@ -58,6 +58,15 @@ func wantEach[T comparable](t testing.TB, what string, got []T, want func(i int)
 	}
 }
 
+// wantSlice is wantEach against the elements of want.
+func wantSlice[T comparable](t testing.TB, what string, got, want []T) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d elements, want %d", what, len(got), len(want))
+	}
+	wantEach(t, what, got, func(i int) T { return want[i] })
+}
+
 // inParallel runs f(0), ..., f(n-1) on n goroutines and reports their
 // errors once all have returned: the fan-out of the concurrency tests.
 func inParallel(t testing.TB, n int, f func(i int) error) {
