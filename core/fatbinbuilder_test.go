@@ -48,6 +48,17 @@ func wantCuobjdumpList(t *testing.T, code []byte, want ...string) {
 	}
 }
 
+// checkFatbin checks that o, which what made, is a fat binary named name
+// whose entries cuobjdump lists as list, and returns it parsed.
+func checkFatbin(t *testing.T, what string, o *ObjectCode, name string, list ...string) *fatbin.File {
+	t.Helper()
+	if o.CodeType() != "fatbin" || o.Name() != name {
+		t.Errorf("%s gave %v", what, o)
+	}
+	wantCuobjdumpList(t, o.Code(), list...)
+	return try(fatbin.Parse(o.Code())).must(t)
+}
+
 func TestFatbinBuilderCuobjdump(t *testing.T) {
 	cubin80 := mustCompile(t, mustProgram(t, saxpySrc, "c++", &ProgramOptions{Arch: "sm_80"}), "cubin")
 	cubin90 := mustCompile(t, mustProgram(t, saxpySrc, "c++", &ProgramOptions{Arch: "sm_90"}), "cubin")
@@ -70,23 +81,16 @@ func TestFatbinBuilderCuobjdump(t *testing.T) {
 		ptx[i] = 'X'
 	}
 	runtime.GC()
-	o, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.CodeType() != "fatbin" || o.Name() != "saxpy" {
-		t.Errorf("Build gave %v", o)
-	}
-	if _, err := FromFatbin(o.Code()); err != nil {
-		t.Errorf("built fatbin does not validate: %v", err)
-	}
-	wantCuobjdumpList(t, o.Code(),
+	o := try(b.Build()).must(t)
+	f := checkFatbin(t, "Build", o, "saxpy",
 		"ELF file 1: saxpy80.sm_80.cubin",
 		"ELF file 2: saxpy90.sm_90.cubin",
 		"PTX file 1: saxpyptx.sm_90.ptx",
 	)
+	if _, err := FromFatbin(o.Code()); err != nil {
+		t.Errorf("built fatbin does not validate: %v", err)
+	}
 	// The entries hold exactly what was added.
-	f := try(fatbin.Parse(o.Code())).must(t)
 	if len(f.Entries) != 3 {
 		t.Fatalf("%d entries, want 3", len(f.Entries))
 	}
@@ -129,17 +133,13 @@ func TestCompileFatbin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.CodeType() != "fatbin" || o.Name() != "fatbin_saxpy.cu" {
-		t.Errorf("CompileFatbin gave %v", o)
-	}
 	// Identified by the source's name, as nvcc does: cuobjdump names the
 	// entries of x.cu x.sm_80.cubin...
-	wantCuobjdumpList(t, o.Code(),
+	f := checkFatbin(t, "CompileFatbin", o, "fatbin_saxpy.cu",
 		"ELF file 1: fatbin_saxpy.sm_80.cubin",
 		"ELF file 2: fatbin_saxpy.sm_90.cubin",
 		"PTX file 1: fatbin_saxpy.sm_90.ptx",
 	)
-	f := try(fatbin.Parse(o.Code())).must(t)
 	var idents []string
 	for _, e := range f.Entries {
 		idents = append(idents, e.Identifier)

@@ -206,6 +206,14 @@ func smidKernelFor(t *testing.T, dev *Device) *Kernel {
 	return smidKernel.get(t, "smids", smidSource, &ProgramOptions{Name: "smid.cu", Arch: "sm_" + dev.Arch()}, "smids")["smids"]
 }
 
+// greenTest is the start of the green context tests: the device, the
+// smids kernel and the device's SMs.
+func greenTest(t *testing.T) (*Device, *Kernel, *SMResource) {
+	t.Helper()
+	dev := gpuDevice(t)
+	return dev, smidKernelFor(t, dev), try(dev.SMResource()).must(t)
+}
+
 // smidRun is one launch of smids whose ids are read after its stream.
 type smidRun struct {
 	s   *Stream
@@ -267,12 +275,7 @@ func sortedIDs(s map[uint32]bool) []uint32 {
 // both together hold. Then kernels run in both green contexts at once,
 // and every block of each must have run on its group's SMs.
 func TestGPUGreenContextSMs(t *testing.T) {
-	dev := gpuDevice(t)
-	k := smidKernelFor(t, dev)
-	all, err := dev.SMResource()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dev, k, all := greenTest(t)
 	if all.Count() != dev.MultiprocessorCount() {
 		t.Errorf("the device's SMResource has %d SMs, the device %d", all.Count(), dev.MultiprocessorCount())
 	}
@@ -388,9 +391,8 @@ func greenStream(t *testing.T, dev *Device, r *SMResource, opts SMSplitOptions) 
 // context runs on its SMs too, and a green context made of a green
 // context's own resource keeps to it.
 func TestGPUGreenContextDefaultStream(t *testing.T) {
-	dev := gpuDevice(t)
-	k := smidKernelFor(t, dev)
-	c, s, _ := greenStream(t, dev, try(dev.SMResource()).must(t), SMSplitOptions{Groups: 2, MinCount: 16})
+	dev, k, all := greenTest(t)
+	c, s, _ := greenStream(t, dev, all, SMSplitOptions{Groups: 2, MinCount: 16})
 	blocks := 16 * dev.MultiprocessorCount()
 	own := startSMIDs(t, k, s, blocks).ids(t)
 	def := startSMIDs(t, k, c.DefaultStream(), blocks).ids(t)
@@ -418,12 +420,7 @@ func TestGPUGreenContextDefaultStream(t *testing.T) {
 // closed green context refuses everything made in it, but for its
 // Buffers, whose memory is the device's.
 func TestGPUGreenContextMisuse(t *testing.T) {
-	dev := gpuDevice(t)
-	k := smidKernelFor(t, dev)
-	all, err := dev.SMResource()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dev, k, all := greenTest(t)
 	n := all.Count()
 	for _, opts := range []SMSplitOptions{
 		{Groups: 0},
