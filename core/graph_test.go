@@ -108,12 +108,7 @@ func TestGPUGraphCaptureReplay(t *testing.T) {
 	if got := hostRuns.Load(); got != 3 {
 		t.Errorf("captured host function ran %d times, want 3", got)
 	}
-	if err := exec.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := exec.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	closeTwice(t, exec)
 	if err := exec.Launch(s); !errors.Is(err, ErrClosed) {
 		t.Errorf("Launch after Close: %v", err)
 	}

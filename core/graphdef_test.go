@@ -194,12 +194,7 @@ func TestGraphBodyChecks(t *testing.T) {
 // context is consulted.
 func TestGraphClosed(t *testing.T) {
 	g := cpuGraph()
-	if err := g.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	closeTwice(t, g)
 	k := layoutKernel("k", ArgumentInfo{0, 4})
 	mr := &fakeMR{}
 	buf, _ := mr.Allocate(64, nil)

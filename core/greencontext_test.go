@@ -498,12 +498,7 @@ func TestGPUGreenContextMisuse(t *testing.T) {
 	if len(c.green.streams) != 1 || len(c.green.events) != 1 {
 		t.Errorf("the green context keeps %d streams and %d events, want 1 and 1", len(c.green.streams), len(c.green.events))
 	}
-	if err := c.Close(); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	if err := c.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	closeTwice(t, c)
 	for name, err := range map[string]error{
 		"NewStream":              func() error { _, err := c.NewStream(nil); return err }(),
 		"NewEvent":               func() error { _, err := c.NewEvent(nil); return err }(),

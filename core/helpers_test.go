@@ -67,6 +67,18 @@ func wantSlice[T comparable](t testing.TB, what string, got, want []T) {
 	wantEach(t, what, got, func(i int) T { return want[i] })
 }
 
+// closeTwice closes c, failing the test if that fails, and closes it
+// again, which must do nothing: every Close in core may be called twice.
+func closeTwice(t testing.TB, c interface{ Close() error }) {
+	t.Helper()
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
 // inParallel runs f(0), ..., f(n-1) on n goroutines and reports their
 // errors once all have returned: the fan-out of the concurrency tests.
 func inParallel(t testing.TB, n int, f func(i int) error) {

@@ -412,12 +412,7 @@ func TestIPCChannelBadPeer(t *testing.T) {
 func TestIPCChannelClosed(t *testing.T) {
 	s, c, path := ipcPair(t)
 	ctx := ctxT(t)
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	closeTwice(t, c)
 	if err := c.Send(ctx, []byte("x")); !errors.Is(err, ErrClosed) {
 		t.Errorf("Send after Close: %v", err)
 	}
@@ -457,12 +452,7 @@ func TestIPCListener(t *testing.T) {
 	if _, err := ListenIPC("/tmp/" + strings.Repeat("x", 120)); err == nil || !strings.Contains(err.Error(), "more than the 107") {
 		t.Errorf("ListenIPC of a long path: %v", err)
 	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	closeTwice(t, l)
 	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket file after Close: %v", err)
 	}

@@ -219,12 +219,7 @@ func TestGPUIPCResource(t *testing.T) {
 	}
 	// Closing the resource first: its buffers stay usable until their
 	// own Close; it allocates and exports no more.
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	closeTwice(t, r)
 	if err := b.Memset8(0x42); err != nil {
 		t.Fatalf("Memset8 of a buffer of a closed pool: %v", err)
 	}

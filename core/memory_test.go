@@ -266,12 +266,7 @@ func TestGPUBuffers(t *testing.T) {
 					t.Error("CopyFrom into a smaller buffer: no error")
 				}
 				small.Close()
-				if err := a.Close(); err != nil {
-					t.Fatal(err)
-				}
-				if err := a.Close(); err != nil {
-					t.Errorf("second Close: %v", err)
-				}
+				closeTwice(t, a)
 				if err := CopyToDevice(a, f32); !errors.Is(err, ErrClosed) {
 					t.Errorf("copy after Close: %v", err)
 				}

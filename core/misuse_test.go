@@ -183,12 +183,7 @@ func TestMisuseBuffer(t *testing.T) {
 	}
 	// Close, double Close, use after Close.
 	for _, x := range []*Buffer{b, big, odd} {
-		if err := x.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := x.Close(); err != nil {
-			t.Errorf("second Close = %v", err)
-		}
+		closeTwice(t, x)
 	}
 	if n := mr.freed.Load(); n != 3 {
 		t.Errorf("3 buffers closed twice freed %d times, want 3", n)

@@ -148,12 +148,7 @@ func TestGPUPreparedLaunch(t *testing.T) {
 	if err := p.Launch(s); !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "argument 7") {
 		t.Fatalf("launch with a closed Buffer argument: %v", err)
 	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Close(); err != nil {
-		t.Fatalf("second Close: %v", err)
-	}
+	closeTwice(t, p)
 	if err := p.Launch(s); !errors.Is(err, ErrClosed) {
 		t.Fatalf("launch after Close: %v", err)
 	}

@@ -268,12 +268,7 @@ func TestGPUStreamsAndEvents(t *testing.T) {
 	if err := buf.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := hi.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := hi.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	closeTwice(t, hi)
 	if err := hi.Sync(); !errors.Is(err, ErrClosed) {
 		t.Errorf("Sync after Close: %v", err)
 	}

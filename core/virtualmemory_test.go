@@ -280,12 +280,7 @@ func TestGPUVirtualMemory(t *testing.T) {
 	if err := CopyToDevice(last, []uint32{0xdeadbeef}); err != nil {
 		t.Fatal(err)
 	}
-	if err := full.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := full.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	closeTwice(t, full)
 
 	// Size 0: the range is reserved, Grow maps the memory.
 	z, err := r2.Allocate(0, nil)
