@@ -167,11 +167,7 @@ func TestGPUPreparedLaunchConcurrent(t *testing.T) {
 	k := kernelsFor(t, dev)["add"]
 	s := testStream(t, dev)
 	const n = 1000
-	x, _ := dev.Allocate(n*4, s)
-	defer x.Close()
-	if err := x.Memset32(0); err != nil {
-		t.Fatal(err)
-	}
+	x := devZeros(t, dev, s, n)
 	p, err := k.Prepare(LaunchConfig{Grid: Dim((n + 255) / 256), Block: Dim(256)}, x, float32(1), int32(n))
 	if err != nil {
 		t.Fatal(err)
