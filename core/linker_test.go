@@ -146,10 +146,7 @@ func TestLinkerInputKinds(t *testing.T) {
 }
 
 func TestLinkerOptionsRender(t *testing.T) {
-	tests := []struct {
-		opts *LinkerOptions
-		want []string
-	}{
+	tests := []renderCase[*LinkerOptions]{
 		{&LinkerOptions{Arch: "sm_90"}, []string{"-arch=sm_90"}},
 		{&LinkerOptions{Arch: "sm_80", MaxRegisters: 64, Optimization: ptrTo(3), Debug: true, LineInfo: true, LTO: true},
 			[]string{"-arch=sm_80", "-maxrregcount=64", "-O3", "-g", "-lineinfo", "-lto"}},
@@ -159,15 +156,7 @@ func TestLinkerOptionsRender(t *testing.T) {
 			[]string{"-arch=sm_90", "-kernels-used=k", "-variables-used=v", "-Xptxas=-v", "-verbose", "-time", "-split-compile=0"}},
 		{&LinkerOptions{Arch: "sm_90", Optimization: ptrTo(0)}, []string{"-arch=sm_90", "-O0"}},
 	}
-	for _, tt := range tests {
-		got, err := tt.opts.NVJitLinkOptions()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("NVJitLinkOptions(%+v) = %q, want %q", tt.opts, got, tt.want)
-		}
-	}
+	checkRender(t, "NVJitLinkOptions", (*LinkerOptions).NVJitLinkOptions, tests)
 	bad := []struct {
 		opts   *LinkerOptions
 		option string

@@ -236,11 +236,29 @@ func TestProgramOptionsRender(t *testing.T) {
 	}
 }
 
+// renderCase is an option set and the flags it renders to.
+type renderCase[O any] struct {
+	opts O
+	want []string
+}
+
+// checkRender checks that render, the method called name, gives each
+// case's flags.
+func checkRender[O any](t *testing.T, name string, render func(O) ([]string, error), cases []renderCase[O]) {
+	t.Helper()
+	for _, c := range cases {
+		got, err := render(c.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s(%+v) = %q, want %q", name, c.opts, got, c.want)
+		}
+	}
+}
+
 func TestProgramOptionsNVVMRender(t *testing.T) {
-	tests := []struct {
-		opts *ProgramOptions
-		want []string
-	}{
+	tests := []renderCase[*ProgramOptions]{
 		{nil, nil},
 		{&ProgramOptions{Arch: "sm_90"}, []string{"-arch=compute_90"}},
 		{&ProgramOptions{Arch: "compute_80", Debug: true}, []string{"-arch=compute_80", "-g", "-opt=0"}},
@@ -249,15 +267,7 @@ func TestProgramOptionsNVVMRender(t *testing.T) {
 			[]string{"-ftz=1", "-prec-div=1", "-prec-sqrt=0", "-fma=0"}},
 		{&ProgramOptions{LTO: true, Extra: []string{"-jump-table-density=50"}}, []string{"-gen-lto", "-jump-table-density=50"}},
 	}
-	for _, tt := range tests {
-		got, err := tt.opts.NVVMOptions()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("NVVMOptions(%+v) = %q, want %q", tt.opts, got, tt.want)
-		}
-	}
+	checkRender(t, "NVVMOptions", (*ProgramOptions).NVVMOptions, tests)
 }
 
 func TestProgramOptionsValidation(t *testing.T) {
