@@ -488,29 +488,17 @@ func TestIPCChannelContext(t *testing.T) {
 }
 
 func TestDialIPCWaitsForListener(t *testing.T) {
-	dir, err := os.MkdirTemp("", "cgipc")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := try(os.MkdirTemp("", "cgipc")).must(t)
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "s")
 	ctx := ctxT(t)
 	dialed := dialAsync(ctx, path)
 	time.Sleep(150 * time.Millisecond)
-	l, err := ListenIPC(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := try(ListenIPC(path)).must(t)
 	defer l.Close()
-	s, err := l.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := try(l.Accept(ctx)).must(t)
 	defer s.Close()
-	c, err := dialed()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := try(dialed()).must(t)
 	c.Close()
 
 	short, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -519,10 +507,7 @@ func TestDialIPCWaitsForListener(t *testing.T) {
 		t.Errorf("DialIPC of a path nobody listens on: %v, want DeadlineExceeded", err)
 	}
 	// A socket of another kind: refused at once.
-	sl, err := net.Listen("unix", filepath.Join(dir, "stream"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sl := try(net.Listen("unix", filepath.Join(dir, "stream"))).must(t)
 	defer sl.Close()
 	if _, err := DialIPC(ctxT(t), filepath.Join(dir, "stream")); err == nil || errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("DialIPC of a stream socket: %v, want an immediate error", err)
