@@ -484,15 +484,8 @@ func TestCacheProgram(t *testing.T) {
 	dir := useCacheDir(t)
 	compile := func() (*Program, *ObjectCode) {
 		t.Helper()
-		p, err := NewProgram(cacheTestSrc, "c++", cacheTestOpts())
-		if err != nil {
-			t.Fatal(err)
-		}
-		o, err := p.Compile(CodeCubin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p, o
+		p := try(NewProgram(cacheTestSrc, "c++", cacheTestOpts())).must(t)
+		return p, try(p.Compile(CodeCubin)).must(t)
 	}
 	h0, m0 := cacheState.hits.Load(), cacheState.miss.Load()
 	p1, o1 := compile()
@@ -564,27 +557,11 @@ func TestCacheProgram(t *testing.T) {
 func TestCacheLink(t *testing.T) {
 	dir := useCacheDir(t)
 	t.Setenv("CUDAGO_CACHE", "off")
-	p, err := NewProgram(cacheTestSrc, "c++", cacheTestOpts())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ptx, err := p.Compile(CodePTX)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ptx := mustCompile(t, mustProgram(t, cacheTestSrc, "c++", cacheTestOpts()), CodePTX)
 	t.Setenv("CUDAGO_CACHE", "")
 	link := func(arch string) *ObjectCode {
 		t.Helper()
-		l, err := NewLinker(&LinkerOptions{Arch: arch}, ptx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		o, err := l.Link(CodeCubin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return o
+		return mustLink(t, &LinkerOptions{Arch: arch}, CodeCubin, ptx)
 	}
 	h0 := cacheState.hits.Load()
 	a := link("sm_80")

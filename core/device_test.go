@@ -159,12 +159,7 @@ func TestGPUCreateContext(t *testing.T) {
 	if err := c.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	closeTwice(t, c)
 	if err := s.Sync(); !errors.Is(err, ErrClosed) {
 		t.Errorf("Sync on a stream of a closed context: %v", err)
 	}

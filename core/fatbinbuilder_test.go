@@ -26,9 +26,9 @@ func newBuilder(t *testing.T, opts *FatbinOptions) *FatbinBuilder {
 	return b
 }
 
-// cuobjdumpList writes code to a file and returns the lines of
-// cuobjdump -lelf -lptx, with the file name part of each entry.
-func cuobjdumpList(t *testing.T, code []byte) []string {
+// wantCuobjdumpList checks that cuobjdump -lelf -lptx lists the entries
+// of code as want: NVIDIA's own tool reads the fat binaries we build.
+func wantCuobjdumpList(t *testing.T, code []byte, want ...string) {
 	t.Helper()
 	tool := testenv.Tool(t, "cuobjdump")
 	path := filepath.Join(t.TempDir(), "x.fatbin")
@@ -39,11 +39,24 @@ func cuobjdumpList(t *testing.T, code []byte) []string {
 	if err != nil {
 		t.Fatalf("cuobjdump -lelf -lptx: %v\n%s", err, out)
 	}
-	var lines []string
+	var got []string
 	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		lines = append(lines, strings.Join(strings.Fields(l), " "))
+		got = append(got, strings.Join(strings.Fields(l), " "))
 	}
-	return lines
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("cuobjdump -lelf -lptx:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// checkFatbin checks that o, which what made, is a fat binary named name
+// whose entries cuobjdump lists as list, and returns it parsed.
+func checkFatbin(t *testing.T, what string, o *ObjectCode, name string, list ...string) *fatbin.File {
+	t.Helper()
+	if o.CodeType() != "fatbin" || o.Name() != name {
+		t.Errorf("%s gave %v", what, o)
+	}
+	wantCuobjdumpList(t, o.Code(), list...)
+	return try(fatbin.Parse(o.Code())).must(t)
 }
 
 func TestFatbinBuilderCuobjdump(t *testing.T) {
@@ -68,30 +81,16 @@ func TestFatbinBuilderCuobjdump(t *testing.T) {
 		ptx[i] = 'X'
 	}
 	runtime.GC()
-	o, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.CodeType() != "fatbin" || o.Name() != "saxpy" {
-		t.Errorf("Build gave %v", o)
-	}
-	if _, err := FromFatbin(o.Code()); err != nil {
-		t.Errorf("built fatbin does not validate: %v", err)
-	}
-	got := cuobjdumpList(t, o.Code())
-	want := []string{
+	o := try(b.Build()).must(t)
+	f := checkFatbin(t, "Build", o, "saxpy",
 		"ELF file 1: saxpy80.sm_80.cubin",
 		"ELF file 2: saxpy90.sm_90.cubin",
 		"PTX file 1: saxpyptx.sm_90.ptx",
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("cuobjdump -lelf -lptx:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	)
+	if _, err := FromFatbin(o.Code()); err != nil {
+		t.Errorf("built fatbin does not validate: %v", err)
 	}
 	// The entries hold exactly what was added.
-	f, err := fatbin.Parse(o.Code())
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(f.Entries) != 3 {
 		t.Fatalf("%d entries, want 3", len(f.Entries))
 	}
@@ -134,24 +133,13 @@ func TestCompileFatbin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.CodeType() != "fatbin" || o.Name() != "fatbin_saxpy.cu" {
-		t.Errorf("CompileFatbin gave %v", o)
-	}
-	got := cuobjdumpList(t, o.Code())
 	// Identified by the source's name, as nvcc does: cuobjdump names the
 	// entries of x.cu x.sm_80.cubin...
-	want := []string{
+	f := checkFatbin(t, "CompileFatbin", o, "fatbin_saxpy.cu",
 		"ELF file 1: fatbin_saxpy.sm_80.cubin",
 		"ELF file 2: fatbin_saxpy.sm_90.cubin",
 		"PTX file 1: fatbin_saxpy.sm_90.ptx",
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("cuobjdump -lelf -lptx:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	f, err := fatbin.Parse(o.Code())
-	if err != nil {
-		t.Fatal(err)
-	}
+	)
 	var idents []string
 	for _, e := range f.Entries {
 		idents = append(idents, e.Identifier)
@@ -215,10 +203,7 @@ func TestFatbinBuilderOtherInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := fatbin.Parse(o.Code())
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := try(fatbin.Parse(o.Code())).must(t)
 	var kinds []fatbin.Kind
 	for _, e := range f.Entries {
 		kinds = append(kinds, e.Kind)

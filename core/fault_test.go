@@ -365,10 +365,7 @@ func TestReliabilityMissingFunction(t *testing.T) {
 func stagedRoundTrip(t *testing.T, dev *Device) {
 	t.Helper()
 	const n = 32 << 20
-	buf, err := dev.Allocate(n, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	buf := try(dev.Allocate(n, nil)).must(t)
 	defer buf.Close()
 	src := make([]byte, n)
 	for i := range src {
@@ -377,13 +374,5 @@ func stagedRoundTrip(t *testing.T, dev *Device) {
 	if err := CopyToDevice(buf, src); err != nil {
 		t.Fatal(err)
 	}
-	got := make([]byte, n)
-	if err := CopyFromDevice(got, buf); err != nil {
-		t.Fatal(err)
-	}
-	for i := range got {
-		if got[i] != src[i] {
-			t.Fatalf("staged round trip: byte %d = %d, want %d", i, got[i], src[i])
-		}
-	}
+	wantSlice(t, "staged round trip", readBack[byte](t, buf, n), src)
 }

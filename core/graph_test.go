@@ -13,14 +13,7 @@ func TestGPUGraphCaptureReplay(t *testing.T) {
 	k := kernelsFor(t, dev)["add"]
 	s := testStream(t, dev)
 	const n = 4096
-	buf, err := dev.Allocate(n*4, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer buf.Close()
-	if err := buf.Memset32(0); err != nil {
-		t.Fatal(err)
-	}
+	buf := devZeros(t, dev, s, n)
 	cfg := LaunchConfig{Grid: Dim(n / 256), Block: Dim(256)}
 
 	var hostRuns atomic.Int32
@@ -54,15 +47,7 @@ func TestGPUGraphCaptureReplay(t *testing.T) {
 	}
 	check := func(want float32) {
 		t.Helper()
-		got := make([]float32, n)
-		if err := CopyFromDevice(got, buf); err != nil {
-			t.Fatal(err)
-		}
-		for i := range got {
-			if got[i] != want {
-				t.Fatalf("x[%d] = %v, want %v", i, got[i], want)
-			}
-		}
+		wantEach(t, "x", readBack[float32](t, buf, n), func(int) float32 { return want })
 	}
 
 	g := capture(1)
@@ -74,14 +59,7 @@ func TestGPUGraphCaptureReplay(t *testing.T) {
 	if err := exec.Upload(s); err != nil {
 		t.Fatal(err)
 	}
-	for range 2 {
-		if err := exec.Launch(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.Sync(); err != nil {
-		t.Fatal(err)
-	}
+	launch(t, exec, s, 2)
 	check(200)
 	if got := hostRuns.Load(); got != 2 {
 		t.Errorf("captured host function ran %d times, want 2", got)
@@ -98,22 +76,12 @@ func TestGPUGraphCaptureReplay(t *testing.T) {
 	if err := g2.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := exec.Launch(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Sync(); err != nil {
-		t.Fatal(err)
-	}
+	launch(t, exec, s, 1)
 	check(400)
 	if got := hostRuns.Load(); got != 3 {
 		t.Errorf("captured host function ran %d times, want 3", got)
 	}
-	if err := exec.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := exec.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	closeTwice(t, exec)
 	if err := exec.Launch(s); !errors.Is(err, ErrClosed) {
 		t.Errorf("Launch after Close: %v", err)
 	}

@@ -86,8 +86,9 @@ func testStream(t *testing.T, dev *Device) *Stream {
 	return s
 }
 
-// devInts allocates n int32 on dev, set to 0, closed at the test's end.
-func devInts(t *testing.T, dev *Device, s *Stream, n int) *Buffer {
+// devZeros allocates n 4-byte elements (int32 or float32) on dev, set to
+// 0, closed at the test's end.
+func devZeros(t *testing.T, dev *Device, s *Stream, n int) *Buffer {
 	t.Helper()
 	b, err := dev.Allocate(n*4, s)
 	if err != nil {
@@ -100,20 +101,11 @@ func devInts(t *testing.T, dev *Device, s *Stream, n int) *Buffer {
 	return b
 }
 
-func readInts(t *testing.T, b *Buffer) []int32 {
-	t.Helper()
-	got := make([]int32, b.Size()/4)
-	if err := CopyFromDevice(got, b); err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
 // checkInts compares b with want(i) element by element.
 func checkInts(t *testing.T, what string, b *Buffer, want func(i int) int32) {
 	t.Helper()
 	bad := 0
-	for i, v := range readInts(t, b) {
+	for i, v := range readBack[int32](t, b, b.Size()/4) {
 		if w := want(i); v != w {
 			if bad < 5 {
 				t.Errorf("%s[%d] = %d, want %d", what, i, v, w)
@@ -124,22 +116,6 @@ func checkInts(t *testing.T, what string, b *Buffer, want func(i int) int32) {
 	if bad > 0 {
 		t.Errorf("%s: %d elements wrong", what, bad)
 	}
-}
-
-// try(f()).must(t) returns f's value, failing the test on its error.
-func try[T any](v T, err error) result[T] { return result[T]{v, err} }
-
-type result[T any] struct {
-	v   T
-	err error
-}
-
-func (r result[T]) must(t *testing.T) T {
-	t.Helper()
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	return r.v
 }
 
 // graphTest is the start of most graph tests: the device, its graph
@@ -184,7 +160,7 @@ func TestGPUGraphNodes(t *testing.T) {
 	dev, ks, s := graphTest(t)
 	const n = 1000
 	cfg := gridFor(n)
-	a, b, c := devInts(t, dev, s, n), devInts(t, dev, s, n), devInts(t, dev, s, n)
+	a, b, c := devZeros(t, dev, s, n), devZeros(t, dev, s, n), devZeros(t, dev, s, n)
 	pinned := NewPinnedMemoryResource(dev)
 	pinnedInts := func() (*Buffer, []int32) {
 		buf := try(pinned.Allocate(n*4, nil)).must(t)
@@ -255,15 +231,7 @@ func TestGPUGraphNodes(t *testing.T) {
 	if r, sum := runs.Load(), seen.Load(); r != 2 || sum != 15*n {
 		t.Errorf("host node: ran %d times (want 2), saw a sum of %d (want %d)", r, sum, 15*n)
 	}
-	got8 := make([]byte, 64)
-	if err := CopyFromDevice(got8, bytes8); err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range got8 {
-		if v != 0xab {
-			t.Fatalf("memset8: byte %d = %#x", i, v)
-		}
-	}
+	wantEach(t, "memset8", readBack[byte](t, bytes8, 64), func(int) byte { return 0xab })
 
 	// The executable graph outlives its graph; the graph is then closed
 	// to new nodes.
@@ -287,7 +255,7 @@ func TestGPUGraphEvents(t *testing.T) {
 	dev := gpuDevice(t)
 	ks := graphKernels(t, dev)
 	s1, s2 := testStream(t, dev), testStream(t, dev)
-	x, y := devInts(t, dev, s1, 1), devInts(t, dev, s1, 1)
+	x, y := devZeros(t, dev, s1, 1), devZeros(t, dev, s1, 1)
 	const cycles = int64(20_000_000) // about 10 ms
 	ev := try(dev.NewEvent(nil)).must(t)
 	defer ev.Close()
@@ -356,7 +324,7 @@ func TestGPUGraphAllocFree(t *testing.T) {
 	dev, ks, s := graphTest(t)
 	const n = 4096
 	cfg := gridFor(n)
-	out := devInts(t, dev, s, n)
+	out := devZeros(t, dev, s, n)
 	gmr := NewGraphMemoryResource(dev)
 	if err := gmr.ResetHigh(); err != nil {
 		t.Fatal(err)
@@ -436,7 +404,7 @@ func TestGPUGraphAllocFree(t *testing.T) {
 func TestGPUGraphMemoryResourceCapture(t *testing.T) {
 	dev, ks, s := graphTest(t)
 	const n = 2048
-	out := devInts(t, dev, s, n)
+	out := devZeros(t, dev, s, n)
 	gmr := NewGraphMemoryResource(dev)
 	if _, err := gmr.Allocate(64, s); err == nil || !strings.Contains(err.Error(), "is not capturing a graph") {
 		t.Errorf("Allocate on a stream that is not capturing: %v", err)
@@ -472,7 +440,7 @@ func TestGPUGraphMemoryResourceCapture(t *testing.T) {
 // graph runs on the handle's initial value.
 func TestGPUGraphIf(t *testing.T) {
 	dev, ks, s := graphTest(t)
-	x, flag := devInts(t, dev, s, 1), devInts(t, dev, s, 1)
+	x, flag := devZeros(t, dev, s, 1), devZeros(t, dev, s, 1)
 
 	g := buildGraph(t, dev)
 	h := try(g.NewCondition(0)).must(t)
@@ -519,7 +487,7 @@ func TestGPUGraphIf(t *testing.T) {
 // TestGPUGraphIfElse checks both bodies of an if/else node (CUDA 12.8).
 func TestGPUGraphIfElse(t *testing.T) {
 	dev, ks, s := graphTest(t)
-	x, flag := devInts(t, dev, s, 1), devInts(t, dev, s, 1)
+	x, flag := devZeros(t, dev, s, 1), devZeros(t, dev, s, 1)
 	g := buildGraph(t, dev)
 	h := try(g.NewCondition(0)).must(t)
 	set := try(g.Kernel(one, ks["set_cond"], []any{h, flag})).must(t)
@@ -551,7 +519,7 @@ func TestGPUGraphIfElse(t *testing.T) {
 // node after the loop; a loop whose condition starts at 0 never runs.
 func TestGPUGraphWhile(t *testing.T) {
 	dev, ks, s := graphTest(t)
-	x, counter, y := devInts(t, dev, s, 1), devInts(t, dev, s, 1), devInts(t, dev, s, 1)
+	x, counter, y := devZeros(t, dev, s, 1), devZeros(t, dev, s, 1), devZeros(t, dev, s, 1)
 	const limit = 37
 
 	g := buildGraph(t, dev)
@@ -593,7 +561,7 @@ func TestGPUGraphWhile(t *testing.T) {
 func TestGPUGraphSwitch(t *testing.T) {
 	dev, ks, s := graphTest(t)
 	const cases = 3
-	x, flag := devInts(t, dev, s, cases), devInts(t, dev, s, 1)
+	x, flag := devZeros(t, dev, s, cases), devZeros(t, dev, s, 1)
 	g := buildGraph(t, dev)
 	h := try(g.NewCondition(0)).must(t)
 	z := try(g.Memset32(x, 0)).must(t)
@@ -629,7 +597,7 @@ func TestGPUGraphSwitch(t *testing.T) {
 func TestGPUGraphSetKernel1000(t *testing.T) {
 	dev, ks, s := graphTest(t)
 	const nodes = 1000
-	out := devInts(t, dev, s, nodes)
+	out := devZeros(t, dev, s, nodes)
 	g := buildGraph(t, dev)
 	ns := make([]*GraphNode, nodes)
 	for i := range ns {
@@ -671,7 +639,7 @@ func TestGPUGraphSetKernel1000(t *testing.T) {
 func TestGPUGraphCapturedThenBuilt(t *testing.T) {
 	dev, ks, s := graphTest(t)
 	const n = 512
-	x, y := devInts(t, dev, s, n), devInts(t, dev, s, n)
+	x, y := devZeros(t, dev, s, n), devZeros(t, dev, s, n)
 	if err := s.BeginCapture(CaptureRelaxed); err != nil {
 		t.Fatal(err)
 	}
@@ -699,7 +667,7 @@ func TestGPUGraphCapturedThenBuilt(t *testing.T) {
 // node statements.
 func TestGPUGraphDebugDot(t *testing.T) {
 	dev, ks, s := graphTest(t)
-	x := devInts(t, dev, s, 256)
+	x := devZeros(t, dev, s, 256)
 	g := buildGraph(t, dev)
 	a := try(g.Memset32(x, 0)).must(t)
 	b := try(g.Kernel(gridFor(256), ks["addi"], []any{x, int32(1), int32(256)}, a)).must(t)

@@ -194,12 +194,7 @@ func TestGraphBodyChecks(t *testing.T) {
 // context is consulted.
 func TestGraphClosed(t *testing.T) {
 	g := cpuGraph()
-	if err := g.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	closeTwice(t, g)
 	k := layoutKernel("k", ArgumentInfo{0, 4})
 	mr := &fakeMR{}
 	buf, _ := mr.Allocate(64, nil)
@@ -397,6 +392,20 @@ func TestGraphHandlesKeep(t *testing.T) {
 	}
 }
 
+// wantPoolErrs checks that Trim, Info and ResetHigh of r fail with want;
+// where follows their names in the messages.
+func wantPoolErrs(t *testing.T, r *GraphMemoryResource, want error, where string) {
+	t.Helper()
+	for _, c := range []struct {
+		name string
+		err  error
+	}{{"Trim", r.Trim()}, {"Info", second(r.Info())}, {"ResetHigh", r.ResetHigh()}} {
+		if !errors.Is(c.err, want) {
+			t.Errorf("%s%s: %v", c.name, where, c.err)
+		}
+	}
+}
+
 func TestGraphMemoryResourceChecks(t *testing.T) {
 	dev := &Device{primary: closedContext()}
 	r := NewGraphMemoryResource(dev)
@@ -414,15 +423,7 @@ func TestGraphMemoryResourceChecks(t *testing.T) {
 	if err := r.Deallocate(0, 16, s); err != nil {
 		t.Errorf("Deallocate(0): %v", err)
 	}
-	if err := r.Trim(); !errors.Is(err, ErrClosed) {
-		t.Errorf("Trim in a closed context: %v", err)
-	}
-	if _, err := r.Info(); !errors.Is(err, ErrClosed) {
-		t.Errorf("Info in a closed context: %v", err)
-	}
-	if err := r.ResetHigh(); !errors.Is(err, ErrClosed) {
-		t.Errorf("ResetHigh in a closed context: %v", err)
-	}
+	wantPoolErrs(t, r, ErrClosed, " in a closed context")
 	// A graph allocation's Buffer owns nothing: closing it frees nothing.
 	root := &Buffer{ptr: 0x1000, size: 16, mr: r}
 	b := &Buffer{ptr: 0x1000, size: 16, mr: r, parent: root}
@@ -453,15 +454,7 @@ func TestGraphMemoryResourceZero(t *testing.T) {
 		if _, err := r.Allocate(16, nil); !errors.Is(err, errNoGraphDevice) {
 			t.Errorf("Allocate: %v", err)
 		}
-		if err := r.Trim(); !errors.Is(err, errNoGraphDevice) {
-			t.Errorf("Trim: %v", err)
-		}
-		if _, err := r.Info(); !errors.Is(err, errNoGraphDevice) {
-			t.Errorf("Info: %v", err)
-		}
-		if err := r.ResetHigh(); !errors.Is(err, errNoGraphDevice) {
-			t.Errorf("ResetHigh: %v", err)
-		}
+		wantPoolErrs(t, r, errNoGraphDevice, "")
 		if err := r.Deallocate(0x1000, 16, nil); !errors.Is(err, errNoGraphDevice) {
 			t.Errorf("Deallocate: %v", err)
 		}

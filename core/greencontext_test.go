@@ -206,6 +206,14 @@ func smidKernelFor(t *testing.T, dev *Device) *Kernel {
 	return smidKernel.get(t, "smids", smidSource, &ProgramOptions{Name: "smid.cu", Arch: "sm_" + dev.Arch()}, "smids")["smids"]
 }
 
+// greenTest is the start of the green context tests: the device, the
+// smids kernel and the device's SMs.
+func greenTest(t *testing.T) (*Device, *Kernel, *SMResource) {
+	t.Helper()
+	dev := gpuDevice(t)
+	return dev, smidKernelFor(t, dev), try(dev.SMResource()).must(t)
+}
+
 // smidRun is one launch of smids whose ids are read after its stream.
 type smidRun struct {
 	s   *Stream
@@ -239,12 +247,8 @@ func (r *smidRun) ids(t *testing.T) map[uint32]bool {
 	if err := r.s.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	got := make([]uint32, r.n)
-	if err := CopyFromDevice(got, r.buf); err != nil {
-		t.Fatal(err)
-	}
 	set := map[uint32]bool{}
-	for i, id := range got {
+	for i, id := range readBack[uint32](t, r.buf, r.n) {
 		if id == 0xffffffff {
 			t.Fatalf("block %d recorded no SM", i)
 		}
@@ -271,12 +275,7 @@ func sortedIDs(s map[uint32]bool) []uint32 {
 // both together hold. Then kernels run in both green contexts at once,
 // and every block of each must have run on its group's SMs.
 func TestGPUGreenContextSMs(t *testing.T) {
-	dev := gpuDevice(t)
-	k := smidKernelFor(t, dev)
-	all, err := dev.SMResource()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dev, k, all := greenTest(t)
 	if all.Count() != dev.MultiprocessorCount() {
 		t.Errorf("the device's SMResource has %d SMs, the device %d", all.Count(), dev.MultiprocessorCount())
 	}
@@ -372,30 +371,28 @@ func TestGPUGreenContextSMs(t *testing.T) {
 	}
 }
 
+// greenStream splits r by opts and makes a green context of dev of the
+// first group, and a stream in it, both closed at the end of the test; it
+// returns them and the group.
+func greenStream(t *testing.T, dev *Device, r *SMResource, opts SMSplitOptions) (*Context, *Stream, *SMResource) {
+	t.Helper()
+	groups, _, err := r.Split(&opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := try(dev.CreateGreenContext(groups[0])).must(t)
+	t.Cleanup(func() { c.Close() })
+	s := try(c.NewStream(nil)).must(t)
+	t.Cleanup(func() { s.Close() })
+	return c, s, groups[0]
+}
+
 // TestGPUGreenContextDefaultStream: the legacy default stream of a green
 // context runs on its SMs too, and a green context made of a green
 // context's own resource keeps to it.
 func TestGPUGreenContextDefaultStream(t *testing.T) {
-	dev := gpuDevice(t)
-	k := smidKernelFor(t, dev)
-	all, err := dev.SMResource()
-	if err != nil {
-		t.Fatal(err)
-	}
-	groups, _, err := all.Split(&SMSplitOptions{Groups: 2, MinCount: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := dev.CreateGreenContext(groups[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	s, err := c.NewStream(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	dev, k, all := greenTest(t)
+	c, s, _ := greenStream(t, dev, all, SMSplitOptions{Groups: 2, MinCount: 16})
 	blocks := 16 * dev.MultiprocessorCount()
 	own := startSMIDs(t, k, s, blocks).ids(t)
 	def := startSMIDs(t, k, c.DefaultStream(), blocks).ids(t)
@@ -406,27 +403,10 @@ func TestGPUGreenContextDefaultStream(t *testing.T) {
 		}
 	}
 	// Its resource splits again, into a green context of part of its SMs.
-	mine, err := c.SMResource()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub, _, err := mine.Split(&SMSplitOptions{Groups: 1, MinCount: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c2, err := dev.CreateGreenContext(sub[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
-	s2, err := c2.NewStream(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
+	_, s2, sub := greenStream(t, dev, try(c.SMResource()).must(t), SMSplitOptions{Groups: 1, MinCount: 8})
 	inner := startSMIDs(t, k, s2, blocks).ids(t)
-	if len(inner) != sub[0].Count() {
-		t.Errorf("the green context of %d SMs ran on %d: %v", sub[0].Count(), len(inner), sortedIDs(inner))
+	if len(inner) != sub.Count() {
+		t.Errorf("the green context of %d SMs ran on %d: %v", sub.Count(), len(inner), sortedIDs(inner))
 	}
 	for id := range inner {
 		if !own[id] {
@@ -440,12 +420,7 @@ func TestGPUGreenContextDefaultStream(t *testing.T) {
 // closed green context refuses everything made in it, but for its
 // Buffers, whose memory is the device's.
 func TestGPUGreenContextMisuse(t *testing.T) {
-	dev := gpuDevice(t)
-	k := smidKernelFor(t, dev)
-	all, err := dev.SMResource()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dev, k, all := greenTest(t)
 	n := all.Count()
 	for _, opts := range []SMSplitOptions{
 		{Groups: 0},
@@ -523,12 +498,7 @@ func TestGPUGreenContextMisuse(t *testing.T) {
 	if len(c.green.streams) != 1 || len(c.green.events) != 1 {
 		t.Errorf("the green context keeps %d streams and %d events, want 1 and 1", len(c.green.streams), len(c.green.events))
 	}
-	if err := c.Close(); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	if err := c.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	closeTwice(t, c)
 	for name, err := range map[string]error{
 		"NewStream":              func() error { _, err := c.NewStream(nil); return err }(),
 		"NewEvent":               func() error { _, err := c.NewEvent(nil); return err }(),

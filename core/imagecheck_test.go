@@ -143,20 +143,8 @@ const imageCheckSrc = "../bench/cmd/cubinfuzz/seed.cu"
 
 func imageCheckCubin(tb testing.TB, arch string) []byte {
 	tb.Helper()
-	src, err := os.ReadFile(imageCheckSrc)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p, err := NewProgram(string(src), "c++", &ProgramOptions{Arch: arch})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer p.Close()
-	o, err := p.Compile("cubin")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return o.Code()
+	src := try(os.ReadFile(imageCheckSrc)).must(tb)
+	return mustCompile(tb, mustProgram(tb, string(src), "c++", &ProgramOptions{Arch: arch}), "cubin").Code()
 }
 
 // BenchmarkImageCheck measures the image check on a ~90 KB cubin, alone

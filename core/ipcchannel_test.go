@@ -412,12 +412,7 @@ func TestIPCChannelBadPeer(t *testing.T) {
 func TestIPCChannelClosed(t *testing.T) {
 	s, c, path := ipcPair(t)
 	ctx := ctxT(t)
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	closeTwice(t, c)
 	if err := c.Send(ctx, []byte("x")); !errors.Is(err, ErrClosed) {
 		t.Errorf("Send after Close: %v", err)
 	}
@@ -457,12 +452,7 @@ func TestIPCListener(t *testing.T) {
 	if _, err := ListenIPC("/tmp/" + strings.Repeat("x", 120)); err == nil || !strings.Contains(err.Error(), "more than the 107") {
 		t.Errorf("ListenIPC of a long path: %v", err)
 	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	closeTwice(t, l)
 	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket file after Close: %v", err)
 	}
@@ -498,29 +488,17 @@ func TestIPCChannelContext(t *testing.T) {
 }
 
 func TestDialIPCWaitsForListener(t *testing.T) {
-	dir, err := os.MkdirTemp("", "cgipc")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := try(os.MkdirTemp("", "cgipc")).must(t)
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "s")
 	ctx := ctxT(t)
 	dialed := dialAsync(ctx, path)
 	time.Sleep(150 * time.Millisecond)
-	l, err := ListenIPC(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := try(ListenIPC(path)).must(t)
 	defer l.Close()
-	s, err := l.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := try(l.Accept(ctx)).must(t)
 	defer s.Close()
-	c, err := dialed()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := try(dialed()).must(t)
 	c.Close()
 
 	short, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -529,10 +507,7 @@ func TestDialIPCWaitsForListener(t *testing.T) {
 		t.Errorf("DialIPC of a path nobody listens on: %v, want DeadlineExceeded", err)
 	}
 	// A socket of another kind: refused at once.
-	sl, err := net.Listen("unix", filepath.Join(dir, "stream"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sl := try(net.Listen("unix", filepath.Join(dir, "stream"))).must(t)
 	defer sl.Close()
 	if _, err := DialIPC(ctxT(t), filepath.Join(dir, "stream")); err == nil || errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("DialIPC of a stream socket: %v, want an immediate error", err)

@@ -149,29 +149,28 @@ func ipcCapable(t *testing.T, dev *Device) {
 	}
 }
 
+// sharedPool is a new IPCMemoryResource of dev made with opts, closed at the
+// end of the test, which it skips where dev cannot share it (ipcCapable).
+func sharedPool(t *testing.T, dev *Device, opts *IPCMemoryOptions) *IPCMemoryResource {
+	t.Helper()
+	ipcCapable(t, dev)
+	r := try(NewIPCMemoryResource(dev, opts)).must(t)
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
 // TestGPUIPCResource uses an IPCMemoryResource in one process: allocate,
 // copy, describe, export, and the guards around Close.
 func TestGPUIPCResource(t *testing.T) {
 	dev := requireGPU(t)
-	ipcCapable(t, dev)
-	r, err := NewIPCMemoryResource(dev, &IPCMemoryOptions{MaxSize: 64 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := sharedPool(t, dev, &IPCMemoryOptions{MaxSize: 64 << 20})
 	if r.Imported() {
 		t.Error("a new resource says it is imported")
 	}
-	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := try(dev.NewStream(&StreamOptions{NonBlocking: true})).must(t)
 	defer s.Close()
 	const n = 1<<20 + 3
-	b, err := r.Allocate(n, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := try(r.Allocate(n, s)).must(t)
 	want := pattern(n, 0x3c)
 	if err := CopyToDevice(b, want); err != nil {
 		t.Fatal(err)
@@ -183,10 +182,7 @@ func TestGPUIPCResource(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatal("round trip through an IPC pool buffer differs")
 	}
-	d, err := b.IPCDescriptor()
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := try(b.IPCDescriptor()).must(t)
 	if d.Size != n || d.Data == ([64]byte{}) {
 		t.Errorf("descriptor: size %d, data all zero %v", d.Size, d.Data == ([64]byte{}))
 	}
@@ -194,10 +190,7 @@ func TestGPUIPCResource(t *testing.T) {
 	if _, err := v.IPCDescriptor(); err == nil {
 		t.Error("descriptor of a view: no error")
 	}
-	f, err := r.ExportHandle()
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := try(r.ExportHandle()).must(t)
 	if _, err := f.Stat(); err != nil {
 		t.Errorf("the exported handle is not an open file: %v", err)
 	}
@@ -219,12 +212,7 @@ func TestGPUIPCResource(t *testing.T) {
 	}
 	// Closing the resource first: its buffers stay usable until their
 	// own Close; it allocates and exports no more.
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	closeTwice(t, r)
 	if err := b.Memset8(0x42); err != nil {
 		t.Fatalf("Memset8 of a buffer of a closed pool: %v", err)
 	}
@@ -273,22 +261,11 @@ const (
 // child reports what importing it does (logged: the driver decides).
 func TestGPUIPCChildProcess(t *testing.T) {
 	dev := requireGPU(t)
-	ipcCapable(t, dev)
-	r, err := NewIPCMemoryResource(dev, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := sharedPool(t, dev, nil)
+	s := try(dev.NewStream(&StreamOptions{NonBlocking: true})).must(t)
 	defer s.Close()
 	const n = 4<<20 + 7
-	b, err := r.Allocate(n, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := try(r.Allocate(n, s)).must(t)
 	defer b.Close()
 	if err := CopyToDevice(b, pattern(n, 0xa1)); err != nil {
 		t.Fatal(err)
@@ -299,10 +276,7 @@ func TestGPUIPCChildProcess(t *testing.T) {
 	child := startIPCChild(t, ctx, "TestHelperIPCChild", ipcChildEnv, r, b, ipcChildSizeEnv+"="+strconv.Itoa(n))
 	defer child.stop(t)
 	ch := child.ch
-	ans, err := ch.Receive(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ans := try(ch.Receive(ctx)).must(t)
 	if string(ans) != ipcAnswerOK {
 		t.Fatalf("the child answered %q", ans)
 	}
@@ -319,14 +293,8 @@ func TestGPUIPCChildProcess(t *testing.T) {
 	}
 
 	// A descriptor of a buffer closed (and freed) before it is sent.
-	stale, err := r.Allocate(1<<20, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sd, err := stale.IPCDescriptor()
-	if err != nil {
-		t.Fatal(err)
-	}
+	stale := try(r.Allocate(1<<20, s)).must(t)
+	sd := try(stale.IPCDescriptor()).must(t)
 	if err := stale.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -339,10 +307,7 @@ func TestGPUIPCChildProcess(t *testing.T) {
 	if err := ch.sendDescriptor(ctx, sd); err != nil { // around the guard
 		t.Fatal(err)
 	}
-	ans, err = ch.Receive(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ans = try(ch.Receive(ctx)).must(t)
 	switch a := string(ans); {
 	case a == ipcAnswerImported:
 		t.Logf("importing the descriptor of a freed buffer succeeded (the pool had kept the block): documented as undefined")
@@ -529,26 +494,14 @@ const ipcPeerChildEnv = "CUDAGO_IPC_PEER_CHILD"
 // parent checks the result: IPC and peer access across processes and GPUs.
 func TestGPUIPCPeerChild(t *testing.T) {
 	d0, d1 := twoGPUs(t)
-	ipcCapable(t, d0)
 	if ok, err := d1.CanAccessPeer(d0); err != nil || !ok {
 		t.Skipf("%v cannot access %v directly (%v)", d1, d0, err)
 	}
-	r, err := NewIPCMemoryResource(d0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := sharedPool(t, d0, nil)
 	const n = 1<<18 + 3
-	b, err := AllocFrom[float32](r, n, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := try(AllocFrom[float32](r, n, nil)).must(t)
 	defer b.Close()
-	in := make([]float32, n)
-	for i := range in {
-		in[i] = float32(i)
-	}
-	if err := CopyToDevice(b, in); err != nil {
+	if err := CopyToDevice(b, seq(n, 0)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -560,15 +513,7 @@ func TestGPUIPCPeerChild(t *testing.T) {
 		t.Fatalf("the child answered %q, %v", ans, err)
 	}
 	child.wait(t)
-	got := make([]float32, n)
-	if err := CopyFromDevice(got, b); err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range got {
-		if v != float32(i)+0.5 {
-			t.Fatalf("b[%d] = %v after the child's kernel on %v, want %v", i, v, d1, float32(i)+0.5)
-		}
-	}
+	wantEach(t, fmt.Sprintf("b after the child's kernel on %v", d1), readBack[float32](t, b, n), func(i int) float32 { return float32(i) + 0.5 })
 }
 
 // TestHelperIPCPeerChild is the child of TestGPUIPCPeerChild; run

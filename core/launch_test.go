@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -376,7 +376,7 @@ func TestGPULaunchMixedArgsNoAllocs(t *testing.T) {
 	if err := CopyFromDevice(got, out); err != nil {
 		t.Fatal(err)
 	}
-	if want := []float32{-7, 2.5, 0.125, 5, 9, 200, -300, 42}; !equal(got, want) {
+	if want := []float32{-7, 2.5, 0.125, 5, 9, 200, -300, 42}; !slices.Equal(got, want) {
 		t.Fatalf("mixed wrote %v, want %v", got, want)
 	}
 	allocs := testing.AllocsPerRun(1000, func() {
@@ -402,18 +402,6 @@ func TestGPULaunchMixedArgsNoAllocs(t *testing.T) {
 	}
 }
 
-func equal[T comparable](a, b []T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func TestGPUConcurrentLaunches(t *testing.T) {
 	dev := gpuDevice(t)
 	k := kernelsFor(t, dev)["saxpy"]
@@ -423,57 +411,42 @@ func TestGPUConcurrentLaunches(t *testing.T) {
 		x[i] = float32(i % 100)
 		y[i] = float32(i % 7)
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for gi := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs <- func() error {
-				s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
-				if err != nil {
-					return err
-				}
-				defer s.Close()
-				bx, err := dev.Allocate(n*4, s)
-				if err != nil {
-					return err
-				}
-				defer bx.Close()
-				by, _ := dev.Allocate(n*4, s)
-				defer by.Close()
-				if err := CopyToDevice(bx, x); err != nil {
-					return err
-				}
-				a := float32(gi + 1)
-				for range 50 {
-					if err := CopyToDevice(by, y); err != nil {
-						return err
-					}
-					if err := Launch(s, LaunchConfig{Grid: Dim(n / 128), Block: Dim(128)}, k, a, bx, by, by, int32(n)); err != nil {
-						return err
-					}
-					out := make([]float32, n)
-					if err := CopyFromDevice(out, by); err != nil {
-						return err
-					}
-					for i := range out {
-						if w := a*x[i] + y[i]; out[i] != w {
-							return fmt.Errorf("goroutine %d: out[%d] = %v, want %v", gi, i, out[i], w)
-						}
-					}
-				}
-				return nil
-			}()
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	inParallel(t, 8, func(gi int) error {
+		s, err := dev.NewStream(&StreamOptions{NonBlocking: true})
 		if err != nil {
-			t.Error(err)
+			return err
 		}
-	}
+		defer s.Close()
+		bx, err := dev.Allocate(n*4, s)
+		if err != nil {
+			return err
+		}
+		defer bx.Close()
+		by, _ := dev.Allocate(n*4, s)
+		defer by.Close()
+		if err := CopyToDevice(bx, x); err != nil {
+			return err
+		}
+		a := float32(gi + 1)
+		for range 50 {
+			if err := CopyToDevice(by, y); err != nil {
+				return err
+			}
+			if err := Launch(s, LaunchConfig{Grid: Dim(n / 128), Block: Dim(128)}, k, a, bx, by, by, int32(n)); err != nil {
+				return err
+			}
+			out := make([]float32, n)
+			if err := CopyFromDevice(out, by); err != nil {
+				return err
+			}
+			for i := range out {
+				if w := a*x[i] + y[i]; out[i] != w {
+					return fmt.Errorf("goroutine %d: out[%d] = %v, want %v", gi, i, out[i], w)
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // TestGPULaunchParameterBuffers launches kernels whose parameters pass

@@ -219,33 +219,27 @@ func TestGPULeak(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			for range 20 {
-				if err := c.f(); err != nil {
+			// cycles runs c.f n times and returns the device's free memory
+			// and the open fds after.
+			cycles := func(n int) (free uint64, fds int) {
+				t.Helper()
+				for range n {
+					if err := c.f(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := dev.Sync(); err != nil {
 					t.Fatal(err)
 				}
+				free, _, err := dev.MemoryInfo()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return free, openFDs(t)
 			}
-			if err := dev.Sync(); err != nil {
-				t.Fatal(err)
-			}
-			free0, _, err := dev.MemoryInfo()
-			if err != nil {
-				t.Fatal(err)
-			}
-			fd0 := openFDs(t)
+			free0, fd0 := cycles(20)
 			start := time.Now()
-			for range c.n {
-				if err := c.f(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := dev.Sync(); err != nil {
-				t.Fatal(err)
-			}
-			free1, _, err := dev.MemoryInfo()
-			if err != nil {
-				t.Fatal(err)
-			}
-			fd1 := openFDs(t)
+			free1, fd1 := cycles(c.n)
 			t.Logf("%d cycles in %v: free device memory %d -> %d MiB, fds %d -> %d",
 				c.n, time.Since(start).Round(time.Millisecond), free0>>20, free1>>20, fd0, fd1)
 			if free1+32<<20 < free0 {

@@ -28,7 +28,7 @@ func compileUnit(t *testing.T, src, name, arch, target string) *ObjectCode {
 	return mustCompile(t, p, target)
 }
 
-func mustLink(t *testing.T, opts *LinkerOptions, target string, codes ...*ObjectCode) *ObjectCode {
+func mustLink(t testing.TB, opts *LinkerOptions, target string, codes ...*ObjectCode) *ObjectCode {
 	t.Helper()
 	l, err := NewLinker(opts, codes...)
 	if err != nil {
@@ -79,19 +79,10 @@ func TestLinkerLTO(t *testing.T) {
 
 func TestLinkerMissingSymbol(t *testing.T) {
 	a := compileUnit(t, unitKernel, "kernel.cu", "sm_90", "ltoir")
-	l, err := NewLinker(&LinkerOptions{Arch: "sm_90", LTO: true}, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := try(NewLinker(&LinkerOptions{Arch: "sm_90", LTO: true}, a)).must(t)
 	defer l.Close()
-	_, err = l.Link("cubin")
-	if err == nil {
-		t.Fatal("Link with an undefined function succeeded")
-	}
-	var le *LinkError
-	if !errors.As(err, &le) {
-		t.Fatalf("error %T is not a *LinkError: %v", err, err)
-	}
+	_, err := l.Link("cubin")
+	le := wantErrorAs[*LinkError](t, "Link with an undefined function", err)
 	const logLine = "Unresolved extern function '_Z6helperf'"
 	if !strings.Contains(le.ErrorLog, logLine) {
 		t.Errorf("ErrorLog lacks %q: %q", logLine, le.ErrorLog)
@@ -155,10 +146,7 @@ func TestLinkerInputKinds(t *testing.T) {
 }
 
 func TestLinkerOptionsRender(t *testing.T) {
-	tests := []struct {
-		opts *LinkerOptions
-		want []string
-	}{
+	tests := []renderCase[*LinkerOptions]{
 		{&LinkerOptions{Arch: "sm_90"}, []string{"-arch=sm_90"}},
 		{&LinkerOptions{Arch: "sm_80", MaxRegisters: 64, Optimization: ptrTo(3), Debug: true, LineInfo: true, LTO: true},
 			[]string{"-arch=sm_80", "-maxrregcount=64", "-O3", "-g", "-lineinfo", "-lto"}},
@@ -168,15 +156,7 @@ func TestLinkerOptionsRender(t *testing.T) {
 			[]string{"-arch=sm_90", "-kernels-used=k", "-variables-used=v", "-Xptxas=-v", "-verbose", "-time", "-split-compile=0"}},
 		{&LinkerOptions{Arch: "sm_90", Optimization: ptrTo(0)}, []string{"-arch=sm_90", "-O0"}},
 	}
-	for _, tt := range tests {
-		got, err := tt.opts.NVJitLinkOptions()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("NVJitLinkOptions(%+v) = %q, want %q", tt.opts, got, tt.want)
-		}
-	}
+	checkRender(t, "NVJitLinkOptions", (*LinkerOptions).NVJitLinkOptions, tests)
 	bad := []struct {
 		opts   *LinkerOptions
 		option string

@@ -93,10 +93,7 @@ func hostNUMANode(t testing.TB, dev *Device) int {
 func TestGPUManagedAdvice(t *testing.T) {
 	dev := requireGPU(t)
 	requireManagedAccess(t, dev)
-	b, err := NewManagedMemoryResource(dev).Allocate(4<<20, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := try(NewManagedMemoryResource(dev).Allocate(4<<20, nil)).must(t)
 	defer b.Close()
 
 	// Read-mostly: off, on, off.
@@ -164,10 +161,7 @@ func TestGPUManagedAdvice(t *testing.T) {
 	}
 
 	// Advice on a view covers its pages only.
-	v, err := b.View(2<<20, 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := try(b.View(2<<20, 1<<20)).must(t)
 	if err := v.SetPreferredLocation(DeviceLocation(dev)); err != nil {
 		t.Fatal(err)
 	}
@@ -179,15 +173,9 @@ func TestGPUManagedAdvice(t *testing.T) {
 	}
 
 	// Memory that is not managed is refused, whatever resource it is of.
-	d, err := dev.Allocate(1<<20, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := try(dev.Allocate(1<<20, nil)).must(t)
 	defer d.Close()
-	pinned, err := NewPinnedMemoryResource(dev).Allocate(1<<20, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pinned := try(NewPinnedMemoryResource(dev).Allocate(1<<20, nil)).must(t)
 	defer pinned.Close()
 	s := testStream(t, dev)
 	for _, nb := range []*Buffer{d, pinned} {
@@ -442,16 +430,10 @@ func TestGPUManagedOversubscribe(t *testing.T) {
 	ks := managedKernels(t, dev)
 	s := testStream(t, dev)
 	cfg := gridStride(dev)
-	bad, err := dev.Allocate(8, s) // before the device fills up
-	if err != nil {
-		t.Fatal(err)
-	}
+	bad := try(dev.Allocate(8, s)).must(t) // before the device fills up
 	defer bad.Close()
 	// Load the kernels into the context now: that takes device memory too.
-	warm, err := NewManagedMemoryResource(dev).Allocate(1<<20, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	warm := try(NewManagedMemoryResource(dev).Allocate(1<<20, s)).must(t)
 	if err := errors.Join(Launch(s, cfg, ks["fill_u32"], warm, uint64(1<<18), uint64(0), uint32(1)),
 		bad.Memset8Async(s, 0),
 		Launch(s, cfg, ks["check_u32"], warm, uint64(1<<18), uint64(0), uint32(1), bad), s.Sync(), warm.Close()); err != nil {
@@ -465,10 +447,7 @@ func TestGPUManagedOversubscribe(t *testing.T) {
 		t.Skipf("not safe: %d MiB of managed memory (free device memory %d MiB + 2 GiB) is more than free device memory + half the host's available memory (%d MiB)", size>>20, free>>20, budget>>20)
 	}
 	t.Logf("%v: %d MiB free; allocating %d MiB of managed memory (budget %d MiB)", dev, free>>20, size>>20, budget>>20)
-	b, err := NewManagedMemoryResource(dev).Allocate(int(size), s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := try(NewManagedMemoryResource(dev).Allocate(int(size), s)).must(t)
 	defer b.Close()
 
 	const chunk = 1 << 30
@@ -476,10 +455,7 @@ func TestGPUManagedOversubscribe(t *testing.T) {
 	chunks := func(f func(v *Buffer, off int) error) {
 		t.Helper()
 		for off := 0; off < int(size); off += chunk {
-			v, err := b.View(off, min(chunk, int(size)-off))
-			if err != nil {
-				t.Fatal(err)
-			}
+			v := try(b.View(off, min(chunk, int(size)-off))).must(t)
 			if err := f(v, off); err != nil {
 				t.Fatalf("chunk at %d MiB: %v", off>>20, err)
 			}
@@ -509,10 +485,7 @@ func TestGPUManagedOversubscribe(t *testing.T) {
 	}
 	// Sampled on the host: the first, a middle and the last word of every
 	// 64 MiB, through the host's own mapping.
-	mem, err := b.Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mem := try(b.Bytes()).must(t)
 	checkWord := func(i uint64) {
 		if got, want := binary.LittleEndian.Uint32(mem[4*i:]), mix(i, seed); got != want {
 			t.Errorf("word %d (byte %d of %d) read on the host = %#x, want %#x", i, 4*i, size, got, want)

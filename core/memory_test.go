@@ -118,15 +118,8 @@ func TestGPUBuffers(t *testing.T) {
 				if err := CopyToDevice(a, f32); err != nil {
 					t.Fatal(err)
 				}
-				got := make([]float32, n)
-				if err := CopyFromDevice(got, a); err != nil {
-					t.Fatal(err)
-				}
-				for i := range got {
-					if got[i] != f32[i] {
-						t.Fatalf("float32[%d] = %v, want %v", i, got[i], f32[i])
-					}
-				}
+				got := readBack[float32](t, a, n)
+				wantSlice(t, "float32", got, f32)
 				if err := CopyToDevice(a, i64); err != nil {
 					t.Fatal(err)
 				}
@@ -134,15 +127,7 @@ func TestGPUBuffers(t *testing.T) {
 				if err := b.CopyFrom(a); err != nil {
 					t.Fatal(err)
 				}
-				got64 := make([]int64, n)
-				if err := CopyFromDevice(got64, b); err != nil {
-					t.Fatal(err)
-				}
-				for i := range got64 {
-					if got64[i] != i64[i] {
-						t.Fatalf("int64[%d] = %v, want %v", i, got64[i], i64[i])
-					}
-				}
+				wantSlice(t, "int64", readBack[int64](t, b, n), i64)
 				// Asynchronous round trip on s.
 				if err := a.Memset8(0); err != nil {
 					t.Fatal(err)
@@ -160,11 +145,7 @@ func TestGPUBuffers(t *testing.T) {
 				if err := s.Sync(); err != nil {
 					t.Fatal(err)
 				}
-				for i := range got {
-					if got[i] != f32[i] {
-						t.Fatalf("async float32[%d] = %v, want %v", i, got[i], f32[i])
-					}
-				}
+				wantSlice(t, "async float32", got, f32)
 				// Memsets.
 				if err := a.Memset32(0x3f800000); err != nil { // 1.0f
 					t.Fatal(err)
@@ -285,12 +266,7 @@ func TestGPUBuffers(t *testing.T) {
 					t.Error("CopyFrom into a smaller buffer: no error")
 				}
 				small.Close()
-				if err := a.Close(); err != nil {
-					t.Fatal(err)
-				}
-				if err := a.Close(); err != nil {
-					t.Errorf("second Close: %v", err)
-				}
+				closeTwice(t, a)
 				if err := CopyToDevice(a, f32); !errors.Is(err, ErrClosed) {
 					t.Errorf("copy after Close: %v", err)
 				}

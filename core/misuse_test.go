@@ -183,12 +183,7 @@ func TestMisuseBuffer(t *testing.T) {
 	}
 	// Close, double Close, use after Close.
 	for _, x := range []*Buffer{b, big, odd} {
-		if err := x.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := x.Close(); err != nil {
-			t.Errorf("second Close = %v", err)
-		}
+		closeTwice(t, x)
 	}
 	if n := mr.freed.Load(); n != 3 {
 		t.Errorf("3 buffers closed twice freed %d times, want 3", n)
@@ -265,15 +260,9 @@ func TestMisuseClosedCompilers(t *testing.T) {
 func TestGPUMisuse(t *testing.T) {
 	dev := requireGPU(t)
 	ks := kernelsFor(t, dev)
-	s, err := dev.NewStream(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := try(dev.NewStream(nil)).must(t)
 	defer s.Close()
-	x, err := dev.Allocate(256*4, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := try(dev.Allocate(256*4, s)).must(t)
 	defer x.Close()
 	cfg := LaunchConfig{Grid: Dim(1), Block: Dim(256)}
 	add := ks["add"] // add(float* x, float v, int n)
@@ -301,10 +290,7 @@ func TestGPUMisuse(t *testing.T) {
 	expect("copy out past the end", CopyFromDevice(make([]float32, 257), x), "do not fit")
 
 	// Closed buffer: as argument, as copy target, double Close.
-	y, err := dev.Allocate(64, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	y := try(dev.Allocate(64, s)).must(t)
 	y.Close()
 	if err := y.Close(); err != nil {
 		t.Errorf("second Buffer.Close = %v", err)
@@ -320,10 +306,7 @@ func TestGPUMisuse(t *testing.T) {
 	}
 
 	// Closed stream and event.
-	s2, err := dev.NewStream(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2 := try(dev.NewStream(nil)).must(t)
 	s2.Close()
 	if err := s2.Close(); err != nil {
 		t.Errorf("second Stream.Close = %v", err)
@@ -340,10 +323,7 @@ func TestGPUMisuse(t *testing.T) {
 	if err := CopyToDeviceAsync(s2, x, []float32{1}); !errors.Is(err, ErrClosed) {
 		t.Errorf("CopyToDeviceAsync on a closed stream = %v", err)
 	}
-	ev, err := dev.NewEvent(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ev := try(dev.NewEvent(nil)).must(t)
 	ev.Close()
 	if err := ev.Close(); err != nil {
 		t.Errorf("second Event.Close = %v", err)
@@ -363,19 +343,9 @@ func TestGPUMisuse(t *testing.T) {
 	e2.Close()
 
 	// A kernel of closed code.
-	p, err := NewProgram(testSource, "c++", &ProgramOptions{Arch: "sm_" + dev.Arch()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	code, err := p.Compile("cubin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := code.Kernel("add")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustProgram(t, testSource, "c++", &ProgramOptions{Arch: "sm_" + dev.Arch()})
+	code := mustCompile(t, p, "cubin")
+	k := try(code.Kernel("add")).must(t)
 	if err := Launch(s, cfg, k, x, float32(1), int32(256)); err != nil {
 		t.Fatalf("Launch before Close: %v", err)
 	}
@@ -394,10 +364,7 @@ func TestGPUMisuse(t *testing.T) {
 	}
 
 	// A name that is not there.
-	code2, err := p.Compile("cubin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	code2 := mustCompile(t, p, "cubin")
 	defer code2.Close()
 	if _, err := code2.Kernel("no_such_kernel"); err == nil || !strings.Contains(err.Error(), "saxpy") {
 		t.Errorf("Kernel(no_such_kernel) = %v, want the list of kernels", err)
@@ -410,13 +377,5 @@ func TestGPUMisuse(t *testing.T) {
 	if err := Launch(s, cfg, add, x, float32(2), int32(256)); err != nil {
 		t.Fatal(err)
 	}
-	got := make([]float32, 256)
-	if err := CopyFromDevice(got, x); err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range got {
-		if v != 2 {
-			t.Fatalf("after the misuses, x[%d] = %v, want 2", i, v)
-		}
-	}
+	wantEach(t, "x after the misuses", readBack[float32](t, x, 256), func(int) float32 { return 2 })
 }

@@ -53,14 +53,8 @@ func TestGPUDeviceMethodsOwnContext(t *testing.T) {
 	defer runtime.UnlockOSThread()
 	for _, p := range [][2]*Device{{d0, d1}, {d1, d0}} {
 		d, other := p[0], p[1]
-		dh, err := d.PrimaryContext().Handle()
-		if err != nil {
-			t.Fatal(err)
-		}
-		oh, err := other.PrimaryContext().Handle()
-		if err != nil {
-			t.Fatal(err)
-		}
+		dh := try(d.PrimaryContext().Handle()).must(t)
+		oh := try(other.PrimaryContext().Handle()).must(t)
 		// wrong makes the other device's context current before a call.
 		wrong := func() {
 			t.Helper()
@@ -69,59 +63,47 @@ func TestGPUDeviceMethodsOwnContext(t *testing.T) {
 			}
 		}
 
+		// frees returns the free memory of d and of other.
+		frees := func() (uint64, uint64) {
+			t.Helper()
+			fd, _, err := d.MemoryInfo()
+			if err != nil {
+				t.Fatal(err)
+			}
+			fo, _, err := other.MemoryInfo()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fd, fo
+		}
+
 		// Memory: the pointer is d's, and d's free memory is what shrinks.
 		wrong()
-		freeD, _, err := d.MemoryInfo()
-		if err != nil {
-			t.Fatal(err)
-		}
-		freeO, _, err := other.MemoryInfo()
-		if err != nil {
-			t.Fatal(err)
-		}
+		freeD, freeO := frees()
 		const big = 512 << 20
 		wrong()
-		bigBuf, err := NewLegacyMemoryResource(d).Allocate(big, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		bigBuf := try(NewLegacyMemoryResource(d).Allocate(big, nil)).must(t)
 		wrong()
-		freeD2, _, err := d.MemoryInfo()
-		if err != nil {
-			t.Fatal(err)
-		}
-		freeO2, _, err := other.MemoryInfo()
-		if err != nil {
-			t.Fatal(err)
-		}
+		freeD2, freeO2 := frees()
 		bigBuf.Close()
 		if int64(freeD)-int64(freeD2) < big || int64(freeO)-int64(freeO2) >= big {
 			t.Errorf("%v.MemoryInfo with %v current: free went %d -> %d MiB on %v and %d -> %d MiB on %v after allocating %d MiB on %v",
 				d, other, freeD>>20, freeD2>>20, d, freeO>>20, freeO2>>20, other, big>>20, d)
 		}
 		wrong()
-		buf, err := d.Allocate(1<<16*4, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		buf := try(d.Allocate(1<<16*4, nil)).must(t)
 		if ord, err := pointerDevice(buf.Ptr()); err != nil || ord != d.Ordinal() {
 			t.Errorf("%v.Allocate with %v current: memory on device %d, %v", d, other, ord, err)
 		}
 
 		// Streams and events are created in d's context.
 		wrong()
-		s, err := d.NewStream(&StreamOptions{NonBlocking: true})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := try(d.NewStream(&StreamOptions{NonBlocking: true})).must(t)
 		if c, err := driver.StreamGetCtx(s.Handle()); err != nil || c != dh {
 			t.Errorf("%v.NewStream with %v current: the stream's context is %#x (%v); want %#x, not %#x", d, other, c, err, dh, oh)
 		}
 		wrong()
-		e, err := d.NewEvent(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		e := try(d.NewEvent(nil)).must(t)
 		// cuEventRecord refuses an event of another context than the stream's.
 		wrong()
 		if err := e.Record(s); err != nil {
@@ -152,18 +134,12 @@ func TestGPUDeviceMethodsOwnContext(t *testing.T) {
 
 		// Graphs, the priority range, a created context.
 		wrong()
-		g, err := d.NewGraph()
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := try(d.NewGraph()).must(t)
 		if _, err := g.Memset8(buf, 0); err != nil {
 			t.Fatal(err)
 		}
 		wrong()
-		ge, err := g.Instantiate()
-		if err != nil {
-			t.Fatal(err)
-		}
+		ge := try(g.Instantiate()).must(t)
 		wrong()
 		if err := errors.Join(ge.Launch(s), s.Sync()); err != nil {
 			t.Fatalf("%v's graph on %v's stream: %v", d, d, err)
@@ -179,10 +155,7 @@ func TestGPUDeviceMethodsOwnContext(t *testing.T) {
 			t.Error(err)
 		}
 		wrong()
-		c, err := d.CreateContext(0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := try(d.CreateContext(0)).must(t)
 		if cur, err := driver.CtxGetCurrent(); err != nil || cur != oh {
 			t.Errorf("%v.CreateContext made its context current (%#x, %v); %v's (%#x) should have stayed", d, cur, err, other, oh)
 		}

@@ -44,17 +44,10 @@ func BenchmarkPeerCopy(b *testing.B) {
 }
 
 func benchPeerCopy(b *testing.B, from, to *Device, n int) {
-	s, err := to.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := try(to.NewStream(&StreamOptions{NonBlocking: true})).must(b)
 	defer s.Close()
 	alloc := func(mr MemoryResource, st *Stream) *Buffer {
-		buf, err := mr.Allocate(n, st)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return buf
+		return try(mr.Allocate(n, st)).must(b)
 	}
 	src := alloc(from.MemoryResource(), nil)
 	defer src.Close()
@@ -72,34 +65,29 @@ func benchPeerCopy(b *testing.B, from, to *Device, n int) {
 	gbps := func(b *testing.B, sec float64) {
 		b.ReportMetric(float64(n)*float64(b.N)/sec/1e9, "GB/s")
 	}
-	b.Run("cudago", func(b *testing.B) {
+	// goLoop times b.N copies of src to dst by copyOnce, after one
+	// synchronous copy to warm up, and then waits for them with wait.
+	goLoop := func(b *testing.B, copyOnce, wait func() error) {
 		b.SetBytes(int64(n))
 		if err := dst.CopyFrom(src); err != nil { // warm
 			b.Fatal(err)
 		}
 		b.ResetTimer()
 		for range b.N {
-			if err := dst.CopyFrom(src); err != nil {
+			if err := copyOnce(); err != nil {
 				b.Fatal(err)
 			}
 		}
+		if err := wait(); err != nil {
+			b.Fatal(err)
+		}
 		gbps(b, b.Elapsed().Seconds())
+	}
+	b.Run("cudago", func(b *testing.B) {
+		goLoop(b, func() error { return dst.CopyFrom(src) }, func() error { return nil })
 	})
 	b.Run("cudago-async", func(b *testing.B) {
-		b.SetBytes(int64(n))
-		if err := dst.CopyFrom(src); err != nil { // warm
-			b.Fatal(err)
-		}
-		b.ResetTimer()
-		for range b.N {
-			if err := dst.CopyFromAsync(s, src); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := s.Sync(); err != nil {
-			b.Fatal(err)
-		}
-		gbps(b, b.Elapsed().Seconds())
+		goLoop(b, func() error { return dst.CopyFromAsync(s, src) }, s.Sync)
 	})
 	cLoop := func(b *testing.B, dst, src *Buffer) {
 		b.SetBytes(int64(n))
@@ -108,32 +96,17 @@ func benchPeerCopy(b *testing.B, from, to *Device, n int) {
 			b.Fatal(err)
 		}
 		defer s.Release()
-		pd, err := dst.Acquire()
-		if err != nil {
-			b.Fatal(err)
-		}
+		pd := try(dst.Acquire()).must(b)
 		defer dst.Release()
-		ps, err := src.Acquire()
-		if err != nil {
-			b.Fatal(err)
-		}
+		ps := try(src.Acquire()).must(b)
 		defer src.Release()
-		dctx, err := to.PrimaryContext().Handle()
-		if err != nil {
-			b.Fatal(err)
-		}
-		sctx, err := from.PrimaryContext().Handle()
-		if err != nil {
-			b.Fatal(err)
-		}
+		dctx := try(to.PrimaryContext().Handle()).must(b)
+		sctx := try(from.PrimaryContext().Handle()).must(b)
 		if _, err := ctwin.PeerCopyLoop(ctx, sh, pd, dctx, ps, sctx, n, 1); err != nil { // warm
 			b.Fatal(err)
 		}
 		b.ResetTimer()
-		el, err := ctwin.PeerCopyLoop(ctx, sh, pd, dctx, ps, sctx, n, b.N)
-		if err != nil {
-			b.Fatal(err)
-		}
+		el := try(ctwin.PeerCopyLoop(ctx, sh, pd, dctx, ps, sctx, n, b.N)).must(b)
 		gbps(b, el.Seconds())
 	}
 	b.Run("C-pool", func(b *testing.B) { cLoop(b, dst, src) })

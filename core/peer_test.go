@@ -125,15 +125,9 @@ func TestGPUCopyFromViews(t *testing.T) {
 	dev := requireGPU(t)
 	s := testStream(t, dev)
 	const n = 1 << 20
-	a, err := dev.Allocate(n, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := try(dev.Allocate(n, s)).must(t)
 	defer a.Close()
-	b, err := dev.Allocate(n, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := try(dev.Allocate(n, nil)).must(t)
 	defer b.Close()
 	want := pattern(n, 0x5a)
 	if err := CopyToDevice(a, want); err != nil {
@@ -197,35 +191,20 @@ func TestGPUPeerCopy(t *testing.T) {
 	}
 	d0, d1 := twoGPUs(t)
 	for _, p := range [][2]*Device{{d0, d1}, {d1, d0}} {
-		ok, err := p[0].CanAccessPeer(p[1])
-		if err != nil {
-			t.Fatal(err)
-		}
+		ok := try(p[0].CanAccessPeer(p[1])).must(t)
 		t.Logf("%v can access %v directly: %v", p[0], p[1], ok)
 	}
 	if ok, err := d0.CanAccessPeer(d0); err != nil || ok {
 		t.Errorf("CanAccessPeer(itself) = %v, %v; want false (the driver's answer)", ok, err)
 	}
-	s0, err := d0.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s0 := try(d0.NewStream(&StreamOptions{NonBlocking: true})).must(t)
 	defer s0.Close()
-	s1, err := d1.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s1 := try(d1.NewStream(&StreamOptions{NonBlocking: true})).must(t)
 	defer s1.Close()
 	const n = 8 << 20
-	a, err := d0.Allocate(n, s0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := try(d0.Allocate(n, s0)).must(t)
 	defer a.Close()
-	b, err := d1.Allocate(n, s1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := try(d1.Allocate(n, s1)).must(t)
 	defer b.Close()
 	want := pattern(n, 0x11)
 	got := make([]byte, n)
@@ -276,10 +255,7 @@ func TestGPUPeerCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Work on device 0 that reads a must wait for the copy: an event.
-	ev, err := s1.Record()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ev := try(s1.Record()).must(t)
 	defer ev.Close()
 	if err := s0.Wait(ev); err != nil {
 		t.Fatal(err)
@@ -314,10 +290,7 @@ func TestGPUPeerCopy(t *testing.T) {
 	check("views 0->1", b, exp)
 
 	// Sizes and closed buffers.
-	small, err := d1.Allocate(16, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	small := try(d1.Allocate(16, nil)).must(t)
 	if err := small.CopyFrom(a); err == nil || !strings.Contains(err.Error(), "do not fit") {
 		t.Errorf("peer copy into a smaller buffer: %v", err)
 	}
@@ -325,20 +298,14 @@ func TestGPUPeerCopy(t *testing.T) {
 	if err := small.CopyFrom(a); !errors.Is(err, ErrClosed) {
 		t.Errorf("peer copy into a closed buffer: %v", err)
 	}
-	c, err := d0.Allocate(16, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := try(d0.Allocate(16, nil)).must(t)
 	c.Close()
 	if err := b.CopyFromAsync(s1, c); !errors.Is(err, ErrClosed) {
 		t.Errorf("peer copy from a closed buffer: %v", err)
 	}
 	if cnt, _ := DeviceCount(); cnt >= 3 {
 		d2, _ := GetDevice(2)
-		s2, err := d2.NewStream(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s2 := try(d2.NewStream(nil)).must(t)
 		defer s2.Close()
 		if err := b.CopyFromAsync(s2, a); err == nil || !strings.Contains(err.Error(), "cannot be ordered") {
 			t.Errorf("peer copy on a third device's stream: %v", err)
@@ -357,21 +324,12 @@ func TestGPUPeerSyncWaitsForSource(t *testing.T) {
 	if d1.Arch() != d0.Arch() {
 		t.Skipf("the test kernels are built for sm_%s, device 1 is sm_%s", d0.Arch(), d1.Arch())
 	}
-	s1, err := d1.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s1 := try(d1.NewStream(&StreamOptions{NonBlocking: true})).must(t)
 	defer s1.Close()
 	const n = 1 << 22
-	src, err := d1.Allocate(n*4, s1) // src's stream is s1
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := try(d1.Allocate(n*4, s1)).must(t) // src's stream is s1
 	defer src.Close()
-	dst, err := d0.Allocate(n*4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dst := try(d0.Allocate(n*4, nil)).must(t)
 	defer dst.Close()
 	if err := src.Memset32(0); err != nil {
 		t.Fatal(err)
@@ -385,15 +343,7 @@ func TestGPUPeerSyncWaitsForSource(t *testing.T) {
 	if err := dst.CopyFrom(src); err != nil { // no Sync of s1 before
 		t.Fatal(err)
 	}
-	got := make([]float32, n)
-	if err := CopyFromDevice(got, dst); err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range got {
-		if v != adds {
-			t.Fatalf("dst[%d] = %v, want %d: the copy did not wait for the source's stream", i, v, adds)
-		}
-	}
+	wantEach(t, "dst (did the copy wait for the source's stream?)", readBack[float32](t, dst, n), func(int) float32 { return adds })
 }
 
 // TestGPUPeerAccessKernel: after EnablePeerAccess, a kernel on one device
@@ -445,17 +395,10 @@ func TestGPUPeerAccessKernel(t *testing.T) {
 func peerKernelRoundTrip(t *testing.T, k *Kernel, run *Device, buf *Buffer) {
 	t.Helper()
 	n := buf.Size() / 4
-	in := make([]float32, n)
-	for i := range in {
-		in[i] = float32(i)
-	}
-	if err := CopyToDevice(buf, in); err != nil {
+	if err := CopyToDevice(buf, seq(n, 0)); err != nil {
 		t.Fatal(err)
 	}
-	s, err := run.NewStream(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := try(run.NewStream(nil)).must(t)
 	defer s.Close()
 	if err := Launch(s, LaunchConfig{Grid: Dim(uint32((n + 255) / 256)), Block: Dim(256)}, k, buf, float32(0.5), int32(n)); err != nil {
 		t.Fatal(err)
@@ -463,15 +406,7 @@ func peerKernelRoundTrip(t *testing.T, k *Kernel, run *Device, buf *Buffer) {
 	if err := s.Sync(); err != nil {
 		t.Fatalf("%v's kernel on %v's memory: %v", run, buf.Device(), err)
 	}
-	got := make([]float32, n)
-	if err := CopyFromDevice(got, buf); err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range got {
-		if v != float32(i)+0.5 {
-			t.Fatalf("buf[%d] = %v after %v's kernel, want %v", i, v, run, float32(i)+0.5)
-		}
-	}
+	wantEach(t, fmt.Sprintf("buf after %v's kernel", run), readBack[float32](t, buf, n), func(i int) float32 { return float32(i) + 0.5 })
 }
 
 // TestGPUPeerPoolAccess grants and revokes a pool's peer access

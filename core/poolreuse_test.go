@@ -56,24 +56,26 @@ func TestPoolReuseBookkeeping(t *testing.T) {
 // stream only, the data written through the new buffer is right, Sync and
 // Close give blocks back, NoReuse turns it off, and nothing is reused into
 // or out of a graph capture.
+// wantKept checks that c's pool keeps want blocks, when says when.
+func wantKept(t *testing.T, c *Context, want int, when string) {
+	t.Helper()
+	if k := c.pool.len(); k != want {
+		t.Errorf("%s: %d blocks kept, want %d", when, k, want)
+	}
+}
+
 func TestGPUPoolReuse(t *testing.T) {
 	dev := requireGPU(t)
 	ctx := dev.PrimaryContext()
 	mr := NewDeviceMemoryResource(dev)
 	s := testStream(t, dev)
-	s2, err := dev.NewStream(&StreamOptions{NonBlocking: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2 := try(dev.NewStream(&StreamOptions{NonBlocking: true})).must(t)
 	defer s2.Close()
 	if err := dev.Sync(); err != nil { // start with nothing kept
 		t.Fatal(err)
 	}
 	const n = 1 << 20
-	a, err := mr.Allocate(n, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := try(mr.Allocate(n, s)).must(t)
 	if err := a.Memset32Async(s, 0xdeadbeef); err != nil {
 		t.Fatal(err)
 	}
@@ -85,26 +87,17 @@ func TestGPUPoolReuse(t *testing.T) {
 		t.Fatalf("%d blocks kept after Close, want 1", ctx.pool.len())
 	}
 	// Another stream or another size does not get it.
-	c, err := mr.Allocate(n, s2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := try(mr.Allocate(n, s2)).must(t)
 	if c.Ptr() == pa {
 		t.Errorf("a block kept for one stream was handed to another")
 	}
 	c.Close()
-	d, err := mr.Allocate(n/2, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := try(mr.Allocate(n/2, s)).must(t)
 	if d.Ptr() == pa {
 		t.Errorf("a block of %d bytes was handed out for %d", n, n/2)
 	}
 	d.Close()
-	b, err := mr.Allocate(n, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := try(mr.Allocate(n, s)).must(t)
 	if b.Ptr() != pa {
 		t.Errorf("Allocate on the same stream got %#x, want the kept block %#x", b.Ptr(), pa)
 	}
@@ -141,10 +134,7 @@ func TestGPUPoolReuse(t *testing.T) {
 	// its own stream (s2's here, from a Close on s).
 	var many []*Buffer
 	for i := range poolReuseBlocks {
-		b, err := mr.Allocate(4096*(i+1), s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := try(mr.Allocate(4096*(i+1), s)).must(t)
 		many = append(many, b)
 	}
 	for _, b := range many {
@@ -152,9 +142,7 @@ func TestGPUPoolReuse(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if k := ctx.pool.len(); k != poolReuseBlocks {
-		t.Errorf("%d blocks kept, want the limit, %d", k, poolReuseBlocks)
-	}
+	wantKept(t, ctx, poolReuseBlocks, "at the limit")
 	for _, blk := range ctx.pool.takeAll(nil) {
 		ctx.pool.put(blk)
 		if blk.stream == s2 {
@@ -167,52 +155,29 @@ func TestGPUPoolReuse(t *testing.T) {
 	if err := s2.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if k := ctx.pool.len(); k != 0 {
-		t.Errorf("%d blocks kept after the other stream's Close, want 0", k)
-	}
+	wantKept(t, ctx, 0, "after the other stream's Close")
 
 	// A created context gives its blocks back when it is closed.
-	cc, err := dev.CreateContext(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := cc.NewStream(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cb, err := mr.Allocate(n, cs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cc := try(dev.CreateContext(0)).must(t)
+	cs := try(cc.NewStream(nil)).must(t)
+	cb := try(mr.Allocate(n, cs)).must(t)
 	cb.Close()
-	if k := cc.pool.len(); k != 1 {
-		t.Errorf("%d blocks kept in the created context, want 1", k)
-	}
+	wantKept(t, cc, 1, "in the created context")
 	if err := cc.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if k := cc.pool.len(); k != 0 {
-		t.Errorf("%d blocks kept after Context.Close, want 0", k)
-	}
+	wantKept(t, cc, 0, "after Context.Close")
 
 	// NoReuse.
 	off := NewDeviceMemoryResource(dev)
 	off.NoReuse = true
-	e, err := off.Allocate(n, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := try(off.Allocate(n, s)).must(t)
 	e.Close()
-	if k := ctx.pool.len(); k != 0 {
-		t.Errorf("NoReuse: %d blocks kept", k)
-	}
+	wantKept(t, ctx, 0, "NoReuse")
 
 	// Capture: a kept block stays out of the graph, and the graph's own
 	// allocation is freed in it, never kept.
-	f, err := mr.Allocate(n, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := try(mr.Allocate(n, s)).must(t)
 	pf := f.Ptr()
 	f.Close()
 	if err := s.BeginCapture(CaptureRelaxed); err != nil {
@@ -226,23 +191,13 @@ func TestGPUPoolReuse(t *testing.T) {
 	if g.Ptr() == pf {
 		t.Errorf("an allocation captured into a graph reused kept block %#x", pf)
 	}
-	if k := ctx.pool.len(); k != 1 {
-		t.Errorf("%d blocks kept during capture, want the 1 from before", k)
-	}
+	wantKept(t, ctx, 1, "during capture (the 1 from before)")
 	if err := g.Close(); err != nil {
 		t.Error(err)
 	}
-	if k := ctx.pool.len(); k != 1 {
-		t.Errorf("a captured free was kept: %d blocks", k)
-	}
-	graph, err := s.EndCapture()
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec, err := graph.Instantiate()
-	if err != nil {
-		t.Fatal(err)
-	}
+	wantKept(t, ctx, 1, "after a captured free")
+	graph := try(s.EndCapture()).must(t)
+	exec := try(graph.Instantiate()).must(t)
 	for range 2 { // the graph allocates and frees its own block each run
 		if err := exec.Launch(s); err != nil {
 			t.Fatal(err)
@@ -253,9 +208,7 @@ func TestGPUPoolReuse(t *testing.T) {
 	}
 	exec.Close()
 	graph.Close()
-	if k := ctx.pool.len(); k != 0 {
-		t.Errorf("%d blocks kept after Sync", k)
-	}
+	wantKept(t, ctx, 0, "after Sync")
 }
 
 // TestGPUPoolReuseOutOfMemory fills the device with 1 GiB pool buffers

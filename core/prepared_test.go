@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -78,7 +79,7 @@ func TestGPUPreparedLaunch(t *testing.T) {
 	if err := p.Launch(s); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := readMixed(t, out), []float32{-7, 2.5, 0.125, 5, 9, 200, -300, 42}; !equal(got, want) {
+	if got, want := readMixed(t, out), []float32{-7, 2.5, 0.125, 5, 9, 200, -300, 42}; !slices.Equal(got, want) {
 		t.Fatalf("prepared mixed wrote %v, want %v", got, want)
 	}
 
@@ -110,7 +111,7 @@ func TestGPUPreparedLaunch(t *testing.T) {
 	if err := p.Launch(s); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := readMixed(t, out), []float32{11, -1.5, 0.5, 5, 9, 7, -300, 43}; !equal(got, want) {
+	if got, want := readMixed(t, out), []float32{11, -1.5, 0.5, 5, 9, 7, -300, 43}; !slices.Equal(got, want) {
 		t.Fatalf("after SetArg mixed wrote %v, want %v", got, want)
 	}
 	if err := p.SetConfig(LaunchConfig{Grid: Dim(2), Block: Dim(64)}); err != nil {
@@ -147,12 +148,7 @@ func TestGPUPreparedLaunch(t *testing.T) {
 	if err := p.Launch(s); !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "argument 7") {
 		t.Fatalf("launch with a closed Buffer argument: %v", err)
 	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Close(); err != nil {
-		t.Fatalf("second Close: %v", err)
-	}
+	closeTwice(t, p)
 	if err := p.Launch(s); !errors.Is(err, ErrClosed) {
 		t.Fatalf("launch after Close: %v", err)
 	}
@@ -171,11 +167,7 @@ func TestGPUPreparedLaunchConcurrent(t *testing.T) {
 	k := kernelsFor(t, dev)["add"]
 	s := testStream(t, dev)
 	const n = 1000
-	x, _ := dev.Allocate(n*4, s)
-	defer x.Close()
-	if err := x.Memset32(0); err != nil {
-		t.Fatal(err)
-	}
+	x := devZeros(t, dev, s, n)
 	p, err := k.Prepare(LaunchConfig{Grid: Dim((n + 255) / 256), Block: Dim(256)}, x, float32(1), int32(n))
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/cudago/cudago/bindings/nvrtc"
@@ -26,7 +25,7 @@ const seedNVVMIR = testenv.SeedNVVMKernel + testenv.SeedNVVMAnnotations
 
 func ptrTo[T any](v T) *T { return &v }
 
-func mustProgram(t *testing.T, src, codeType string, opts *ProgramOptions) *Program {
+func mustProgram(t testing.TB, src, codeType string, opts *ProgramOptions) *Program {
 	t.Helper()
 	p, err := NewProgram(src, codeType, opts)
 	if err != nil {
@@ -36,7 +35,7 @@ func mustProgram(t *testing.T, src, codeType string, opts *ProgramOptions) *Prog
 	return p
 }
 
-func mustCompile(t *testing.T, p *Program, target string) *ObjectCode {
+func mustCompile(t testing.TB, p *Program, target string) *ObjectCode {
 	t.Helper()
 	o, err := p.Compile(target)
 	if err != nil {
@@ -159,13 +158,7 @@ func TestProgramCompileError(t *testing.T) {
 	src := "extern \"C\" __global__ void broken(float *x) {\n  x[0] = undefined_thing;\n}\n"
 	p := mustProgram(t, src, "c++", &ProgramOptions{Name: "broken.cu", Arch: "sm_90"})
 	_, err := p.Compile("cubin")
-	if err == nil {
-		t.Fatal("Compile of broken code succeeded")
-	}
-	var ce *CompileError
-	if !errors.As(err, &ce) {
-		t.Fatalf("error %T is not a *CompileError: %v", err, err)
-	}
+	ce := wantErrorAs[*CompileError](t, "Compile of broken code", err)
 	if !errors.Is(err, nvrtc.ErrorCompilation) {
 		t.Errorf("errors.Is(err, nvrtc.ErrorCompilation) = false: %v", err)
 	}
@@ -243,11 +236,29 @@ func TestProgramOptionsRender(t *testing.T) {
 	}
 }
 
+// renderCase is an option set and the flags it renders to.
+type renderCase[O any] struct {
+	opts O
+	want []string
+}
+
+// checkRender checks that render, the method called name, gives each
+// case's flags.
+func checkRender[O any](t *testing.T, name string, render func(O) ([]string, error), cases []renderCase[O]) {
+	t.Helper()
+	for _, c := range cases {
+		got, err := render(c.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s(%+v) = %q, want %q", name, c.opts, got, c.want)
+		}
+	}
+}
+
 func TestProgramOptionsNVVMRender(t *testing.T) {
-	tests := []struct {
-		opts *ProgramOptions
-		want []string
-	}{
+	tests := []renderCase[*ProgramOptions]{
 		{nil, nil},
 		{&ProgramOptions{Arch: "sm_90"}, []string{"-arch=compute_90"}},
 		{&ProgramOptions{Arch: "compute_80", Debug: true}, []string{"-arch=compute_80", "-g", "-opt=0"}},
@@ -256,15 +267,7 @@ func TestProgramOptionsNVVMRender(t *testing.T) {
 			[]string{"-ftz=1", "-prec-div=1", "-prec-sqrt=0", "-fma=0"}},
 		{&ProgramOptions{LTO: true, Extra: []string{"-jump-table-density=50"}}, []string{"-gen-lto", "-jump-table-density=50"}},
 	}
-	for _, tt := range tests {
-		got, err := tt.opts.NVVMOptions()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("NVVMOptions(%+v) = %q, want %q", tt.opts, got, tt.want)
-		}
-	}
+	checkRender(t, "NVVMOptions", (*ProgramOptions).NVVMOptions, tests)
 }
 
 func TestProgramOptionsValidation(t *testing.T) {
@@ -524,29 +527,16 @@ func TestProgramClose(t *testing.T) {
 // -race).
 func TestProgramConcurrent(t *testing.T) {
 	p := mustProgram(t, templateSrc, "c++", &ProgramOptions{Arch: "sm_80", NameExpressions: []string{"scale<float>"}})
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for i := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			target := []string{"ptx", "cubin"}[i%2]
-			o, err := p.Compile(target)
-			if err == nil && o.CodeType() != target {
-				err = fmt.Errorf("got %s", o.CodeType())
-			}
-			if err == nil {
-				_, err = p.LoweredName("scale<float>")
-			}
-			_ = p.Log()
-			if err != nil {
-				errs <- err
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	inParallel(t, 8, func(i int) error {
+		target := []string{"ptx", "cubin"}[i%2]
+		o, err := p.Compile(target)
+		if err == nil && o.CodeType() != target {
+			err = fmt.Errorf("got %s", o.CodeType())
+		}
+		if err == nil {
+			_, err = p.LoweredName("scale<float>")
+		}
+		_ = p.Log()
+		return err
+	})
 }

@@ -101,6 +101,15 @@ type badInput struct {
 func isCompileError(err error) bool { var e *CompileError; return errors.As(err, &e) }
 func isLinkError(err error) bool    { var e *LinkError; return errors.As(err, &e) }
 
+// dropCode closes the code a compile or a link made and returns its
+// error: the bad-input cases look at the error only.
+func dropCode(o *ObjectCode, err error) error {
+	if err == nil {
+		o.Close()
+	}
+	return err
+}
+
 func compileWith(src, codeType string, opts *ProgramOptions, target string) func() error {
 	return func() error {
 		p, err := NewProgram(src, codeType, opts)
@@ -108,11 +117,7 @@ func compileWith(src, codeType string, opts *ProgramOptions, target string) func
 			return err
 		}
 		defer p.Close()
-		o, err := p.Compile(target)
-		if err == nil {
-			o.Close()
-		}
-		return err
+		return dropCode(p.Compile(target))
 	}
 }
 
@@ -131,11 +136,7 @@ func linkWith(opts *LinkerOptions, target string, codes ...func() (*ObjectCode, 
 			return err
 		}
 		defer l.Close()
-		o, err := l.Link(target)
-		if err == nil {
-			o.Close()
-		}
-		return err
+		return dropCode(l.Link(target))
 	}
 }
 
@@ -296,16 +297,7 @@ func TestReliabilityObjectCodeDamaged(t *testing.T) {
 		}
 		samples = append(samples, b)
 	}
-	p, err := NewProgram(saxpySrc, "c++", &ProgramOptions{Arch: "sm_90"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	cubin, err := p.Compile("cubin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	samples = append(samples, cubin.Code())
+	samples = append(samples, mustCompile(t, mustProgram(t, saxpySrc, "c++", &ProgramOptions{Arch: "sm_90"}), "cubin").Code())
 	ok, bad := 0, 0
 	for _, s := range samples {
 		for _, b := range damaged(s, 50) {

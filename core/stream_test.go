@@ -204,24 +204,12 @@ func TestGPUStreamsAndEvents(t *testing.T) {
 	dev := gpuDevice(t)
 	s := testStream(t, dev)
 	_, greatest, _ := dev.StreamPriorityRange()
-	hi, err := dev.NewStream(&StreamOptions{Priority: greatest})
-	if err != nil {
-		t.Fatal(err)
-	}
-	start, err := dev.NewEvent(&EventOptions{Timing: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	hi := try(dev.NewStream(&StreamOptions{Priority: greatest})).must(t)
+	start := try(dev.NewEvent(&EventOptions{Timing: true})).must(t)
 	defer start.Close()
-	end, err := dev.NewEvent(&EventOptions{Timing: true, BlockingSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	end := try(dev.NewEvent(&EventOptions{Timing: true, BlockingSync: true})).must(t)
 	defer end.Close()
-	buf, err := dev.Allocate(256<<20, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	buf := try(dev.Allocate(256<<20, s)).must(t)
 	if err := start.Record(s); err != nil {
 		t.Fatal(err)
 	}
@@ -251,10 +239,7 @@ func TestGPUStreamsAndEvents(t *testing.T) {
 		t.Fatalf("Elapsed = %v, %v; want > 0", d, err)
 	}
 	t.Logf("8 memsets of 256 MiB: %v", d)
-	ev, err := s.Record()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ev := try(s.Record()).must(t)
 	if err := ev.Sync(); err != nil {
 		t.Fatal(err)
 	}
@@ -268,12 +253,7 @@ func TestGPUStreamsAndEvents(t *testing.T) {
 	if err := buf.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := hi.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := hi.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	closeTwice(t, hi)
 	if err := hi.Sync(); !errors.Is(err, ErrClosed) {
 		t.Errorf("Sync after Close: %v", err)
 	}
@@ -287,10 +267,7 @@ func TestGPUStreamsAndEvents(t *testing.T) {
 	}
 
 	// An interprocess event gives a handle.
-	ipc, err := dev.NewEvent(&EventOptions{Interprocess: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ipc := try(dev.NewEvent(&EventOptions{Interprocess: true})).must(t)
 	if _, err := ipc.IPCHandle(); err != nil {
 		t.Errorf("IPCHandle: %v", err)
 	}

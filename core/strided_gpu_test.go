@@ -134,75 +134,51 @@ func matrixViews[T any](t *testing.T, b *Buffer, rows, cols int) map[string]*Str
 	return views
 }
 
+// checkMatrixViews runs checkViewCopies on each of matrixViews' views of
+// b, in subtests named prefix and the view's name: one element type's
+// share of TestGPUStridedMatrixCopies.
+func checkMatrixViews[T comparable](t *testing.T, prefix string, b *Buffer, rows, cols int, val func(i int) T) {
+	t.Helper()
+	for name, v := range matrixViews[T](t, b, rows, cols) {
+		t.Run(prefix+name, func(t *testing.T) {
+			checkViewCopies(t, b, v, val)
+		})
+	}
+}
+
 func TestGPUStridedMatrixCopies(t *testing.T) {
 	dev := requireGPU(t)
 	const rows, cols = 37, 53 // odd: pitches are not multiples of anything
 	for _, mr := range []MemoryResource{dev.MemoryResource(), NewPinnedMemoryResource(dev), NewManagedMemoryResource(dev)} {
 		t.Run(strings.TrimPrefix(typeName(mr), "*core."), func(t *testing.T) {
-			b, err := mr.Allocate(rows*cols*4, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := try(mr.Allocate(rows*cols*4, nil)).must(t)
 			defer b.Close()
-			for name, v := range matrixViews[float32](t, b, rows, cols) {
-				t.Run(name, func(t *testing.T) {
-					checkViewCopies(t, b, v, func(i int) float32 { return float32(i)*0.25 - 100 })
-				})
-			}
+			checkMatrixViews(t, "", b, rows, cols, func(i int) float32 { return float32(i)*0.25 - 100 })
 		})
 	}
 	// Other element sizes.
-	b2, err := dev.Allocate(rows*cols*2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b2 := try(dev.Allocate(rows*cols*2, nil)).must(t)
 	defer b2.Close()
-	for name, v := range matrixViews[int16](t, b2, rows, cols) {
-		t.Run("int16/"+name, func(t *testing.T) {
-			checkViewCopies(t, b2, v, func(i int) int16 { return int16(i*7 - 5000) })
-		})
-	}
-	b16, err := dev.Allocate(rows*cols*16, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	checkMatrixViews(t, "int16/", b2, rows, cols, func(i int) int16 { return int16(i*7 - 5000) })
+	b16 := try(dev.Allocate(rows*cols*16, nil)).must(t)
 	defer b16.Close()
-	for name, v := range matrixViews[complex128](t, b16, rows, cols) {
-		t.Run("complex128/"+name, func(t *testing.T) {
-			checkViewCopies(t, b16, v, func(i int) complex128 { return complex(float64(i), -float64(i)/3) })
-		})
-	}
+	checkMatrixViews(t, "complex128/", b16, rows, cols, func(i int) complex128 { return complex(float64(i), -float64(i)/3) })
 }
 
 func TestGPUStrided3DCopies(t *testing.T) {
 	dev := requireGPU(t)
 	const d, h, w = 7, 9, 12
-	b, err := dev.Allocate(d*h*w*4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := try(dev.Allocate(d*h*w*4, nil)).must(t)
 	defer b.Close()
-	a, err := NewStridedView[int32](b, []int{d, h, w}, nil, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := try(NewStridedView[int32](b, []int{d, h, w}, nil, false)).must(t)
 	slice := func(v *StridedView[int32], dim, start, stop, step int) *StridedView[int32] {
 		t.Helper()
-		s, err := v.Slice(dim, start, stop, step)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := try(v.Slice(dim, start, stop, step)).must(t)
 		return s
 	}
 	box := slice(slice(slice(a, 0, 1, 6, 1), 1, 2, 8, 1), 2, 3, 10, 1)
-	perm, err := a.Transpose(2, 0, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	boxPerm, err := box.Transpose(1, 2, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	perm := try(a.Transpose(2, 0, 1)).must(t)
+	boxPerm := try(box.Transpose(1, 2, 0)).must(t)
 	views := map[string]*StridedView[int32]{
 		"box":                     box,                                                            // one 3-D box
 		"box, every other column": slice(slice(slice(a, 0, 1, 6, 1), 1, 2, 8, 1), 2, 0, w, 2),     // five boxes of single elements
@@ -223,15 +199,9 @@ func TestGPUStridedCopyView(t *testing.T) {
 	dev := requireGPU(t)
 	s := testStream(t, dev)
 	const ar, ac, br, bc = 37, 53, 44, 60
-	ab, err := dev.Allocate(ar*ac*4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ab := try(dev.Allocate(ar*ac*4, nil)).must(t)
 	defer ab.Close()
-	bb, err := dev.Allocate(br*bc*4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bb := try(dev.Allocate(br*bc*4, nil)).must(t)
 	defer bb.Close()
 	av, _ := NewStridedView[float32](ab, []int{ar, ac}, nil, true) // a read-only source
 	bv, _ := NewStridedView[float32](bb, []int{br, bc}, nil, false)
@@ -289,15 +259,7 @@ func TestGPUStridedCopyView(t *testing.T) {
 			for i := range di {
 				bFull[di[i]] = aFull[si[i]]
 			}
-			got := make([]float32, br*bc)
-			if err := CopyFromDevice(got, bb); err != nil {
-				t.Fatal(err)
-			}
-			for i := range got {
-				if got[i] != bFull[i] {
-					t.Fatalf("element %d = %v, want %v", i, got[i], bFull[i])
-				}
-			}
+			wantSlice(t, "b", readBack[float32](t, bb, br*bc), bFull)
 		})
 	}
 
@@ -309,21 +271,12 @@ func TestGPUStridedCopyView(t *testing.T) {
 	if err := CopyView(sl(aw, 20, 30, 40, 50), sl(aw, 0, 10, 0, 10)); err != nil {
 		t.Fatal(err)
 	}
-	got := make([]float32, ar*ac)
-	if err := CopyFromDevice(got, ab); err != nil {
-		t.Fatal(err)
-	}
-	for r := range ar {
-		for c := range ac {
-			want := aFull[r*ac+c]
-			if r >= 20 && r < 30 && c >= 40 && c < 50 {
-				want = aFull[(r-20)*ac+c-40]
-			}
-			if got[r*ac+c] != want {
-				t.Fatalf("[%d, %d] = %v, want %v", r, c, got[r*ac+c], want)
-			}
+	wantEach(t, "a after a copy within it", readBack[float32](t, ab, ar*ac), func(i int) float32 {
+		if r, c := i/ac, i%ac; r >= 20 && r < 30 && c >= 40 && c < 50 {
+			return aFull[(r-20)*ac+c-40]
 		}
-	}
+		return aFull[i]
+	})
 	if err := CopyView(sl(aw, 5, 15, 5, 15), sl(aw, 0, 10, 0, 10)); err == nil || !strings.Contains(err.Error(), "overlaps") {
 		t.Errorf("overlapping views: %v", err)
 	}
@@ -355,16 +308,10 @@ extern "C" __global__ void gather2d(const float* src, long long s0, long long s1
 func TestGPUStridedKernel(t *testing.T) {
 	dev := requireGPU(t)
 	k := gather2dKernel(t, dev)
-	s, err := dev.NewStream(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := try(dev.NewStream(nil)).must(t)
 	defer s.Close()
 	const rows, cols = 37, 53
-	mb, err := dev.Allocate(rows*cols*4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mb := try(dev.Allocate(rows*cols*4, nil)).must(t)
 	defer mb.Close()
 	full := make([]float32, rows*cols)
 	for i := range full {
@@ -377,10 +324,7 @@ func TestGPUStridedKernel(t *testing.T) {
 	tr, _ := m.Transpose()
 	trFlipped, _ := tr.Flip(0)
 	sub, _ := tr.Slice(0, 4, 40, 3)
-	out, err := dev.Allocate(rows*cols*4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := try(dev.Allocate(rows*cols*4, nil)).must(t)
 	defer out.Close()
 	for name, v := range map[string]*StridedView[float32]{"transposed": tr, "transposed, flipped": trFlipped, "transposed, strided rows": sub} {
 		t.Run(name, func(t *testing.T) {
@@ -393,25 +337,15 @@ func TestGPUStridedKernel(t *testing.T) {
 			if err := s.Sync(); err != nil {
 				t.Fatal(err)
 			}
-			got := make([]float32, n)
-			if err := CopyFromDevice(got, out); err != nil {
-				t.Fatal(err)
-			}
-			for i, p := range refIndex(&v.lay) {
-				if got[i] != full[p] {
-					t.Fatalf("element %d = %v, want %v", i, got[i], full[p])
-				}
-			}
+			ref := refIndex(&v.lay)
+			wantEach(t, "out", readBack[float32](t, out, n), func(i int) float32 { return full[ref[i]] })
 		})
 	}
 }
 
 func TestGPUStridedMisuse(t *testing.T) {
 	dev := requireGPU(t)
-	b, err := dev.Allocate(64*4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := try(dev.Allocate(64*4, nil)).must(t)
 	v, _ := NewStridedView[float32](b, []int{8, 8}, nil, false)
 	ro := v.AsReadOnly()
 	if err := CopyToView(ro, make([]float32, 64)); err == nil || !strings.Contains(err.Error(), "read-only") {
@@ -442,12 +376,9 @@ func TestGPUStridedMisuse(t *testing.T) {
 // launchClosedView launches gather2d with v, whose buffer is closed.
 func launchClosedView(t *testing.T, dev *Device, v *StridedView[float32]) error {
 	k := gather2dKernel(t, dev)
-	out, err := dev.Allocate(64*4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := try(dev.Allocate(64*4, nil)).must(t)
 	defer out.Close()
-	err = Launch(dev.primary.DefaultStream(), LaunchConfig{Grid: Dim(1), Block: Dim(64)}, k, v, int64(8), int64(1), int32(4), int32(8), out)
+	err := Launch(dev.primary.DefaultStream(), LaunchConfig{Grid: Dim(1), Block: Dim(64)}, k, v, int64(8), int64(1), int32(4), int32(8), out)
 	if err != nil && !strings.Contains(err.Error(), "argument 0") {
 		return fmt.Errorf("unexpected error: %w", err)
 	}

@@ -90,6 +90,19 @@ func mustLayout(t testing.TB, shape, strides []int, elem int, off int64, size in
 	return l
 }
 
+// flippedOffset is the smallest offset at which a layout of shape and
+// strides (in elements of elem bytes) stays in its buffer: negative
+// strides walk back from it.
+func flippedOffset(shape, strides []int, elem int) int64 {
+	off := int64(0)
+	for i, s := range strides {
+		if s < 0 && shape[i] > 0 {
+			off += int64(-s) * int64(shape[i]-1) * int64(elem)
+		}
+	}
+	return off
+}
+
 func TestStridedLayoutProperties(t *testing.T) {
 	const big = 1 << 20
 	cases := []struct {
@@ -115,13 +128,7 @@ func TestStridedLayoutProperties(t *testing.T) {
 		{[]int{big, 2}, []int{1, big}, false, true, true, true}, // Fortran
 	}
 	for _, c := range cases {
-		off := int64(0)
-		for i, s := range c.strides {
-			if s < 0 && c.shape[i] > 0 {
-				off += int64(-s) * int64(c.shape[i]-1) * 4
-			}
-		}
-		l := mustLayout(t, c.shape, c.strides, 4, off, 1<<40)
+		l := mustLayout(t, c.shape, c.strides, 4, flippedOffset(c.shape, c.strides, 4), 1<<40)
 		if l.contiguousC() != c.c || l.contiguousF() != c.f || l.unique() != c.uniq || l.exact() != c.exct {
 			t.Errorf("shape %v strides %v: C %v F %v unique %v exact %v, want %v %v %v %v", c.shape, c.strides,
 				l.contiguousC(), l.contiguousF(), l.unique(), l.exact(), c.c, c.f, c.uniq, c.exct)
@@ -510,13 +517,7 @@ func TestStridedCopyPlans(t *testing.T) {
 		{"empty", []int{3, 0, 2}, []int{1, 5, 9}, copyWhole, copyWhole, 0},
 	}
 	for _, c := range cases {
-		off := int64(0)
-		for i, s := range c.strides {
-			if s < 0 && c.shape[i] > 0 {
-				off += int64(-s) * int64(c.shape[i]-1) * 4
-			}
-		}
-		l := mustLayout(t, c.shape, c.strides, 4, off, 1<<20)
+		l := mustLayout(t, c.shape, c.strides, 4, flippedOffset(c.shape, c.strides, 4), 1<<20)
 		toDev, toHost := checkHostPlans(t, &l)
 		if toDev != c.toDev || toHost != c.toHost {
 			t.Errorf("%s: write %d read %d, want %d %d", c.name, toDev, toHost, c.toDev, c.toHost)

@@ -112,15 +112,7 @@ func tmaKernelsFor(t *testing.T) map[string]*Kernel {
 // TestTMAKernelsCompile checks the PTX of the TMA tests with NVRTC and
 // ptxas for sm_90a; it needs no GPU.
 func TestTMAKernelsCompile(t *testing.T) {
-	p, err := NewProgram(tmaSource, "c++", &ProgramOptions{Name: "tma_test.cu", Arch: "sm_90a", NoCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	code, err := p.Compile("cubin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	code := mustCompile(t, mustProgram(t, tmaSource, "c++", &ProgramOptions{Name: "tma_test.cu", Arch: "sm_90a", NoCache: true}), "cubin")
 	// CUDA 13's cubins (ELF ABI v8) mark sm_90 and sm_90a alike.
 	abi8 := len(code.Code()) > elf.EI_ABIVERSION && code.Code()[elf.EI_ABIVERSION] >= 8
 	if arch, err := cubinArch(code.Code()); err != nil || arch != "sm_90a" && !(abi8 && arch == "sm_90") {
@@ -153,10 +145,7 @@ func tmaMatrix(t *testing.T, dev *Device, rows, cols int) ([]float32, *Buffer) {
 	for i := range m {
 		m[i] = float32(i) + 0.25
 	}
-	b, err := dev.Allocate(len(m)*4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := try(dev.Allocate(len(m)*4, nil)).must(t)
 	t.Cleanup(func() { b.Close() })
 	if err := CopyToDevice(b, m); err != nil {
 		t.Fatal(err)
@@ -192,23 +181,14 @@ func TestGPUTensorMapTiledCopy(t *testing.T) {
 				t.Error("the encoded descriptor is all zeros")
 			}
 			gx, gy := (cols+31)/32, (rows+63)/64
-			tiles, err := dev.Allocate(gx*gy*64*32*4, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tiles := try(dev.Allocate(gx*gy*64*32*4, nil)).must(t)
 			defer tiles.Close()
-			tr, err := dev.Allocate(rows*cols*4, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := try(dev.Allocate(rows*cols*4, nil)).must(t)
 			defer tr.Close()
 			if err := tiles.Memset32(0x7fc00001); err != nil { // a NaN the kernel must overwrite
 				t.Fatal(err)
 			}
-			s, err := dev.NewStream(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := try(dev.NewStream(nil)).must(t)
 			defer s.Close()
 			cfg := LaunchConfig{Grid: Dim(uint32(gx), uint32(gy)), Block: Dim(128)}
 			if err := Launch(s, cfg, k, tm, tiles, tr, int32(rows), int32(cols)); err != nil {
@@ -217,10 +197,7 @@ func TestGPUTensorMapTiledCopy(t *testing.T) {
 			if err := s.Sync(); err != nil {
 				t.Fatal(err)
 			}
-			gotT := make([]float32, rows*cols)
-			if err := CopyFromDevice(gotT, tr); err != nil {
-				t.Fatal(err)
-			}
+			gotT := readBack[float32](t, tr, rows*cols)
 			bad := 0
 			for y := range rows {
 				for x := range cols {
@@ -232,10 +209,7 @@ func TestGPUTensorMapTiledCopy(t *testing.T) {
 					}
 				}
 			}
-			gotTiles := make([]float32, gx*gy*64*32)
-			if err := CopyFromDevice(gotTiles, tiles); err != nil {
-				t.Fatal(err)
-			}
+			gotTiles := readBack[float32](t, tiles, gx*gy*64*32)
 			for by := range gy {
 				for bx := range gx {
 					box := gotTiles[(by*gx+bx)*64*32:]
@@ -283,15 +257,9 @@ func TestGPUTensorMapSwizzle128B(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := dev.Allocate(boxes*256*4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := try(dev.Allocate(boxes*256*4, nil)).must(t)
 	defer raw.Close()
-	base, err := dev.Allocate(boxes*4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := try(dev.Allocate(boxes*4, nil)).must(t)
 	defer base.Close()
 	s := dev.DefaultStream()
 	if err := Launch(s, LaunchConfig{Grid: Dim(boxes), Block: Dim(64)}, k, tm, raw, base); err != nil {
@@ -300,17 +268,10 @@ func TestGPUTensorMapSwizzle128B(t *testing.T) {
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	bases := make([]uint32, boxes)
-	if err := CopyFromDevice(bases, base); err != nil {
-		t.Fatal(err)
-	}
-	if bases[0] != 0 {
+	if bases := readBack[uint32](t, base, boxes); bases[0] != 0 {
 		t.Fatalf("the shared box is at %d modulo 1024, not 0: the pattern below assumes 0", bases[0])
 	}
-	got := make([]float32, boxes*256)
-	if err := CopyFromDevice(got, raw); err != nil {
-		t.Fatal(err)
-	}
+	got := readBack[float32](t, raw, boxes*256)
 	bad, same := 0, 0
 	for bx := range boxes {
 		for r := range 8 {
@@ -349,10 +310,7 @@ func TestGPUTensorMapWithBuffer(t *testing.T) {
 	k := tmaKernelsFor(t)["tma_tiles"]
 	const rows, cols = 64, 32
 	m, a := tmaMatrix(t, dev, rows, cols)
-	b, err := dev.Allocate(rows*cols*4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := try(dev.Allocate(rows*cols*4, nil)).must(t)
 	defer b.Close()
 	other := make([]float32, rows*cols)
 	for i := range other {
@@ -370,17 +328,11 @@ func TestGPUTensorMapWithBuffer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb, err := ta.WithBuffer(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb := try(ta.WithBuffer(b)).must(t)
 	if tb.Buffer() != b || ta.Buffer() != a || tb.Descriptor() == ta.Descriptor() {
 		t.Fatalf("WithBuffer: buffers %p, %p; descriptors equal: %v", ta.Buffer(), tb.Buffer(), tb.Descriptor() == ta.Descriptor())
 	}
-	small, err := dev.Allocate(rows*cols*4-4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	small := try(dev.Allocate(rows*cols*4-4, nil)).must(t)
 	defer small.Close()
 	if _, err := ta.WithBuffer(small); err == nil || !strings.Contains(err.Error(), "the tensor spans 8192 bytes, the buffer has 8188") {
 		t.Errorf("WithBuffer of a buffer too small: %v", err)
@@ -394,26 +346,12 @@ func TestGPUTensorMapWithBuffer(t *testing.T) {
 		tm   *TensorMap
 		want []float32
 	}{{ta, m}, {tb, other}} {
-		tiles, err := dev.Allocate(rows*cols*4, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := dev.Allocate(rows*cols*4, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tiles := try(dev.Allocate(rows*cols*4, nil)).must(t)
+		tr := try(dev.Allocate(rows*cols*4, nil)).must(t)
 		if err := Launch(dev.DefaultStream(), LaunchConfig{Grid: Dim(1), Block: Dim(128)}, k, c.tm, tiles, tr, int32(rows), int32(cols)); err != nil {
 			t.Fatal(err)
 		}
-		got := make([]float32, rows*cols)
-		if err := CopyFromDevice(got, tiles); err != nil {
-			t.Fatal(err)
-		}
-		for i := range got {
-			if got[i] != c.want[i] {
-				t.Fatalf("the map of buffer %p: element %d = %v, want %v", c.tm.Buffer(), i, got[i], c.want[i])
-			}
-		}
+		wantSlice(t, fmt.Sprintf("the map of buffer %p", c.tm.Buffer()), readBack[float32](t, tiles, rows*cols), c.want)
 		tiles.Close()
 		tr.Close()
 	}
@@ -424,27 +362,18 @@ func TestGPUTensorMapWithBuffer(t *testing.T) {
 func TestGPUTensorMapClosedBuffer(t *testing.T) {
 	dev := hopper(t)
 	k := tmaKernelsFor(t)["tma_tiles"]
-	b, err := dev.Allocate(64*32*4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := try(dev.Allocate(64*32*4, nil)).must(t)
 	opts := TensorMapTiledOptions{
 		DataType: driver.TensorMapDataTypeFloat32,
 		Dims:     []uint64{32, 64},
 		Strides:  []uint64{32 * 4},
 		Box:      []uint32{32, 64},
 	}
-	tm, err := NewTensorMapTiled(b, &opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := dev.Allocate(64*32*4, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tm := try(NewTensorMapTiled(b, &opts)).must(t)
+	out := try(dev.Allocate(64*32*4, nil)).must(t)
 	defer out.Close()
 	b.Close()
-	err = Launch(dev.DefaultStream(), LaunchConfig{Grid: Dim(1), Block: Dim(128)}, k, tm, out, out, int32(64), int32(32))
+	err := Launch(dev.DefaultStream(), LaunchConfig{Grid: Dim(1), Block: Dim(128)}, k, tm, out, out, int32(64), int32(32))
 	if !errors.Is(err, ErrClosed) {
 		t.Errorf("Launch with the map of a closed buffer: %v, want ErrClosed", err)
 	}

@@ -178,18 +178,9 @@ func texFetch[T comparable](t *testing.T, h *texHarness, what, kernel string, te
 	t.Helper()
 	bo := texBuffer[T](h, len(want), nil)
 	h.run(kernel, len(want), append([]any{tex, bo}, dims...)...)
-	if got := texRead[T](h, bo, len(want)); !slices.Equal(got, want) {
+	if got := readBack[T](h.t, bo, len(want)); !slices.Equal(got, want) {
 		t.Errorf("%s: %v, want %v", what, got, want)
 	}
-}
-
-func texRead[T any](h *texHarness, b *Buffer, n int) []T {
-	h.t.Helper()
-	out := make([]T, n)
-	if err := CopyFromDevice(out, b); err != nil {
-		h.t.Fatal(err)
-	}
-	return out
 }
 
 // ---- the CPU reference of linear filtering ----
@@ -299,7 +290,7 @@ func TestGPUTextureBilinear(t *testing.T) {
 	n := len(xs)
 	bx, by, bo := texBuffer(h, n, xs), texBuffer(h, n, ys), texBuffer[float32](h, n, nil)
 	h.run("tex_sample2d", n, tex, bx, by, bo, int32(n))
-	got := texRead[float32](h, bo, n)
+	got := readBack[float32](h.t, bo, n)
 
 	// The texture unit keeps each weight in 9-bit fixed point with 8
 	// fractional bits, and its coordinates pass through reduced precision
@@ -424,7 +415,7 @@ func TestGPUTexturePointAddressModes(t *testing.T) {
 			tex := h.texture(a, &TextureOptions{AddressMode: [3]AddressMode{m, m}, NormalizedCoords: true,
 				BorderColor: [4]float32{border, border, border, border}})
 			h.run("tex_sample2d", n, tex, bx, by, bo, int32(n))
-			got := texRead[float32](h, bo, n)
+			got := readBack[float32](h.t, bo, n)
 			bad := 0
 			for i, k := range ks {
 				want := float32(border)
@@ -503,7 +494,7 @@ func TestGPUArray3D(t *testing.T) {
 		if err := a.CopyToBuffer(b); err != nil {
 			t.Fatal(err)
 		}
-		inBuf := texRead[[2]uint16](h, b, len(data))
+		inBuf := readBack[[2]uint16](h.t, b, len(data))
 		if !slices.Equal(inBuf, data) {
 			t.Fatalf("CopyToBuffer gave %v", inBuf[:8])
 		}
@@ -593,7 +584,7 @@ func TestGPUTextureReadModes(t *testing.T) {
 		}
 		bo := texBuffer[[4]float32](h, len(data), nil)
 		h.run("tex_unorm4", len(data), h.texture(a, &TextureOptions{ReadMode: ReadNormalizedFloat}), bo, int32(w), int32(hh))
-		got := texRead[[4]float32](h, bo, len(data))
+		got := readBack[[4]float32](h.t, bo, len(data))
 		for i, e := range data {
 			for c := range 4 {
 				if want := float32(e[c]) / 255; math.Abs(float64(got[i][c]-want)) > 1e-6 {
@@ -652,7 +643,7 @@ func TestGPUMipmappedArray(t *testing.T) {
 	tex := h.texture(m, &TextureOptions{NormalizedCoords: true})
 	bo := texBuffer[float32](h, levels, nil)
 	h.run("tex_lod", levels, tex, bo, int32(levels))
-	got := texRead[float32](h, bo, levels)
+	got := readBack[float32](h.t, bo, levels)
 	for l := range levels {
 		if got[l] != float32(10*l+1) {
 			t.Errorf("tex2DLod level %d: %v, want %d", l, got[l], 10*l+1)

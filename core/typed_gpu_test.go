@@ -17,10 +17,7 @@ func TestTypedBuffersGPU(t *testing.T) {
 	for i := range host {
 		host[i] = float32(i)*0.25 - 100
 	}
-	x, err := Alloc[float32](dev, n, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := try(Alloc[float32](dev, n, s)).must(t)
 	defer x.Close()
 	if l, err := Len[float32](x); err != nil || l != n || x.Size() != 4*n || x.Device() != dev {
 		t.Fatalf("Alloc[float32](%d): Len %d (%v), %d bytes", n, l, err, x.Size())
@@ -30,45 +27,20 @@ func TestTypedBuffersGPU(t *testing.T) {
 	}
 
 	// Read a part through a view.
-	mid, err := View[float32](x, 100, 50)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make([]float32, 50)
-	if err := CopyFromDevice(got, mid); err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range got {
-		if v != host[100+i] {
-			t.Fatalf("view element %d = %v, want %v", i, v, host[100+i])
-		}
-	}
+	mid := try(View[float32](x, 100, 50)).must(t)
+	wantSlice(t, "view", readBack[float32](t, mid, 50), host[100:150])
 
 	// Copy the view to a buffer of its own, device to device.
-	y, err := Alloc[float32](dev, 50, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	y := try(Alloc[float32](dev, 50, s)).must(t)
 	defer y.Close()
 	if err := y.CopyFrom(mid); err != nil {
 		t.Fatal(err)
 	}
-	clear(got)
-	if err := CopyFromDevice(got, y); err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range got {
-		if v != host[100+i] {
-			t.Fatalf("copied view element %d = %v, want %v", i, v, host[100+i])
-		}
-	}
+	wantSlice(t, "copied view", readBack[float32](t, y, 50), host[100:150])
 
 	// Write a part through a view, and launch a kernel on another: only
 	// their elements change.
-	w, err := View[float32](x, 10, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := try(View[float32](x, 10, 5)).must(t)
 	if err := CopyToDevice(w, []float32{1, 2, 3, 4, 5}); err != nil {
 		t.Fatal(err)
 	}
@@ -79,30 +51,20 @@ func TestTypedBuffersGPU(t *testing.T) {
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	all := make([]float32, n)
-	if err := CopyFromDevice(all, x); err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range all {
-		want := host[i]
+	wantEach(t, "after the view's copy and kernel", readBack[float32](t, x, n), func(i int) float32 {
 		switch {
 		case i >= 10 && i < 15:
-			want = float32(i - 9)
+			return float32(i - 9)
 		case i >= 100 && i < 150:
-			want += 1000
+			return host[i] + 1000
 		}
-		if v != want {
-			t.Fatalf("element %d = %v, want %v", i, v, want)
-		}
-	}
+		return host[i]
+	})
 
 	// A struct element type.
 	type vec3 struct{ X, Y, Z float32 }
 	vs := []vec3{{1, 2, 3}, {-4, 5.5, 6}, {7, 8, -9.25}}
-	vb, err := Alloc[vec3](dev, len(vs), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	vb := try(Alloc[vec3](dev, len(vs), nil)).must(t)
 	defer vb.Close()
 	if l, err := Len[vec3](vb); err != nil || l != 3 || vb.Size() != 36 {
 		t.Fatalf("Alloc[vec3](3): Len %d (%v), %d bytes", l, err, vb.Size())
@@ -110,20 +72,14 @@ func TestTypedBuffersGPU(t *testing.T) {
 	if err := CopyToDevice(vb, vs); err != nil {
 		t.Fatal(err)
 	}
-	last, err := View[vec3](vb, 2, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	last := try(View[vec3](vb, 2, 1)).must(t)
 	one := make([]vec3, 1)
 	if err := CopyFromDevice(one, last); err != nil || one[0] != vs[2] {
 		t.Fatalf("last vec3 = %v (%v), want %v", one[0], err, vs[2])
 	}
 
 	// Pinned memory from a resource, seen from the host.
-	pb, err := AllocFrom[complex64](NewPinnedMemoryResource(dev), 16, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pb := try(AllocFrom[complex64](NewPinnedMemoryResource(dev), 16, nil)).must(t)
 	defer pb.Close()
 	cs := make([]complex64, 16)
 	for i := range cs {

@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -138,26 +139,14 @@ extern "C" __global__ void copyf(const float* src, float* dst, int n) {
 }
 `
 
-// vmmKernels compiles vmmSource for dev (without the cache).
+var vmmKernelsState testKernelSet
+
+// vmmKernels compiles vmmSource for dev (without the cache), once per
+// test binary.
 func vmmKernels(t *testing.T, dev *Device) map[string]*Kernel {
 	t.Helper()
-	p, err := NewProgram(vmmSource, "c++", &ProgramOptions{Name: "vmm_test", Arch: "sm_" + dev.Arch(), NoCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	code, err := p.Compile(CodeCubin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { code.Close() })
-	ks := map[string]*Kernel{}
-	for _, name := range []string{"spin_scale", "fill", "copyf"} {
-		if ks[name], err = code.Kernel(name); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return ks
+	return vmmKernelsState.get(t, "the virtual memory test kernels", vmmSource, &ProgramOptions{Name: "vmm_test", Arch: "sm_" + dev.Arch(), NoCache: true},
+		"spin_scale", "fill", "copyf")
 }
 
 func launch1D(t *testing.T, s *Stream, k *Kernel, n int, args ...any) {
@@ -291,12 +280,7 @@ func TestGPUVirtualMemory(t *testing.T) {
 	if err := CopyToDevice(last, []uint32{0xdeadbeef}); err != nil {
 		t.Fatal(err)
 	}
-	if err := full.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := full.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	closeTwice(t, full)
 
 	// Size 0: the range is reserved, Grow maps the memory.
 	z, err := r2.Allocate(0, nil)
@@ -379,24 +363,16 @@ func TestGPUVirtualMemoryGrowWhileRunning(t *testing.T) {
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	got := make([]float32, total)
-	if err := CopyFromDevice(got, nb); err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range got {
-		var w float32
+	wantEach(t, fmt.Sprintf("x (first part %d floats, kernel on %d)", n, half), readBack[float32](t, nb, total), func(i int) float32 {
 		switch {
 		case i < half:
-			w = float32(i)*2 + 1 // the kernel's result
+			return float32(i)*2 + 1 // the kernel's result
 		case i < n:
-			w = float32(i) // intact
+			return float32(i) // intact
 		default:
-			w = 1000 + float32(i-n) // the new part
+			return 1000 + float32(i-n) // the new part
 		}
-		if v != w {
-			t.Fatalf("x[%d] = %v, want %v (first part %d floats, kernel on %d)", i, v, w, n, half)
-		}
-	}
+	})
 
 	// Close while a kernel uses the buffer: Close waits for its stream.
 	launch1D(t, s, ks["spin_scale"], half, nb, int32(half), int64(cycles/4))
@@ -457,15 +433,7 @@ func TestGPUVirtualMemoryPeer(t *testing.T) {
 	if err := s1.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	got := make([]float32, n)
-	if err := CopyFromDevice(got, b); err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range got {
-		if v != 5+float32(i) {
-			t.Fatalf("x[%d] = %v after device 1's kernel, want %v", i, v, 5+float32(i))
-		}
-	}
+	wantEach(t, "x after device 1's kernel", readBack[float32](t, b, n), func(i int) float32 { return 5 + float32(i) })
 
 	ro, err := NewVirtualMemoryResource(d0, &VirtualMemoryOptions{Reserve: 64 << 20, Peers: []PeerAccess{{Device: d1, ReadOnly: true}}})
 	if err != nil {
@@ -489,13 +457,5 @@ func TestGPUVirtualMemoryPeer(t *testing.T) {
 	if err := s1.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	out := make([]float32, m)
-	if err := CopyFromDevice(out, dst); err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range out {
-		if v != 7+float32(i) {
-			t.Fatalf("read-only peer read x[%d] = %v, want %v", i, v, 7+float32(i))
-		}
-	}
+	wantEach(t, "read-only peer read x", readBack[float32](t, dst, m), func(i int) float32 { return 7 + float32(i) })
 }

@@ -215,21 +215,14 @@ func TestCodeArchs(t *testing.T) {
 	if len(cubins) != 1 || cubins[0].SM() != "sm_80" || ptxs != nil {
 		t.Errorf("cubin: %v, %v", cubins, ptxs)
 	}
-	b, err := NewFatbinBuilder(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := newBuilder(t, nil)
 	if err := b.AddCubin(cubin.Code(), "sm_80", "k80"); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.AddPTX(ptx.Code(), "compute_75", "k75", ""); err != nil {
 		t.Fatal(err)
 	}
-	fb, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
+	fb := try(b.Build()).must(t)
 	cubins, ptxs = codeArchs(CodeFatbin, fb.Code())
 	if len(cubins) != 1 || cubins[0].SM() != "sm_80" || len(ptxs) != 1 || ptxs[0].Compute() != "compute_75" {
 		t.Errorf("fatbin: %v, %v", cubins, ptxs)
@@ -414,25 +407,15 @@ func TestNoCodeForDeviceGPU(t *testing.T) {
 	const src = `extern "C" __global__ void fill(float *x, float v) { x[threadIdx.x] = v + threadIdx.x; }`
 	cubin := mustCompile(t, mustProgram(t, src, "c++", &ProgramOptions{Arch: "sm_75", NoCache: true}), "cubin")
 	ptx := mustCompile(t, mustProgram(t, src, "c++", &ProgramOptions{Arch: "compute_75", NoCache: true}), "ptx")
-	b, err := NewFatbinBuilder(&FatbinOptions{Name: "old.fatbin"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := newBuilder(t, &FatbinOptions{Name: "old.fatbin"})
 	if err := b.AddCubin(cubin.Code(), "sm_75", "old75"); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.AddPTX(ptx.Code(), "compute_75", "old75", ""); err != nil {
 		t.Fatal(err)
 	}
-	fb, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := fb.Kernel("fill")
-	if err != nil {
-		t.Fatal(err)
-	}
+	fb := try(b.Build()).must(t)
+	k := try(fb.Kernel("fill")).must(t)
 	var mine []warning
 	for _, w := range rec.of(WarnNoCodeForDevice) {
 		if w.attrs["device"].Int64() == int64(dev.Ordinal()) {
@@ -443,15 +426,9 @@ func TestNoCodeForDeviceGPU(t *testing.T) {
 		t.Errorf("warnings for %v: %+v", dev, mine)
 	}
 	const n = 64
-	buf, err := Alloc[float32](dev, n, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	buf := try(Alloc[float32](dev, n, nil)).must(t)
 	defer buf.Close()
-	s, err := dev.NewStream(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := try(dev.NewStream(nil)).must(t)
 	defer s.Close()
 	if err := Launch(s, LaunchConfig{Grid: Dim(1), Block: Dim(n)}, k, buf, float32(2)); err != nil {
 		t.Fatal(err)
@@ -459,15 +436,7 @@ func TestNoCodeForDeviceGPU(t *testing.T) {
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	got := make([]float32, n)
-	if err := CopyFromDevice(got, buf); err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range got {
-		if v != 2+float32(i) {
-			t.Fatalf("x[%d] = %v, want %v: the PTX compiled by the driver did not run", i, v, 2+float32(i))
-		}
-	}
+	wantEach(t, "x (the PTX compiled by the driver)", readBack[float32](t, buf, n), func(i int) float32 { return 2 + float32(i) })
 
 	// The sm_75 cubin alone.
 	before := len(rec.of(WarnNoCodeForDevice))

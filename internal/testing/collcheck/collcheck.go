@@ -147,45 +147,48 @@ func Cases(dt nccl.DataType, count, n, seed int) []Case {
 // Prod reports whether the case's inputs are ProdVal's.
 func (c Case) Prod() bool { return c.Kind.Reduces() && c.Op == nccl.Prod }
 
-// SendElems is the number of elements of rank's send Buffer; 0 means the
-// rank passes nil (the send of a rooted operation that only the root
-// reads).
-func (c Case) SendElems(rank, n int) int {
-	switch c.Kind {
-	case ReduceScatter, AlltoAll:
-		return c.Count * n
-	case Broadcast:
-		if rank != c.Root {
-			return 0
-		}
-	case Scatter:
-		if rank != c.Root {
-			return 0
-		}
+// extent is how many elements one of a case's Buffers holds on a rank.
+type extent int
+
+const (
+	countAll         extent = iota // Count, on every rank
+	countPerRank                   // Count per rank, on every rank
+	countRoot                      // Count on the root; nil elsewhere
+	countPerRankRoot               // Count per rank on the root; nil elsewhere
+)
+
+// extents gives each Kind's send and recv extents; the ones left out send
+// and receive Count on every rank.
+var extents = map[Kind][2]extent{
+	Broadcast:     {countRoot, countAll},
+	Reduce:        {countAll, countRoot},
+	AllGather:     {countAll, countPerRank},
+	ReduceScatter: {countPerRank, countAll},
+	AlltoAll:      {countPerRank, countPerRank},
+	Gather:        {countAll, countPerRankRoot},
+	Scatter:       {countPerRankRoot, countAll},
+}
+
+// elems is the number of elements of a Buffer of extent e on rank of n.
+func (c Case) elems(e extent, rank, n int) int {
+	if (e == countRoot || e == countPerRankRoot) && rank != c.Root {
+		return 0
+	}
+	if e == countPerRank || e == countPerRankRoot {
 		return c.Count * n
 	}
 	return c.Count
 }
 
+// SendElems is the number of elements of rank's send Buffer; 0 means the
+// rank passes nil (the send of a rooted operation that only the root
+// reads).
+func (c Case) SendElems(rank, n int) int { return c.elems(extents[c.Kind][0], rank, n) }
+
 // RecvElems is the number of elements of rank's recv Buffer, which Check
 // checks; 0 means the rank passes nil (the recv of a rooted operation that
 // only the root writes).
-func (c Case) RecvElems(rank, n int) int {
-	switch c.Kind {
-	case AllGather, AlltoAll:
-		return c.Count * n
-	case Reduce:
-		if rank != c.Root {
-			return 0
-		}
-	case Gather:
-		if rank != c.Root {
-			return 0
-		}
-		return c.Count * n
-	}
-	return c.Count
-}
+func (c Case) RecvElems(rank, n int) int { return c.elems(extents[c.Kind][1], rank, n) }
 
 // Add adds rank comm's part of the case to g: one operation, or a Send
 // and a Recv for SendRecv.

@@ -127,16 +127,23 @@ func TestGemm(t *testing.T) {
 	}
 }
 
+// fftEnv is env with a plan cache on its stream, closed at the end: the
+// start of the FFT test and benchmark.
+func fftEnv(tb testing.TB) (*core.Device, *core.Stream, *fft.Cache) {
+	dev, s := env(tb)
+	c, err := fft.New(s, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	return dev, s, c
+}
+
 // TestFFTForward checks that each Plan.Forward reaches cufftExecC2C (and
 // an R2C plan's cufftExecR2C) once, with the plan's handle and the
 // Buffers' addresses, and allocates nothing.
 func TestFFTForward(t *testing.T) {
-	dev, s := env(t)
-	c, err := fft.New(s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	dev, s, c := fftEnv(t)
 	for _, d := range []fft.Desc{{Shape: []int{1 << 10}}, {Shape: []int{1 << 10}, Type: fft.R2C}} {
 		p, err := c.Plan(d)
 		if err != nil {
@@ -244,12 +251,7 @@ func BenchmarkGemmSmall64(b *testing.B) {
 // against the fake cuFFT, and of the C twin's cufftExecC2C on the same
 // plan.
 func BenchmarkFFTForward(b *testing.B) {
-	dev, s := env(b)
-	c, err := fft.New(s, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
+	dev, s, c := fftEnv(b)
 	p, err := c.Plan(fft.Desc{Shape: []int{1 << 10}})
 	if err != nil {
 		b.Fatal(err)
