@@ -65,11 +65,21 @@ def tflops(m, n, k, seconds):
     return 2 * m * n * k / seconds / 1e12
 
 
+ONLY = None  # --only: a regular expression the cases run must match
+
+
+def wanted(case):
+    """Whether case ("float32/8192x8192x8192/const", ...) is to run."""
+    return ONLY is None or re.search(ONLY, case) is not None
+
+
 def plain_gemm(res, side, name, tag, mnk, run, free):
     """Records one plain GEMM case of one side ("torch", "cupy") in res:
     run() makes the inputs and returns the seconds per call, free() gives
     the memory back. float32 is also the float32-sgemm case (the Go side's
     cublasSgemm), and a failure is recorded as the side's error."""
+    if not wanted(f"{name}/{tag}"):
+        return
     try:
         t = run()
         res.setdefault(f"{name}/{tag}", {})[side] = tflops(*mnk, t)
@@ -114,7 +124,7 @@ def run_torch(args, res):
         for name in DTYPES:
             dt = getattr(torch, name)
             plain_gemm(res, "torch", name, tag, (m, n, k), lambda: matmul(m, n, k, dt, random), torch.cuda.empty_cache)
-        if m == 8192:
+        if m == 8192 and wanted(f"bfloat16-bias-gelu/{tag}"):
             try:
                 a, b = inputs((m, k), torch.bfloat16, random), inputs((k, n), torch.bfloat16, random)
                 bias = inputs((n,), torch.bfloat16, random)
@@ -127,6 +137,7 @@ def run_torch(args, res):
             finally:
                 a = b = bias = None
                 torch.cuda.empty_cache()
+        if m == 8192 and wanted(f"fp8-e4m3-bf16/{tag}"):
             try:
                 a = inputs((m, k), torch.float32, random).to(torch.float8_e4m3fn)
                 bt = inputs((n, k), torch.float32, random).to(torch.float8_e4m3fn)
@@ -267,7 +278,10 @@ def main():
     ap.add_argument("--go", help="BenchmarkGEMM's output")
     ap.add_argument("--py", help="this script's --json")
     ap.add_argument("--tune", help="BenchmarkMatmulTuneFirstUse's output")
+    ap.add_argument("--only", help="run only the cases this regular expression matches (e.g. 'float32/4096')")
     args = ap.parse_args()
+    global ONLY
+    ONLY = args.only
     if args.compare:
         compare(args)
         return
