@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/cudago/cudago/bindings/driver"
+	"github.com/cudago/cudago/internal/enum"
 )
 
 // Managed memory: advice, prefetches and discards of a Buffer of managed
@@ -47,7 +48,7 @@ const (
 
 // String returns the kind's name: "device", "host", ...
 func (k LocationKind) String() string {
-	return enumString(k, "LocationKind", "none", "device", "host", "host NUMA node", "host NUMA node of the calling thread")
+	return enum.Name(k, "LocationKind", "none", "device", "host", "host NUMA node", "host NUMA node of the calling thread")
 }
 
 // Location is where managed memory is advised to live, is prefetched to

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/cudago/cudago/bindings/nvrtc"
+	"github.com/cudago/cudago/internal/enum"
 )
 
 // NVRTC's precompiled headers (12.8 and newer): ProgramOptions.PCH has
@@ -45,7 +46,7 @@ const (
 )
 
 func (s PCHStatus) String() string {
-	return enumString(s, "PCHStatus", "PCHNotRequested", "PCHCreated", "PCHNotAttempted", "PCHFailed")
+	return enum.Name(s, "PCHStatus", "PCHNotRequested", "PCHCreated", "PCHNotAttempted", "PCHFailed")
 }
 
 // pchFields names the set PCH fields of o.

@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/cudago/cudago/bindings/driver"
+	"github.com/cudago/cudago/internal/enum"
 )
 
 // Texture and surface objects: the 64-bit handles (CUtexObject,
@@ -33,7 +34,7 @@ const (
 )
 
 func (m AddressMode) String() string {
-	return enumString(m, "AddressMode", "AddressClamp", "AddressWrap", "AddressMirror", "AddressBorder")
+	return enum.Name(m, "AddressMode", "AddressClamp", "AddressWrap", "AddressMirror", "AddressBorder")
 }
 
 func (m AddressMode) driver() driver.AddressMode {
@@ -60,7 +61,7 @@ const (
 )
 
 func (f FilterMode) String() string {
-	return enumString(f, "FilterMode", "FilterPoint", "FilterLinear")
+	return enum.Name(f, "FilterMode", "FilterPoint", "FilterLinear")
 }
 
 // ReadMode is what a texture of integer channels returns: the integers
@@ -76,7 +77,7 @@ const (
 )
 
 func (r ReadMode) String() string {
-	return enumString(r, "ReadMode", "ReadElementType", "ReadNormalizedFloat")
+	return enum.Name(r, "ReadMode", "ReadElementType", "ReadNormalizedFloat")
 }
 
 // TextureOptions describe how a texture object samples its array. A nil

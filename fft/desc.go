@@ -4,7 +4,7 @@ import (
 	"math/bits"
 
 	"github.com/cudago/cudago/bindings/cufft"
-	"github.com/cudago/cudago/internal/libhandle"
+	"github.com/cudago/cudago/internal/enum"
 )
 
 // Type is the kind of transform: complex to complex, real to complex
@@ -23,7 +23,7 @@ const (
 	C2R
 )
 
-func (t Type) String() string { return libhandle.EnumName(t, "Type", "C2C", "R2C", "C2R") }
+func (t Type) String() string { return enum.Name(t, "Type", "C2C", "R2C", "C2R") }
 
 // Precision is the floating-point precision of a transform, which fixes
 // its element types.
@@ -36,7 +36,7 @@ const (
 	Double
 )
 
-func (p Precision) String() string { return libhandle.EnumName(p, "Precision", "Single", "Double") }
+func (p Precision) String() string { return enum.Name(p, "Precision", "Single", "Double") }
 
 // realSize and complexSize are the element sizes in bytes.
 func (p Precision) realSize() int    { return 4 << p }

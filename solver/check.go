@@ -5,6 +5,7 @@ import (
 
 	"github.com/cudago/cudago/bindings/cublas"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/enum"
 	"github.com/cudago/cudago/internal/libhandle"
 )
 
@@ -26,7 +27,7 @@ const (
 	RowMajor
 )
 
-func (l Layout) String() string { return libhandle.EnumName(l, "Layout", "ColMajor", "RowMajor") }
+func (l Layout) String() string { return enum.Name(l, "Layout", "ColMajor", "RowMajor") }
 
 // Uplo names the triangle of a symmetric matrix that an operation reads,
 // as the column-major array shows it. In a row-major array the triangles
@@ -39,7 +40,7 @@ const (
 	Upper             // the upper triangle, diagonal included
 )
 
-func (u Uplo) String() string { return libhandle.EnumName(u, "Uplo", "Lower", "Upper") }
+func (u Uplo) String() string { return enum.Name(u, "Uplo", "Lower", "Upper") }
 
 func (u Uplo) fill() cublas.FillMode {
 	if u == Upper {
@@ -57,7 +58,7 @@ const (
 )
 
 func (j EigJob) String() string {
-	return libhandle.EnumName(j, "EigJob", "Values", "ValuesAndVectors")
+	return enum.Name(j, "EigJob", "Values", "ValuesAndVectors")
 }
 
 // The checks here are pure Go and run before anything is held or queued;

@@ -10,6 +10,7 @@ import (
 	"github.com/cudago/cudago/bindings/cusparse"
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/enum"
 	"github.com/cudago/cudago/internal/libhandle"
 )
 
@@ -34,7 +35,7 @@ const (
 	COO               // coordinates: row indices, column indices, values
 )
 
-func (f Format) String() string { return libhandle.EnumName(f, "Format", "CSR", "COO") }
+func (f Format) String() string { return enum.Name(f, "Format", "CSR", "COO") }
 
 // Matrix is a sparse matrix in device memory, in CSR or COO format, with
 // zero-based indices. It owns its device copies of the indices and values

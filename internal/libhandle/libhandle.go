@@ -415,12 +415,3 @@ func InContext(s *core.Stream, f func(ctx driver.Context, streamOpen bool) error
 func ArgErr(pkg, fn, arg, format string, args ...any) error {
 	return &lib.ArgError{Package: pkg, Func: fn, Arg: arg, Msg: fmt.Sprintf(format, args...)}
 }
-
-// EnumName is the String of a library package's enum type typ whose
-// values count from 0: names[v], or "typ(v)" for a value without a name.
-func EnumName[T ~int](v T, typ string, names ...string) string {
-	if v >= 0 && int(v) < len(names) {
-		return names[v]
-	}
-	return fmt.Sprintf("%s(%d)", typ, int(v))
-}

@@ -163,12 +163,3 @@ func TestPtr(t *testing.T) {
 		t.Error("ElemName")
 	}
 }
-
-func TestEnumName(t *testing.T) {
-	type kind int
-	for v, want := range map[kind]string{0: "A", 1: "B", 2: "kind(2)", -1: "kind(-1)"} {
-		if got := EnumName(v, "kind", "A", "B"); got != want {
-			t.Errorf("EnumName(%d) = %q, want %q", int(v), got, want)
-		}
-	}
-}

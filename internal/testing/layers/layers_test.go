@@ -17,7 +17,7 @@ var layers = []struct {
 	name string
 	pkgs []string // paths from the module root; "x/..." is x and everything under it
 }{
-	{"foundations", []string{"internal/version", "internal/fsutil", "internal/cudaheaders", "lib", "fatbin", "rendezvous"}},
+	{"foundations", []string{"internal/version", "internal/fsutil", "internal/cudaheaders", "internal/enum", "lib", "fatbin", "rendezvous"}},
 	{"library loading", []string{"pathfinder"}},
 	{"runtime support", []string{"internal/dl", "internal/cgx"}},
 	{"bindings", []string{"bindings/..."}},
