@@ -6,7 +6,7 @@ package blas
 // (cublasSgemm for cublas.Sgemm) that makes the context current within the
 // cgo call. To call another function of the libraries, add its C API name
 // here and run go generate. internal/bindgen/calllist.go says what the words
-// mean. The GEMM calls and cublasLtMatmul are noescape nocallback (cuBLAS
+// mean. The GEMM calls and cublasLtMatmul are (cuBLAS
 // keeps no pointer past the call, reads host scalars before it returns and
 // never calls Go): cgo then skips its escape and callback bookkeeping on
 // the small-GEMM path, where each call's CPU cost counts.
@@ -16,18 +16,18 @@ package blas
 //cudago:call cublasCaxpy
 //cudago:call cublasCdotc
 //cudago:call cublasCdotu
-//cudago:call cublasCgemm noescape nocallback
+//cudago:call cublasCgemm
 //cudago:call cublasCgemmBatched
-//cudago:call cublasCgemmStridedBatched noescape nocallback
+//cudago:call cublasCgemmStridedBatched
 //cudago:call cublasCgemv
 //cudago:call cublasCreate
 //cudago:call cublasDaxpy
 //cudago:call cublasDdot
 //cudago:call cublasDestroy
-//cudago:call cublasDgemm noescape nocallback
+//cudago:call cublasDgemm
 //cudago:call cublasDgemmBatched
 //cudago:call cublasDgemmGroupedBatched
-//cudago:call cublasDgemmStridedBatched noescape nocallback
+//cudago:call cublasDgemmStridedBatched
 //cudago:call cublasDgemv
 //cudago:call cublasDnrm2
 //cudago:call cublasDznrm2
@@ -35,7 +35,7 @@ package blas
 //cudago:call cublasLtCreate
 //cudago:call cublasLtDestroy
 //cudago:call cublasLtGetVersion
-//cudago:call cublasLtMatmul noescape nocallback
+//cudago:call cublasLtMatmul
 //cudago:call cublasLtMatmulAlgoCheck
 //cudago:call cublasLtMatmulAlgoGetHeuristic
 //cudago:call cublasLtMatmulDescCreate
@@ -54,16 +54,16 @@ package blas
 //cudago:call cublasSetPointerMode
 //cudago:call cublasSetStream
 //cudago:call cublasSetWorkspace
-//cudago:call cublasSgemm noescape nocallback
+//cudago:call cublasSgemm
 //cudago:call cublasSgemmBatched
 //cudago:call cublasSgemmGroupedBatched
-//cudago:call cublasSgemmStridedBatched noescape nocallback
+//cudago:call cublasSgemmStridedBatched
 //cudago:call cublasSgemv
 //cudago:call cublasSnrm2
 //cudago:call cublasZaxpy
 //cudago:call cublasZdotc
 //cudago:call cublasZdotu
-//cudago:call cublasZgemm noescape nocallback
+//cudago:call cublasZgemm
 //cudago:call cublasZgemmBatched
-//cudago:call cublasZgemmStridedBatched noescape nocallback
+//cudago:call cublasZgemmStridedBatched
 //cudago:call cublasZgemv

@@ -4,25 +4,6 @@ package blas
 
 /*
 #include "calls_gen.h"
-
-#cgo noescape cgx_blas_cublasCgemm
-#cgo noescape cgx_blas_cublasCgemmStridedBatched
-#cgo noescape cgx_blas_cublasDgemm
-#cgo noescape cgx_blas_cublasDgemmStridedBatched
-#cgo noescape cgx_blas_cublasLtMatmul
-#cgo noescape cgx_blas_cublasSgemm
-#cgo noescape cgx_blas_cublasSgemmStridedBatched
-#cgo noescape cgx_blas_cublasZgemm
-#cgo noescape cgx_blas_cublasZgemmStridedBatched
-#cgo nocallback cgx_blas_cublasCgemm
-#cgo nocallback cgx_blas_cublasCgemmStridedBatched
-#cgo nocallback cgx_blas_cublasDgemm
-#cgo nocallback cgx_blas_cublasDgemmStridedBatched
-#cgo nocallback cgx_blas_cublasLtMatmul
-#cgo nocallback cgx_blas_cublasSgemm
-#cgo nocallback cgx_blas_cublasSgemmStridedBatched
-#cgo nocallback cgx_blas_cublasZgemm
-#cgo nocallback cgx_blas_cublasZgemmStridedBatched
 */
 import "C"
 

@@ -55,9 +55,10 @@ func MatmulRowMajor[T MatmulScalar](h *Handle, compute ComputeType, tA, tB Trans
 // NoTrans and tB = Trans for MatmulFP8RowMajor, B stored n×k as a linear
 // layer's weight is), k a multiple of 16, and every leading dimension and
 // address a multiple of 16 bytes. An FP8 C is written, not read: beta
-// must be 0 (cuBLASLt would read C as BFloat16). A bias is BFloat16
-// (Half when TC is Half); the epilogues are EpilogueBias, EpilogueReLU,
-// EpilogueGELU and their Bias forms.
+// must be 0 (cuBLASLt takes the C it adds in as BFloat16, never in an FP8
+// type, so no C is passed). A bias is BFloat16 (Half when TC is Half);
+// the epilogues are EpilogueBias, EpilogueReLU, EpilogueGELU and their
+// Bias forms.
 func MatmulFP8[TA, TB FP8, TC FP8Result](h *Handle, tA, tB Transpose, m, n, k int, alpha float32, a *core.Buffer, lda int, b *core.Buffer, ldb int, beta float32, c *core.Buffer, ldc int, opts *MatmulOptions) error {
 	return matmul(&mmCall{fn: "MatmulFP8", l: colMajor, h: h, ct: ComputeFloat32, tA: tA, tB: tB, m: m, n: n, k: k, alpha: alpha, beta: beta,
 		a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc, ea: elemOf[TA](), eb: elemOf[TB](), ec: fp8ResultElem[TC](), fp8: true, opts: opts})
@@ -232,7 +233,7 @@ func (mc *mmCall) checkFP8(o *MatmulOptions) error {
 	}
 	if mc.ec.fp8() {
 		if mc.beta != 0 {
-			return argErr(fn, "beta", "beta = %v with an FP8 C: beta must be 0 (cuBLASLt reads C as BFloat16, not as C's type)", mc.beta)
+			return argErr(fn, "beta", "beta = %v with an FP8 C: beta must be 0 (cuBLASLt adds in a C only as BFloat16, never in C's FP8 type)", mc.beta)
 		}
 	} else {
 		for _, s := range [...]struct {
