@@ -81,7 +81,9 @@ type testKernelSet struct {
 }
 
 // get compiles src with opts on first use and returns the kernels names;
-// what names the set when that fails.
+// what names the set when that fails. The first call's options, and so its
+// architecture, serve the whole test binary (the tests run on one device
+// kind); a name the first call did not load fails the test.
 func (st *testKernelSet) get(tb testing.TB, what, src string, opts *ProgramOptions, names ...string) map[string]*Kernel {
 	tb.Helper()
 	st.once.Do(func() {
@@ -105,6 +107,11 @@ func (st *testKernelSet) get(tb testing.TB, what, src string, opts *ProgramOptio
 	})
 	if st.err != nil {
 		tb.Fatalf("compiling %s: %v", what, st.err)
+	}
+	for _, name := range names {
+		if st.ks[name] == nil {
+			tb.Fatalf("%s: kernel %s was not loaded by the set's first use", what, name)
+		}
 	}
 	return st.ks
 }

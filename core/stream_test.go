@@ -334,3 +334,20 @@ func TestGPUDoneWaitContextHostFunc(t *testing.T) {
 		t.Error("LaunchHostFunc(nil): no error")
 	}
 }
+
+// TestCloseInClosedContext: an object whose context was closed first
+// closes without an error (the context took its handle with it), as an
+// Event does; Close once more does nothing.
+func TestCloseInClosedContext(t *testing.T) {
+	for name, c := range map[string]interface{ Close() error }{
+		"TextureObject": &TextureObject{ctx: closedContext(), handle: 1},
+		"SurfaceObject": &SurfaceObject{ctx: closedContext(), handle: 1},
+		"Event":         &Event{ctx: closedContext(), handle: 1},
+	} {
+		for i := range 2 {
+			if err := c.Close(); err != nil {
+				t.Errorf("%s: Close #%d = %v, want nil", name, i+1, err)
+			}
+		}
+	}
+}
