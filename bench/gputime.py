@@ -49,7 +49,15 @@ def torch_event_times(torch, fn, iters, reps, warmup=3):
 def cpu_per_call(sync, fn, reps, chunks=20, chunk=500):
     """CPU seconds per call of fn, one figure a rep, timed as cudagobench
     times launches: chunks of `chunk` calls with untimed syncs between
-    them, so that what is timed is the call, not a full queue draining."""
+    them, so that what is timed is the call, not a full queue draining.
+    The loop's own cost and fn's frame (a lambda around the call, which
+    an inline loop would not pay) are timed on an empty function and
+    taken off."""
+    empty = lambda: None  # noqa: E731 (the same frame as fn's)
+    t0 = time.perf_counter()
+    for _ in range(chunks * chunk):
+        empty()
+    frame = (time.perf_counter() - t0) / (chunks * chunk)
     per = []
     for _ in range(reps):
         el, n = 0.0, 0
@@ -60,6 +68,6 @@ def cpu_per_call(sync, fn, reps, chunks=20, chunk=500):
                 fn()
             el += time.perf_counter() - t0
             n += chunk
-        per.append(el / n)
+        per.append(el / n - frame)
     sync()
     return per
