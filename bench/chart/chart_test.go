@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"flag"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,9 +17,10 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden chart in ../testdata")
 
 const (
-	fixture   = "../testdata/cudagobench-2026-11-23.json"
-	pyFixture = "../testdata/python-2026-11-23.json"
-	golden    = "../testdata/chart-2026-11-23.svg"
+	fixture    = "../testdata/cudagobench-2026-11-23.json"
+	pyFixture  = "../testdata/python-2026-11-23.json"
+	golden     = "../testdata/chart-2026-11-23.svg"
+	libFixture = "../testdata/libraries-2026-11-27.json"
 )
 
 func fixtures(t *testing.T) (*Report, *Python) {
@@ -38,6 +40,15 @@ func readBoth(t *testing.T, report, python string) (*Report, *Python) {
 		t.Fatal(err)
 	}
 	return r, py
+}
+
+func libFixtures(t *testing.T) *LibReport {
+	t.Helper()
+	l, err := ReadLibReport(libFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // texts parses b as XML and returns the root element's name and
@@ -288,5 +299,51 @@ func TestReadErrors(t *testing.T) {
 	}
 	if _, err := ReadPython(bad); err == nil || !strings.Contains(err.Error(), "bad.json") {
 		t.Errorf("ReadPython(bad): %v", err)
+	}
+}
+
+func TestLibJSONRoundTrip(t *testing.T) {
+	l := libFixtures(t)
+	p := filepath.Join(t.TempDir(), "l.json")
+	if err := WriteJSON(p, l); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := ReadLibReport(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(l, l2) {
+		t.Errorf("library figures changed in a round trip:\n%+v\n%+v", l, l2)
+	}
+	if len(l.Cases) != 9 || l.Cases[0].Name != "float16" || l.Cases[5].Name != "FP8 E4M3→bfloat16" || l.Cases[8].Name != "R2C 2^24" {
+		t.Fatalf("fixture read wrongly: %+v", l.Cases)
+	}
+	if f := l.Cases[0].Figures; f["cudago"] != 868.6 || math.Round(f["CuPy"]*10) != 8000 || math.Round(f["PyTorch"]*10) != 7881 {
+		t.Errorf("float16's figures %v, want cudago 868.6, CuPy 800.0, PyTorch 788.1", f)
+	}
+	if c := l.Cases[7]; c.Higher || c.Unit != "ms per transform" || c.Figures["cudago"] != 0.1993 {
+		t.Errorf("C2C 2-D: %+v, want 0.1993 ms per transform, lower is better", c)
+	}
+	if _, ok := l.Cases[6].Figures["PyTorch"]; ok {
+		t.Error("a PyTorch figure for an FFT")
+	}
+}
+
+func TestReadLibErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	unknown := filepath.Join(dir, "unknown.json")
+	os.WriteFile(bad, []byte(`{"cases": 1}`), 0o644)
+	os.WriteFile(unknown, []byte(`{"cases": [{"name": "x", "panel": "p", "unit": "u", "figures": {"cupy": 1}}]}`), 0o644)
+	for _, tc := range []struct {
+		path, want string
+	}{
+		{filepath.Join(dir, "none.json"), "no such file"},
+		{bad, "bad.json: json: cannot unmarshal number"},
+		{unknown, `unknown.json: case x: unknown library "cupy"`},
+	} {
+		if _, err := ReadLibReport(tc.path); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ReadLibReport(%s): %v, want an error with %q", tc.path, err, tc.want)
+		}
 	}
 }
