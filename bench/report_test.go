@@ -49,7 +49,7 @@ func TestChartReport(t *testing.T) {
 	if !reflect.DeepEqual(rep, back) {
 		t.Fatalf("round trip:\n%+v\n%+v", rep, back)
 	}
-	if _, err := chart.SVG(back, nil); err != nil {
+	if _, err := chart.SVG(back, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 }

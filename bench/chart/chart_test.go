@@ -97,7 +97,7 @@ func count(s []string, v string) int {
 
 func TestSVGFixture(t *testing.T) {
 	r, py := fixtures(t)
-	b, err := SVG(r, py)
+	b, err := SVG(r, py, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestSVGFixture(t *testing.T) {
 		t.Error("a font-family without a fallback is left")
 	}
 
-	again, err := SVG(r, py)
+	again, err := SVG(r, py, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestSVGFixture(t *testing.T) {
 
 func TestSVGWithoutPython(t *testing.T) {
 	r, _ := fixtures(t)
-	b, err := SVG(r, nil)
+	b, err := SVG(r, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestSVGFailedCaseAndOnePanel(t *testing.T) {
 		{Name: "LaunchEmpty", GoNs: 3800, CNs: 3400},
 		{Name: "LaunchSync", Error: "core: boom"},
 	}}
-	b, err := SVG(r, nil)
+	b, err := SVG(r, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestSVGBadInput(t *testing.T) {
 		{"wrong unit", good, &Python{Results: map[string]map[string]Figure{"CuPy": {"CopyH2D": {US: 3}}}}, "wrong unit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := SVG(tc.r(), tc.py)
+			b, err := SVG(tc.r(), tc.py, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("SVG: %d bytes, error %v; want an error with %q", len(b), err, tc.want)
 			}
@@ -299,6 +299,125 @@ func TestReadErrors(t *testing.T) {
 	}
 	if _, err := ReadPython(bad); err == nil || !strings.Contains(err.Error(), "bad.json") {
 		t.Errorf("ReadPython(bad): %v", err)
+	}
+}
+
+func TestSVGLibraries(t *testing.T) {
+	r, py := fixtures(t)
+	libs := libFixtures(t)
+	b, err := SVG(r, py, libs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, txt := texts(t, b)
+	title := slices.Index(txt, "Math libraries against CuPy and PyTorch")
+	if title < 0 {
+		t.Fatalf("no title of the math libraries: %q", txt)
+	}
+	// The core section comes first, unchanged; the libraries' below it.
+	caption := slices.IndexFunc(txt, func(s string) bool { return strings.HasPrefix(s, "Not drawn") })
+	if i := caption; i < 0 || i > title {
+		t.Errorf("the core section's caption is at %d, the libraries' title at %d", i, title)
+	}
+	core, lib := txt[:title], txt[title:]
+	for _, s := range Series {
+		if count(core, s) != 1 {
+			t.Errorf("core legend label %q appears %d times, want once", s, count(core, s))
+		}
+	}
+	for _, s := range LibSeries {
+		if count(lib, s) != 1 {
+			t.Errorf("library legend label %q appears %d times, want once", s, count(lib, s))
+		}
+	}
+	for _, c := range libs.Cases {
+		if got := count(lib, c.Name); got != 1 {
+			t.Errorf("case %s labels the axis %d times, want once", c.Name, got)
+		}
+	}
+	// Each library's figures, four significant digits: cudago, CuPy,
+	// PyTorch of float16; FP8 against _scaled_mm; float32's three; the
+	// FFTs of cudago and CuPy.
+	for _, v := range []string{"868.6", "800.0", "788.1", "1612", "1583", "51.66", "51.65", "0.2770", "0.2774", "0.1904", "0.1899"} {
+		if !slices.Contains(lib, v) {
+			t.Errorf("no library bar labelled %s", v)
+		}
+	}
+	// CuPy has no bfloat16, bias+GELU or FP8; PyTorch no FFT here.
+	if got := count(lib, "n/a"); got != 3+3 {
+		t.Errorf("%d library bars marked n/a, want 6", got)
+	}
+	if got := count(core, "n/a"); got != 7 {
+		t.Errorf("%d core bars marked n/a, want 7", got)
+	}
+	all := strings.Join(lib, "\n")
+	for _, want := range []string{
+		"GEMM 8192³, constant inputs, TFLOP/s: higher is better", "TFLOP/s (higher is better)",
+		"FFT, single precision, ms per transform: lower is better", "ms per transform (lower is better)",
+		"gemm-bench 2026-11-27T02:06:03Z", "fft-bench: 3 rounds", "GEMM in TFLOP/s",
+		"bfloat16+bias+GELU against PyTorch's fused torch._addmm_activation",
+		"torch._scaled_mm", "n/a: the library has no such case here",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("library section lacks %q", want)
+		}
+	}
+	without, err := SVG(r, py, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) <= len(without) || bytes.Contains(without, []byte("PyTorch")) {
+		t.Error("the library section is not added by libs alone")
+	}
+	again, err := SVG(r, py, libs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, again) {
+		t.Fatal("two charts of the same input differ")
+	}
+}
+
+func TestSVGLibrariesBadInput(t *testing.T) {
+	r, _ := fixtures(t)
+	good := func() *LibReport {
+		return &LibReport{Cases: []LibCase{
+			{Name: "float16", Panel: "GEMM", Unit: "TFLOP/s", Higher: true, Figures: map[string]float64{"cudago": 868, "CuPy": 800}},
+			{Name: "C2C", Panel: "FFT", Unit: "ms", Figures: map[string]float64{"cudago": 0.277}},
+		}}
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*LibReport)
+		want string
+	}{
+		{"no cases", func(l *LibReport) { l.Cases = nil }, "no cases"},
+		{"no name", func(l *LibReport) { l.Cases[1].Name = "" }, "case 1 has no name"},
+		{"twice", func(l *LibReport) { l.Cases[1].Name = "float16" }, "case float16 appears twice"},
+		{"no panel", func(l *LibReport) { l.Cases[0].Panel = "" }, "case float16 has no panel"},
+		{"no unit", func(l *LibReport) { l.Cases[1].Unit = "" }, "case C2C has no unit"},
+		{"no figures", func(l *LibReport) { l.Cases[1].Figures = nil }, "case C2C has no figures"},
+		{"unknown library", func(l *LibReport) { l.Cases[0].Figures["torch"] = 1 }, `case float16: unknown library "torch"`},
+		{"zero", func(l *LibReport) { l.Cases[0].Figures["CuPy"] = 0 }, "case float16: CuPy's figure 0 is not a positive number"},
+		{"negative", func(l *LibReport) { l.Cases[1].Figures["cudago"] = -1 }, "case C2C: cudago's figure -1 is not"},
+		{"infinite", func(l *LibReport) { l.Cases[1].Figures["cudago"] = math.Inf(1) }, "case C2C: cudago's figure +Inf is not"},
+		{"unit of the panel", func(l *LibReport) { l.Cases[1].Panel = "GEMM" }, `case C2C: unit ms (lower is better) differs from TFLOP/s (higher is better) of panel "GEMM"'s case float16`},
+		{"direction of the panel", func(l *LibReport) { l.Cases[1].Panel, l.Cases[1].Unit = "GEMM", "TFLOP/s" }, "differs from TFLOP/s (higher is better)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := good()
+			tc.edit(l)
+			b, err := SVG(r, nil, l)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("SVG: %d bytes, error %v; want an error with %q", len(b), err, tc.want)
+			}
+			if !strings.HasPrefix(err.Error(), "chart: library figures: ") {
+				t.Errorf("error %q lacks the prefix", err)
+			}
+		})
+	}
+	if _, err := SVG(r, nil, good()); err != nil {
+		t.Errorf("the good input: %v", err)
 	}
 }
 

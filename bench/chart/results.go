@@ -1,7 +1,10 @@
 // Package chart draws cudagobench's comparison as an SVG chart: per case,
 // cudago, its C twin in the same run, cuda.core and CuPy, with gonum's
-// plot. It also holds the JSON forms of the results, so that a chart can
-// be made again from a saved run without a GPU (cudagobench -from).
+// plot; and below it, the math libraries (blas's GEMMs, fft's transforms)
+// against CuPy and PyTorch. It also holds the JSON forms of the results,
+// so that a chart can be made again from a saved run without a GPU
+// (cudagobench -from), and reads the library figures from the logs of
+// scripts/gpu/gemm-bench.sh and fft-bench.sh (LibReportFromLogs).
 //
 // It is pure Go and is imported only by the benchmark runner: the
 // library's own packages never pull gonum in.

@@ -4,13 +4,22 @@
 //
 //	cudagobench [-reps 7] [-run regexp] [-diag] [-cpuprofile file]
 //	            [-json results.json] [-svg chart.svg] [-python python.json]
-//	cudagobench -from results.json [-python python.json] -svg chart.svg
+//	            [-libs libraries.json]
+//	cudagobench -from results.json [-python python.json] [-libs libraries.json] -svg chart.svg
+//	cudagobench [-gemm-logs dir] [-fft-logs dir] -libs-json libraries.json
 //
 // -json saves the run's results; -svg draws the comparison (cudago, C in
 // the same run, and with -python the cuda.core and CuPy figures that
 // bench/bench_cuda_python.py --json wrote) as an SVG chart (package
 // bench/chart). -from draws the chart of a saved run and runs nothing, so
 // it needs no GPU.
+//
+// -libs adds a section of the math libraries (blas's GEMMs and fft's
+// transforms against CuPy and PyTorch) to the chart, from the file that
+// -libs-json wrote. -gemm-logs and -fft-logs read the folders that
+// scripts/gpu/gemm-bench.sh and scripts/gpu/fft-bench.sh wrote on the GPU
+// machine, take the same medians as their tables and save the figures to
+// -libs-json (with -from, they also go on the chart); they run nothing.
 package main
 
 import (
@@ -44,6 +53,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	svgOut := fs.String("svg", "", "draw the comparison as an SVG chart to `file`")
 	pyIn := fs.String("python", "", "draw cuda.core's and CuPy's figures from `file` (bench_cuda_python.py --json)")
 	from := fs.String("from", "", "draw the chart of the results saved in `file` by -json; runs nothing (needs -svg)")
+	libsIn := fs.String("libs", "", "draw the math libraries' figures from `file` (-libs-json)")
+	gemmLogs := fs.String("gemm-logs", "", "read the math libraries' GEMM figures from the `dir` of scripts/gpu/gemm-bench.sh; runs nothing")
+	fftLogs := fs.String("fft-logs", "", "read the math libraries' FFT figures from the `dir` of scripts/gpu/fft-bench.sh; runs nothing")
+	libsOut := fs.String("libs-json", "", "save the figures of -gemm-logs and -fft-logs as JSON to `file` (for -libs)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -61,6 +74,36 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
+	var libs *chart.LibReport
+	fromLogs := *gemmLogs != "" || *fftLogs != ""
+	switch {
+	case fromLogs && *libsIn != "":
+		return fail(fmt.Errorf("-libs and -gemm-logs or -fft-logs: give one source of the library figures"))
+	case fromLogs && *libsOut == "" && *from == "":
+		return fail(fmt.Errorf("-gemm-logs and -fft-logs need -libs-json or -from"))
+	case fromLogs && *svgOut != "" && *from == "":
+		return fail(fmt.Errorf("-gemm-logs and -fft-logs run nothing: -svg needs -from"))
+	case !fromLogs && *libsOut != "":
+		return fail(fmt.Errorf("-libs-json needs -gemm-logs or -fft-logs"))
+	case fromLogs:
+		var err error
+		if libs, err = chart.LibReportFromLogs(*gemmLogs, *fftLogs); err != nil {
+			return fail(err)
+		}
+		if *libsOut != "" {
+			if err := chart.WriteJSON(*libsOut, libs); err != nil {
+				return fail(err)
+			}
+		}
+		if *from == "" {
+			return 0
+		}
+	case *libsIn != "":
+		var err error
+		if libs, err = chart.ReadLibReport(*libsIn); err != nil {
+			return fail(err)
+		}
+	}
 	if *from != "" {
 		if *svgOut == "" {
 			return fail(fmt.Errorf("-from needs -svg"))
@@ -69,7 +112,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(err)
 		}
-		if err := writeSVG(*svgOut, rep, py); err != nil {
+		if err := writeSVG(*svgOut, rep, py, libs); err != nil {
 			return fail(err)
 		}
 		return 0
@@ -114,7 +157,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *svgOut != "" {
-		if err := writeSVG(*svgOut, rep, py); err != nil {
+		if err := writeSVG(*svgOut, rep, py, libs); err != nil {
 			status = fail(err)
 		}
 	}
@@ -128,8 +171,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
-func writeSVG(path string, rep *chart.Report, py *chart.Python) error {
-	b, err := chart.SVG(rep, py)
+func writeSVG(path string, rep *chart.Report, py *chart.Python, libs *chart.LibReport) error {
+	b, err := chart.SVG(rep, py, libs)
 	if err != nil {
 		return err
 	}

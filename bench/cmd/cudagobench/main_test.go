@@ -16,6 +16,10 @@ const (
 	fixture   = "../../testdata/cudagobench-2026-11-23.json"
 	pyFixture = "../../testdata/python-2026-11-23.json"
 	golden    = "../../testdata/chart-2026-11-23.svg"
+
+	libFixture = "../../testdata/libraries-2026-11-27.json"
+	gemmLogs   = "../../testdata/logs-2026-11-27/gemm-bench"
+	fftLogs    = "../../testdata/logs-2026-11-27/fft-bench"
 )
 
 // TestFrom draws the chart of a saved run: no GPU, nothing measured.
@@ -75,6 +79,14 @@ func TestFromErrors(t *testing.T) {
 		{[]string{"-from", fixture, "-svg", filepath.Join(dir, "no", "a.svg")}, 1, "no such file"},
 		{[]string{"-from", fixture, "-svg", filepath.Join(dir, "a.svg"), "extra"}, 1, "unexpected arguments"},
 		{[]string{"-nosuchflag"}, 2, "nosuchflag"},
+		// The library figures: read or converted before anything runs.
+		{[]string{"-libs", filepath.Join(dir, "libs.json")}, 1, "libs.json"},
+		{[]string{"-libs", fixture}, 1, "case LaunchEmpty has no panel"}, // a Report is not a LibReport
+		{[]string{"-gemm-logs", gemmLogs}, 1, "-gemm-logs and -fft-logs need -libs-json or -from"},
+		{[]string{"-libs-json", filepath.Join(dir, "l.json")}, 1, "-libs-json needs -gemm-logs or -fft-logs"},
+		{[]string{"-gemm-logs", gemmLogs, "-libs-json", filepath.Join(dir, "l.json"), "-svg", filepath.Join(dir, "a.svg")}, 1, "-svg needs -from"},
+		{[]string{"-libs", libFixture, "-fft-logs", fftLogs, "-libs-json", filepath.Join(dir, "l.json")}, 1, "give one source"},
+		{[]string{"-fft-logs", dir, "-libs-json", filepath.Join(dir, "l.json")}, 1, "found 0 and 0"},
 	} {
 		var stdout, stderr bytes.Buffer
 		rc := run(tc.args, &stdout, &stderr)
