@@ -14,13 +14,19 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden chart in ../testdata")
+var update = flag.Bool("update", false, "rewrite the golden chart in ../testdata and docs/benchmarks.svg")
 
 const (
 	fixture    = "../testdata/cudagobench-2026-11-23.json"
 	pyFixture  = "../testdata/python-2026-11-23.json"
 	golden     = "../testdata/chart-2026-11-23.svg"
 	libFixture = "../testdata/libraries-2026-11-27.json"
+
+	// The chart of docs/benchmarks.md: the core run of round two and the
+	// math libraries.
+	docsFixture   = "../testdata/cudagobench-2026-11-23-1744.json"
+	docsPyFixture = "../testdata/python-2026-11-23-1743.json"
+	docsChart     = "../../docs/benchmarks.svg"
 )
 
 func fixtures(t *testing.T) (*Report, *Python) {
@@ -375,6 +381,34 @@ func TestSVGLibraries(t *testing.T) {
 	}
 	if !bytes.Equal(b, again) {
 		t.Fatal("two charts of the same input differ")
+	}
+}
+
+// TestDocsChart: docs/benchmarks.svg is what its command draws.
+func TestDocsChart(t *testing.T) {
+	r, py := readBoth(t, docsFixture, docsPyFixture)
+	b, err := SVG(r, py, libFixtures(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, txt := texts(t, b)
+	for _, want := range []string{"LaunchPreparedEmpty", "CopyD2HFresh_16MiB", "0.57", "20.8", "FP8 E4M3→bfloat16", "1612"} {
+		if !slices.Contains(txt, want) {
+			t.Errorf("no text %q", want)
+		}
+	}
+	if *update {
+		if err := os.WriteFile(docsChart, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(docsChart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, want) {
+		t.Errorf("%s differs from its fixtures' chart: go run ./bench/cmd/cudagobench -from %s -python %s -libs %s -svg docs/benchmarks.svg",
+			docsChart, docsFixture[3:], docsPyFixture[3:], libFixture[3:])
 	}
 }
 

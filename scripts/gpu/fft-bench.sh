@@ -24,7 +24,9 @@
 #   bash scripts/gpu/fft-bench.sh
 # Writes $OUT/{go-fft-N,go-gemm-N,cupy-N,go-fft-lib-*}.log, cupy-N.json,
 # dmon.log, env.txt and summary.md ($OUT: the device tool's folder, else
-# ./fft-bench-out) and prints the summary.
+# ./fft-bench-out) and prints the summary. Back here, the chart's figures:
+# cudagobench [-gemm-logs DIR] -fft-logs DIR -libs-json FILE
+# (docs/benchmarks.md, "Results").
 # Environment: FFTBENCH_ROUNDS, PYTHON (default /opt/torch/.venv/bin/python3).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1

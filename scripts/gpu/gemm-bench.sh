@@ -20,7 +20,9 @@
 # (../shared/gpu/bundle ./blas here; carry .gpuc, or .gpu):
 #   bash scripts/gpu/gemm-bench.sh
 # Writes $OUT/{gpu,go,tune,py,table}.txt and py.json ($OUT: the device tool's
-# folder, else ./gemm-bench-out) and prints the table last.
+# folder, else ./gemm-bench-out) and prints the table last. Back here, the
+# chart's figures: cudagobench -gemm-logs DIR [-fft-logs DIR] -libs-json FILE
+# (docs/benchmarks.md, "Results").
 # Environment: PYTHON (default /opt/torch/.venv/bin/python), GEMM_BENCH_STEPS
 # (default "go tune python").
 set -uo pipefail

@@ -20,6 +20,10 @@ const (
 	libFixture = "../../testdata/libraries-2026-11-27.json"
 	gemmLogs   = "../../testdata/logs-2026-11-27/gemm-bench"
 	fftLogs    = "../../testdata/logs-2026-11-27/fft-bench"
+	// docs/benchmarks.svg and what it is drawn from.
+	docsFixture   = "../../testdata/cudagobench-2026-11-23-1744.json"
+	docsPyFixture = "../../testdata/python-2026-11-23-1743.json"
+	docsChart     = "../../../docs/benchmarks.svg"
 )
 
 // TestFrom draws the chart of a saved run: no GPU, nothing measured.
@@ -62,6 +66,48 @@ func TestFrom(t *testing.T) {
 	}
 	if stdout.Len() != 0 || stderr.Len() != 0 {
 		t.Errorf("-from printed %q, %q; want nothing", stdout.String(), stderr.String())
+	}
+}
+
+// TestLibs converts the GPU scripts' logs into the fixture, byte for
+// byte, and draws docs/benchmarks.svg from the fixtures: the commands of
+// docs/benchmarks.md, with no GPU.
+func TestLibs(t *testing.T) {
+	dir := t.TempDir()
+	libs, svg := filepath.Join(dir, "libs.json"), filepath.Join(dir, "chart.svg")
+	for _, args := range [][]string{
+		{"-gemm-logs", gemmLogs, "-fft-logs", fftLogs, "-libs-json", libs},
+		{"-from", docsFixture, "-python", docsPyFixture, "-libs", libs, "-svg", svg},
+	} {
+		var stdout, stderr bytes.Buffer
+		if rc := run(args, &stdout, &stderr); rc != 0 || stdout.Len() != 0 || stderr.Len() != 0 {
+			t.Fatalf("cudagobench %q: exit %d, %q, %q; want 0 and nothing printed", args, rc, stdout.String(), stderr.String())
+		}
+	}
+	for got, want := range map[string]string{libs: libFixture, svg: docsChart} {
+		g, err := os.ReadFile(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := os.ReadFile(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(g, w) {
+			t.Errorf("%s differs from %s", filepath.Base(got), want)
+		}
+	}
+
+	// The logs straight onto the chart, without a file between.
+	svg2 := filepath.Join(dir, "chart2.svg")
+	var stderr bytes.Buffer
+	if rc := run([]string{"-from", docsFixture, "-python", docsPyFixture, "-gemm-logs", gemmLogs, "-fft-logs", fftLogs, "-svg", svg2}, io.Discard, &stderr); rc != 0 {
+		t.Fatalf("exit %d: %s", rc, stderr.String())
+	}
+	a, _ := os.ReadFile(svg)
+	b, _ := os.ReadFile(svg2)
+	if !bytes.Equal(a, b) {
+		t.Error("the chart from the logs differs from the chart from their JSON")
 	}
 }
 
