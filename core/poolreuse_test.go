@@ -260,3 +260,36 @@ func TestGPUPoolReuseOutOfMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestLargePages(t *testing.T) {
+	for size, want := range map[int]uint64{
+		0: 0, 1: 1, 2<<20 - 1: 2<<20 - 1, 2 << 20: 2 << 20, 2<<20 + 1: 4 << 20,
+		64<<20 + 8: 66 << 20, 1 << 30: 1 << 30,
+	} {
+		if got := largePages(size); got != want {
+			t.Errorf("largePages(%d) = %d, want %d", size, got, want)
+		}
+	}
+}
+
+// TestGPUPoolLargePages: a block after an odd-sized large one starts as
+// far past a 2 MiB page as that one did (the pool gives whole pages), and
+// the Buffers keep the sizes asked for.
+func TestGPUPoolLargePages(t *testing.T) {
+	dev := requireGPU(t)
+	s := testStream(t, dev)
+	mr := NewDeviceMemoryResource(dev)
+	const odd = 64<<20 + 8 // an R2C output of 2^23+1 complex64
+	a := try(mr.Allocate(odd, s)).must(t)
+	defer a.Close()
+	b := try(mr.Allocate(64<<20, s)).must(t)
+	defer b.Close()
+	if a.Size() != odd || b.Size() != 64<<20 {
+		t.Errorf("sizes %d and %d, want %d and %d", a.Size(), b.Size(), odd, 64<<20)
+	}
+	const page = 2 << 20
+	t.Logf("a at %#x, b at %#x", a.Ptr(), b.Ptr())
+	if a.Ptr()%page != b.Ptr()%page {
+		t.Errorf("b at %#x is %#x past a 2 MiB page, a at %#x %#x: the pool did not give a whole number of pages", b.Ptr(), b.Ptr()%page, a.Ptr(), a.Ptr()%page)
+	}
+}
