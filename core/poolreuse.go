@@ -171,9 +171,10 @@ func (r *DeviceMemoryResource) reusable(s *Stream, size int) bool {
 // 2 MiB up, whole 2 MiB pages (the GPU's large page), as cuMemAlloc and
 // cudaMalloc give. The pool carves blocks back to back, so one odd-sized
 // block (an R2C output of 64 MiB + 8 bytes) put every later block 512
-// bytes past a large page, where cuFFT's memory-bound transforms ran 1%
-// slower (fft's BenchmarkFFTPlacement); whole pages keep them aligned. The
-// Buffer keeps the size asked for.
+// bytes past a large page, where memory-bound kernels run slower (cuFFT's
+// R2C of 2^24 by 0.5% 4 KiB past a page: fft's BenchmarkFFTPlacement);
+// whole pages keep them where CuPy's cudaMalloc'd arrays are. The Buffer
+// keeps the size asked for.
 func largePages(size int) uint64 {
 	if size < 2<<20 {
 		return uint64(size)
