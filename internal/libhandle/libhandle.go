@@ -281,7 +281,8 @@ const MinWorkspace = 256
 // workspace too small is freed ordered on the stream, after the work
 // queued there that uses it, and the new one grows by at least half so
 // that slowly growing requests reallocate rarely; its size is rounded up
-// to whole pages (pageRound), so WorkspaceSize may exceed n. It is plain device
+// to whole 4 KiB pages, so WorkspaceSize may exceed n (core's pool gives
+// whole 2 MiB pages from 2 MiB up). It is plain device
 // memory of the stream's device, from the device's memory resource unless
 // that is host-accessible (pinned or managed memory would slow every
 // library call down).
@@ -300,7 +301,7 @@ func (st *State[H]) Workspace(n int) (*core.Buffer, error) {
 		}
 		st.ws = nil
 	}
-	need = pageRound(need)
+	need = (need + 4095) &^ 4095
 	dev := st.stream.Device()
 	mr := dev.MemoryResource()
 	if mr == nil || !mr.DeviceAccessible() || mr.HostAccessible() {
@@ -406,18 +407,4 @@ func InContext(s *core.Stream, f func(ctx driver.Context, streamOpen bool) error
 // argument arg.
 func ArgErr(pkg, fn, arg, format string, args ...any) error {
 	return &lib.ArgError{Package: pkg, Func: fn, Arg: arg, Msg: fmt.Sprintf(format, args...)}
-}
-
-// pageRound rounds a workspace size up to whole 4 KiB pages and, from
-// 2 MiB up, whole 2 MiB pages (the GPU's large page): a workspace of 64 MiB
-// + 4 KiB put the pool's next blocks, the caller's buffers, 4 KiB past a
-// large page, where cuFFT's memory-bound transforms ran up to 1.4% slower
-// than over CuPy's 2 MiB-aligned arrays (fft's BenchmarkFFTPlacement and
-// benchFFT's offsets).
-func pageRound(n int) int {
-	page := 4 << 10
-	if n >= 2<<20 {
-		page = 2 << 20
-	}
-	return (n + page - 1) &^ (page - 1)
 }

@@ -163,14 +163,3 @@ func TestPtr(t *testing.T) {
 		t.Error("ElemName")
 	}
 }
-
-func TestPageRound(t *testing.T) {
-	for n, want := range map[int]int{
-		1: 4 << 10, 4 << 10: 4 << 10, 4<<10 + 1: 8 << 10, 2<<20 - 1: 2 << 20,
-		2 << 20: 2 << 20, 64<<20 + 4096: 66 << 20, 64<<20 + 8: 66 << 20, 128 << 20: 128 << 20,
-	} {
-		if got := pageRound(n); got != want {
-			t.Errorf("pageRound(%d) = %d, want %d", n, got, want)
-		}
-	}
-}
