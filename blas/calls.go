@@ -6,10 +6,11 @@ package blas
 // (cublasSgemm for cublas.Sgemm) that makes the context current within the
 // cgo call. To call another function of the libraries, add its C API name
 // here and run go generate. internal/bindgen/calllist.go says what the words
-// mean. The GEMM calls and cublasLtMatmul are (cuBLAS
-// keeps no pointer past the call, reads host scalars before it returns and
-// never calls Go): cgo then skips its escape and callback bookkeeping on
-// the small-GEMM path, where each call's CPU cost counts.
+// mean. cublasLtMatmul is unchecked: the matrices and workspace it takes
+// are device addresses, and the scalars and algorithm host memory without
+// Go pointers, so cgo need not check each (a fifth of a small Matmul's Go
+// side). No call is marked noescape nocallback: cuBLAS may call a logger
+// callback installed through the bindings, which would then be fatal.
 
 //cudago:libs cublas cublaslt
 
@@ -35,7 +36,7 @@ package blas
 //cudago:call cublasLtCreate
 //cudago:call cublasLtDestroy
 //cudago:call cublasLtGetVersion
-//cudago:call cublasLtMatmul
+//cudago:call cublasLtMatmul unchecked
 //cudago:call cublasLtMatmulAlgoCheck
 //cudago:call cublasLtMatmulAlgoGetHeuristic
 //cudago:call cublasLtMatmulDescCreate

@@ -138,7 +138,7 @@ cg_ret cgx_blas_cublasLtGetVersion(uintptr_t ctx, unsigned long *ret_) {
 	return 0;
 }
 
-cg_ret cgx_blas_cublasLtMatmul(uintptr_t ctx, uintptr_t lightHandle, uintptr_t computeDesc, const void *alpha, const void *a, uintptr_t adesc, const void *b, uintptr_t bdesc, const void *beta, const void *c, uintptr_t cdesc, void *d, uintptr_t ddesc, void *algo, void *workspace, unsigned long workspaceSizeInBytes, uintptr_t stream) {
+cg_ret cgx_blas_cublasLtMatmul(uintptr_t ctx, uintptr_t lightHandle, uintptr_t computeDesc, const unsigned char *alpha, const unsigned char *a, uintptr_t adesc, const unsigned char *b, uintptr_t bdesc, const unsigned char *beta, const unsigned char *c, uintptr_t cdesc, unsigned char *d, uintptr_t ddesc, unsigned char *algo, unsigned char *workspace, unsigned long workspaceSizeInBytes, uintptr_t stream) {
 	CGX_ENTER_LIB(ctx);
 	CGX_CALL(cublasLtMatmul, lightHandle, computeDesc, alpha, a, adesc, b, bdesc, beta, c, cdesc, d, ddesc, algo, workspace, workspaceSizeInBytes, stream);
 	return 0;

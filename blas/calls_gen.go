@@ -337,7 +337,7 @@ func cublasLtGetVersion(ctx driver.Context) (ret uint64, err error) {
 // ctx cannot be made current.
 func cublasLtMatmul(ctx driver.Context, lightHandle cublaslt.Handle, computeDesc cublaslt.MatmulDesc, alpha unsafe.Pointer, a unsafe.Pointer, adesc cublaslt.MatrixLayout, b unsafe.Pointer, bdesc cublaslt.MatrixLayout, beta unsafe.Pointer, c unsafe.Pointer, cdesc cublaslt.MatrixLayout, d unsafe.Pointer, ddesc cublaslt.MatrixLayout, algo *cublaslt.MatmulAlgo, workspace unsafe.Pointer, workspaceSizeInBytes uint64, stream cublaslt.Stream) (err error) {
 	cgxCalls.Load()
-	err = cgxCalls.Err(uint64(C.cgx_blas_cublasLtMatmul(C.uintptr_t(ctx), C.uintptr_t(lightHandle), C.uintptr_t(computeDesc), alpha, a, C.uintptr_t(adesc), b, C.uintptr_t(bdesc), beta, c, C.uintptr_t(cdesc), d, C.uintptr_t(ddesc), unsafe.Pointer(algo), workspace, C.ulong(workspaceSizeInBytes), C.uintptr_t(stream))))
+	err = cgxCalls.Err(uint64(C.cgx_blas_cublasLtMatmul(C.uintptr_t(ctx), C.uintptr_t(lightHandle), C.uintptr_t(computeDesc), (*C.uchar)(unsafe.Pointer(alpha)), (*C.uchar)(unsafe.Pointer(a)), C.uintptr_t(adesc), (*C.uchar)(unsafe.Pointer(b)), C.uintptr_t(bdesc), (*C.uchar)(unsafe.Pointer(beta)), (*C.uchar)(unsafe.Pointer(c)), C.uintptr_t(cdesc), (*C.uchar)(unsafe.Pointer(d)), C.uintptr_t(ddesc), (*C.uchar)(unsafe.Pointer(algo)), (*C.uchar)(unsafe.Pointer(workspace)), C.ulong(workspaceSizeInBytes), C.uintptr_t(stream))))
 	return
 }
 

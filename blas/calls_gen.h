@@ -153,7 +153,7 @@ cg_ret cgx_blas_cublasGemmGroupedBatchedEx(uintptr_t ctx, uintptr_t handle, unsi
 cg_ret cgx_blas_cublasLtCreate(uintptr_t ctx, uintptr_t *lightHandle);
 cg_ret cgx_blas_cublasLtDestroy(uintptr_t ctx, uintptr_t lightHandle);
 cg_ret cgx_blas_cublasLtGetVersion(uintptr_t ctx, unsigned long *ret_);
-cg_ret cgx_blas_cublasLtMatmul(uintptr_t ctx, uintptr_t lightHandle, uintptr_t computeDesc, const void *alpha, const void *a, uintptr_t adesc, const void *b, uintptr_t bdesc, const void *beta, const void *c, uintptr_t cdesc, void *d, uintptr_t ddesc, void *algo, void *workspace, unsigned long workspaceSizeInBytes, uintptr_t stream);
+cg_ret cgx_blas_cublasLtMatmul(uintptr_t ctx, uintptr_t lightHandle, uintptr_t computeDesc, const unsigned char *alpha, const unsigned char *a, uintptr_t adesc, const unsigned char *b, uintptr_t bdesc, const unsigned char *beta, const unsigned char *c, uintptr_t cdesc, unsigned char *d, uintptr_t ddesc, unsigned char *algo, unsigned char *workspace, unsigned long workspaceSizeInBytes, uintptr_t stream);
 cg_ret cgx_blas_cublasLtMatmulAlgoCheck(uintptr_t ctx, uintptr_t lightHandle, uintptr_t operationDesc, uintptr_t adesc, uintptr_t bdesc, uintptr_t cdesc, uintptr_t ddesc, void *algo, void *result);
 cg_ret cgx_blas_cublasLtMatmulAlgoGetHeuristic(uintptr_t ctx, uintptr_t lightHandle, uintptr_t operationDesc, uintptr_t adesc, uintptr_t bdesc, uintptr_t cdesc, uintptr_t ddesc, uintptr_t preference, int requestedAlgoCount, void *heuristicResultsArray, int *returnAlgoCount);
 cg_ret cgx_blas_cublasLtMatmulDescCreate(uintptr_t ctx, uintptr_t *matmulDesc, unsigned int computeType, unsigned int scaleType);

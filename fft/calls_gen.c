@@ -16,37 +16,37 @@ cg_ret cgx_fft_cufftDestroy(uintptr_t ctx, int plan) {
 	return 0;
 }
 
-cg_ret cgx_fft_cufftExecC2C(uintptr_t ctx, int plan, void *idata, void *odata, int direction) {
+cg_ret cgx_fft_cufftExecC2C(uintptr_t ctx, int plan, unsigned char *idata, unsigned char *odata, int direction) {
 	CGX_ENTER_LIB(ctx);
 	CGX_CALL(cufftExecC2C, plan, idata, odata, direction);
 	return 0;
 }
 
-cg_ret cgx_fft_cufftExecC2R(uintptr_t ctx, int plan, void *idata, float *odata) {
+cg_ret cgx_fft_cufftExecC2R(uintptr_t ctx, int plan, unsigned char *idata, float *odata) {
 	CGX_ENTER_LIB(ctx);
 	CGX_CALL(cufftExecC2R, plan, idata, odata);
 	return 0;
 }
 
-cg_ret cgx_fft_cufftExecD2Z(uintptr_t ctx, int plan, double *idata, void *odata) {
+cg_ret cgx_fft_cufftExecD2Z(uintptr_t ctx, int plan, double *idata, unsigned char *odata) {
 	CGX_ENTER_LIB(ctx);
 	CGX_CALL(cufftExecD2Z, plan, idata, odata);
 	return 0;
 }
 
-cg_ret cgx_fft_cufftExecR2C(uintptr_t ctx, int plan, float *idata, void *odata) {
+cg_ret cgx_fft_cufftExecR2C(uintptr_t ctx, int plan, float *idata, unsigned char *odata) {
 	CGX_ENTER_LIB(ctx);
 	CGX_CALL(cufftExecR2C, plan, idata, odata);
 	return 0;
 }
 
-cg_ret cgx_fft_cufftExecZ2D(uintptr_t ctx, int plan, void *idata, double *odata) {
+cg_ret cgx_fft_cufftExecZ2D(uintptr_t ctx, int plan, unsigned char *idata, double *odata) {
 	CGX_ENTER_LIB(ctx);
 	CGX_CALL(cufftExecZ2D, plan, idata, odata);
 	return 0;
 }
 
-cg_ret cgx_fft_cufftExecZ2Z(uintptr_t ctx, int plan, void *idata, void *odata, int direction) {
+cg_ret cgx_fft_cufftExecZ2Z(uintptr_t ctx, int plan, unsigned char *idata, unsigned char *odata, int direction) {
 	CGX_ENTER_LIB(ctx);
 	CGX_CALL(cufftExecZ2Z, plan, idata, odata, direction);
 	return 0;

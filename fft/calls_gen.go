@@ -73,7 +73,7 @@ func cufftDestroy(ctx driver.Context, plan cufft.Handle) (err error) {
 // cannot be made current.
 func cufftExecC2C(ctx driver.Context, plan cufft.Handle, idata *cufft.Complex, odata *cufft.Complex, direction int32) (err error) {
 	cgxCalls.Load()
-	err = cgxCalls.Err(uint64(C.cgx_fft_cufftExecC2C(C.uintptr_t(ctx), C.int(plan), unsafe.Pointer(idata), unsafe.Pointer(odata), C.int(direction))))
+	err = cgxCalls.Err(uint64(C.cgx_fft_cufftExecC2C(C.uintptr_t(ctx), C.int(plan), (*C.uchar)(unsafe.Pointer(idata)), (*C.uchar)(unsafe.Pointer(odata)), C.int(direction))))
 	return
 }
 
@@ -84,7 +84,7 @@ func cufftExecC2C(ctx driver.Context, plan cufft.Handle, idata *cufft.Complex, o
 // cannot be made current.
 func cufftExecC2R(ctx driver.Context, plan cufft.Handle, idata *cufft.Complex, odata *cufft.Real) (err error) {
 	cgxCalls.Load()
-	err = cgxCalls.Err(uint64(C.cgx_fft_cufftExecC2R(C.uintptr_t(ctx), C.int(plan), unsafe.Pointer(idata), (*C.float)(unsafe.Pointer(odata)))))
+	err = cgxCalls.Err(uint64(C.cgx_fft_cufftExecC2R(C.uintptr_t(ctx), C.int(plan), (*C.uchar)(unsafe.Pointer(idata)), (*C.float)(unsafe.Pointer(odata)))))
 	return
 }
 
@@ -95,7 +95,7 @@ func cufftExecC2R(ctx driver.Context, plan cufft.Handle, idata *cufft.Complex, o
 // cannot be made current.
 func cufftExecD2Z(ctx driver.Context, plan cufft.Handle, idata *cufft.DoubleReal, odata *cufft.DoubleComplex) (err error) {
 	cgxCalls.Load()
-	err = cgxCalls.Err(uint64(C.cgx_fft_cufftExecD2Z(C.uintptr_t(ctx), C.int(plan), (*C.double)(unsafe.Pointer(idata)), unsafe.Pointer(odata))))
+	err = cgxCalls.Err(uint64(C.cgx_fft_cufftExecD2Z(C.uintptr_t(ctx), C.int(plan), (*C.double)(unsafe.Pointer(idata)), (*C.uchar)(unsafe.Pointer(odata)))))
 	return
 }
 
@@ -106,7 +106,7 @@ func cufftExecD2Z(ctx driver.Context, plan cufft.Handle, idata *cufft.DoubleReal
 // cannot be made current.
 func cufftExecR2C(ctx driver.Context, plan cufft.Handle, idata *cufft.Real, odata *cufft.Complex) (err error) {
 	cgxCalls.Load()
-	err = cgxCalls.Err(uint64(C.cgx_fft_cufftExecR2C(C.uintptr_t(ctx), C.int(plan), (*C.float)(unsafe.Pointer(idata)), unsafe.Pointer(odata))))
+	err = cgxCalls.Err(uint64(C.cgx_fft_cufftExecR2C(C.uintptr_t(ctx), C.int(plan), (*C.float)(unsafe.Pointer(idata)), (*C.uchar)(unsafe.Pointer(odata)))))
 	return
 }
 
@@ -117,7 +117,7 @@ func cufftExecR2C(ctx driver.Context, plan cufft.Handle, idata *cufft.Real, odat
 // cannot be made current.
 func cufftExecZ2D(ctx driver.Context, plan cufft.Handle, idata *cufft.DoubleComplex, odata *cufft.DoubleReal) (err error) {
 	cgxCalls.Load()
-	err = cgxCalls.Err(uint64(C.cgx_fft_cufftExecZ2D(C.uintptr_t(ctx), C.int(plan), unsafe.Pointer(idata), (*C.double)(unsafe.Pointer(odata)))))
+	err = cgxCalls.Err(uint64(C.cgx_fft_cufftExecZ2D(C.uintptr_t(ctx), C.int(plan), (*C.uchar)(unsafe.Pointer(idata)), (*C.double)(unsafe.Pointer(odata)))))
 	return
 }
 
@@ -128,7 +128,7 @@ func cufftExecZ2D(ctx driver.Context, plan cufft.Handle, idata *cufft.DoubleComp
 // cannot be made current.
 func cufftExecZ2Z(ctx driver.Context, plan cufft.Handle, idata *cufft.DoubleComplex, odata *cufft.DoubleComplex, direction int32) (err error) {
 	cgxCalls.Load()
-	err = cgxCalls.Err(uint64(C.cgx_fft_cufftExecZ2Z(C.uintptr_t(ctx), C.int(plan), unsafe.Pointer(idata), unsafe.Pointer(odata), C.int(direction))))
+	err = cgxCalls.Err(uint64(C.cgx_fft_cufftExecZ2Z(C.uintptr_t(ctx), C.int(plan), (*C.uchar)(unsafe.Pointer(idata)), (*C.uchar)(unsafe.Pointer(odata)), C.int(direction))))
 	return
 }
 

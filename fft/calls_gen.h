@@ -49,12 +49,12 @@ typedef unsigned int (*cgx_cufftSetWorkArea_t)(int plan, void *workArea);
 /* The shims. */
 cg_ret cgx_fft_cufftCreate(uintptr_t ctx, int *handle);
 cg_ret cgx_fft_cufftDestroy(uintptr_t ctx, int plan);
-cg_ret cgx_fft_cufftExecC2C(uintptr_t ctx, int plan, void *idata, void *odata, int direction);
-cg_ret cgx_fft_cufftExecC2R(uintptr_t ctx, int plan, void *idata, float *odata);
-cg_ret cgx_fft_cufftExecD2Z(uintptr_t ctx, int plan, double *idata, void *odata);
-cg_ret cgx_fft_cufftExecR2C(uintptr_t ctx, int plan, float *idata, void *odata);
-cg_ret cgx_fft_cufftExecZ2D(uintptr_t ctx, int plan, void *idata, double *odata);
-cg_ret cgx_fft_cufftExecZ2Z(uintptr_t ctx, int plan, void *idata, void *odata, int direction);
+cg_ret cgx_fft_cufftExecC2C(uintptr_t ctx, int plan, unsigned char *idata, unsigned char *odata, int direction);
+cg_ret cgx_fft_cufftExecC2R(uintptr_t ctx, int plan, unsigned char *idata, float *odata);
+cg_ret cgx_fft_cufftExecD2Z(uintptr_t ctx, int plan, double *idata, unsigned char *odata);
+cg_ret cgx_fft_cufftExecR2C(uintptr_t ctx, int plan, float *idata, unsigned char *odata);
+cg_ret cgx_fft_cufftExecZ2D(uintptr_t ctx, int plan, unsigned char *idata, double *odata);
+cg_ret cgx_fft_cufftExecZ2Z(uintptr_t ctx, int plan, unsigned char *idata, unsigned char *odata, int direction);
 cg_ret cgx_fft_cufftMakePlanMany64(uintptr_t ctx, int plan, int rank, long long *n, long long *inembed, long long istride, long long idist, long long *onembed, long long ostride, long long odist, unsigned int type_, long long batch, unsigned long *workSize);
 cg_ret cgx_fft_cufftSetAutoAllocation(uintptr_t ctx, int plan, int autoAllocate);
 cg_ret cgx_fft_cufftSetStream(uintptr_t ctx, int plan, uintptr_t stream);

@@ -29,11 +29,13 @@ import (
 //	//cudago:call cublasSgemm              a C API name, as their Functions list it
 //	//cudago:call ncclCommCount noescape nocallback
 //	//cudago:call cuFileRead errno
+//	//cudago:call cublasLtMatmul unchecked
 //
 // where noescape nocallback (both or neither: the generated code keeps
 // outputs on the stack only with both) marks a call that keeps no pointer
-// past the call and never calls back into Go (callList.noEscape), and
-// errno one that reports -1 with errno (callList.errno).
+// past the call and never calls back into Go (callList.noEscape), errno
+// one that reports -1 with errno (callList.errno), and unchecked one whose
+// untyped pointers cgo need not check (callList.unchecked).
 //
 // Package core (-core) lists its driver calls with coreCall's flags, and
 // what its hand-written C takes from the header:
@@ -133,8 +135,10 @@ func readCallList(dir string) (*callList, error) {
 					cb = true
 				case "errno":
 					list.errno = append(list.errno, name)
+				case "unchecked":
+					list.unchecked = append(list.unchecked, name)
 				default:
-					return nil, d.errorf("%s: unknown word %q (want noescape nocallback, errno)", name, w)
+					return nil, d.errorf("%s: unknown word %q (want noescape nocallback, errno, unchecked)", name, w)
 				}
 			}
 			if esc != cb {

@@ -53,6 +53,9 @@ const (
 	// cOnly: only core's hand-written C calls it; a table entry without a
 	// shim or a Go function.
 	cOnly
+	// unchecked: untyped pointer inputs cross as unsigned char *, which
+	// cgo does not check for Go pointers (callList.unchecked).
+	unchecked
 )
 
 // coreCall is one driver function package core calls.
@@ -460,6 +463,14 @@ func (g *coreGen) param(c *coreCall, p *paramDef, forceOut bool) (*coreParam, er
 				cp.shimC = "const " + cp.shimC
 			}
 			cp.arg = fmt.Sprintf("(*%s)(unsafe.Pointer(%s))", cgoType(et), addr)
+		} else if c.flags&unchecked != 0 && !cp.out {
+			// What it points to holds no Go pointer (the call list says
+			// so): typed, cgo skips its check.
+			cp.shimC = "unsigned char *"
+			if constEl {
+				cp.shimC = "const " + cp.shimC
+			}
+			cp.arg = fmt.Sprintf("(*C.uchar)(unsafe.Pointer(%s))", addr)
 		} else {
 			cp.shimC = cp.fnC
 			if cp.goType == "unsafe.Pointer" && !cp.out {

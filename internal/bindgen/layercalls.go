@@ -59,6 +59,12 @@ type callList struct {
 	// before the call and cgo reads it after, and the generated function
 	// returns it as err (a syscall.Errno) when the call returned -1.
 	errno []string
+	// unchecked lists calls whose untyped pointer inputs (void *, pointers
+	// to structs) are device addresses or host memory holding no Go
+	// pointer: the shim takes them as unsigned char *, so cgo does not
+	// check each for Go pointers (cgoCheckPointer), a fifth of the Go side
+	// of a small cublasLtMatmul. Outputs stay checked.
+	unchecked []string
 }
 
 // The files -calls writes.
@@ -193,6 +199,13 @@ func emitCalls(key string, list *callList, models map[string]*model) (map[string
 		}
 		withErrno[n] = true
 	}
+	raw := map[string]bool{}
+	for _, n := range list.unchecked {
+		if !slices.Contains(list.calls, n) {
+			return nil, fmt.Errorf("calls of %s: unchecked names %s, which is not in its calls", key, n)
+		}
+		raw[n] = true
+	}
 	packed := map[string]bool{} // libraries whose status is a struct, packed into 32 bits
 	for _, lib := range list.libs {
 		if m := models[lib]; m != nil && m.cfg.packedStatus != "" {
@@ -244,12 +257,16 @@ func emitCalls(key string, list *callList, models map[string]*model) (map[string
 		if quiet[name] {
 			e.flags = noEscape | noCallback
 		}
+		flags := inCtx
+		if raw[name] {
+			flags |= unchecked
+		}
 		renamed := false
 		for _, p := range f.params {
 			if p.kind == pkStrings {
 				return nil, fmt.Errorf("calls of %s: %s: parameter %s: an array of strings is not supported", key, name, p.cname)
 			}
-			cp, err := g.param(&coreCall{name: name, flags: inCtx}, p, false)
+			cp, err := g.param(&coreCall{name: name, flags: flags}, p, false)
 			if err != nil {
 				return nil, fmt.Errorf("calls of %s: %v", key, err)
 			}

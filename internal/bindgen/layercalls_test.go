@@ -235,6 +235,43 @@ func TestLayerCallShapes(t *testing.T) {
 	}
 }
 
+// TestLayerCallUnchecked checks what the word unchecked changes in
+// cublasLtMatmul's call: its void * and struct pointer inputs cross as
+// unsigned char *, which cgo does not check, and the shim passes them on.
+func TestLayerCallUnchecked(t *testing.T) {
+	for _, raw := range []bool{false, true} {
+		list := &callList{libs: []string{"cublaslt"}, calls: []string{"cublasLtMatmul"}}
+		if raw {
+			list.unchecked = list.calls
+		}
+		files, err := emitCalls("some/where/blas", list, callModels(t, list))
+		if err != nil {
+			t.Fatal(err)
+		}
+		goSrc, c := string(files[callsGoFile]), string(files[callsCFile])
+		typed := []string{"(*C.uchar)(unsafe.Pointer(alpha))", "(*C.uchar)(unsafe.Pointer(a))", "(*C.uchar)(unsafe.Pointer(d))", "(*C.uchar)(unsafe.Pointer(algo))", "(*C.uchar)(unsafe.Pointer(workspace))"}
+		shim := "const unsigned char *alpha, const unsigned char *a, uintptr_t adesc"
+		for _, s := range typed {
+			if strings.Contains(goSrc, s) != raw {
+				t.Errorf("unchecked %v: the Go file has %q: %v", raw, s, !raw)
+			}
+		}
+		if strings.Contains(c, shim) != raw {
+			t.Errorf("unchecked %v: the shim takes %q: %v", raw, shim, !raw)
+		}
+		if !strings.Contains(c, "CGX_CALL(cublasLtMatmul, lightHandle, computeDesc, alpha, a, adesc,") {
+			t.Errorf("unchecked %v: the shim does not pass its arguments on:\n%s", raw, c)
+		}
+		if !strings.Contains(goSrc, "func cublasLtMatmul(ctx driver.Context, lightHandle cublaslt.Handle, computeDesc cublaslt.MatmulDesc, alpha unsafe.Pointer, a unsafe.Pointer,") {
+			t.Errorf("unchecked %v: the Go signature changed", raw)
+		}
+	}
+	list := &callList{libs: []string{"cublaslt"}, calls: []string{"cublasLtMatmul"}, unchecked: []string{"cublasLtCreate"}}
+	if _, err := emitCalls("some/where/blas", list, callModels(t, list)); err == nil || !strings.Contains(err.Error(), "unchecked names cublasLtCreate, which is not in its calls") {
+		t.Errorf("unchecked naming an unlisted call: %v", err)
+	}
+}
+
 // TestLayerCallShapesCuFile checks what cuFile's calls generate: a struct
 // status packed by the header's cgx_pack_cufile and unpacked by
 // cufile.PackedStatusError, an integer result stored through ret_ (with
