@@ -228,19 +228,27 @@ def compare(d):
         f" CuPy {[round(x['ms'], 4) for x in cupy.get(name, [])]}"
         for name in ("FFTC2C2e24", "FFTC2C2D1024x16", "FFTR2C2e24")))
 
-    print("\n| small GEMM 64³ float32, CPU per call | cudago | C twin, same handle | cudago ÷ C | allocs/op | target | met |")
-    print("| --- | ---: | ---: | ---: | ---: | --- | --- |")
-    il = go.get("BenchmarkGemmSmall64/interleaved", [])
-    x = med([r.get("x-C") for r in il])
-    gn, cn = med([r.get("ns/op") for r in il]), med([r.get("c-ns/op") for r in il])
-    allocs = max([r.get("allocs/op", 0) for r in il + go.get("BenchmarkGemmSmall64/cudago", [])], default=None)
-    met = "n/a" if x is None else ("yes" if x <= 1.03 and allocs == 0 else "no")
-    print(f"| interleaved chunks | {fmt(gn, '.0f')} ns | {fmt(cn, '.0f')} ns | {fmt(x, '.3f')}× | {fmt(allocs, '.0f')} | ≤ 1.03×, 0 allocs | {met} |")
-    sg = med([r.get("ns/op") for r in go.get("BenchmarkGemmSmall64/cudago", [])])
-    sc = med([r.get("ns/op") for r in go.get("BenchmarkGemmSmall64/C", [])])
-    print(f"| separate runs | {fmt(sg, '.0f')} ns | {fmt(sc, '.0f')} ns | {fmt(sg / sc if sg and sc else None, '.3f')}× | | | |")
-    print(f"\nCuPy's matmul, CPU per call (context): {fmt(med([r['us_per_call'] for r in cupy.get('GemmSmall64', [])]), '.2f')} µs; "
-          f"x-C per round: {[r.get('x-C') for r in il]}")
+    print("\n| small GEMM 64³ float32, CPU per call | ns | ÷ C loop of cublasSgemm | allocs | target | met |")
+    print("| --- | ---: | ---: | ---: | --- | --- |")
+    sm = go.get("BenchmarkGemmSmall64", [])
+
+    def sm_row(label, v, allocs=None, target=""):
+        x = med([r.get(f"{v}/C") for r in sm]) if v != "C" else 1.0
+        met = ""
+        if target:
+            met = "n/a" if x is None or allocs is None else ("yes" if x <= 1.03 and allocs == 0 else "no")
+        print(f"| {label} | {fmt(med([r.get(v + '-ns') for r in sm]), '.0f')} | {fmt(x, '.3f')}× | "
+              f"{'' if allocs is None else fmt(allocs, '.0f')} | {target} | {met} |")
+
+    sm_row("C loop of cublasSgemm (`C`)", "C")
+    sm_row("blas.Gemm (`gemm`)", "gemm", max([r.get("gemm-allocs", 0) for r in sm], default=None), "≤ 1.03×, 0 allocs")
+    sm_row("blas.Matmul (`matmul`)", "matmul", max([r.get("matmul-allocs", 0) for r in sm], default=None), "≤ 1.03×, 0 allocs")
+    sm_row("Go loop of one-GEMM C calls (`C-percall`)", "C-percall")
+    sm_row("C loop of cublasLtMatmul, Matmul's plan (`C-lt`)", "C-lt")
+    sm_row("Go loop of one-matmul C calls (`C-lt-percall`)", "C-lt-percall")
+    print(f"\nMatmul ÷ the C loop of its own cublasLtMatmul: {fmt(med([r.get('matmul/C-lt') for r in sm]), '.3f')}×; "
+          f"an empty cgo call {fmt(med([r.get('cgo-ns') for r in sm]), '.0f')} ns; "
+          f"CuPy's matmul, CPU per call (context): {fmt(med([r['us_per_call'] for r in cupy.get('GemmSmall64', [])]), '.2f')} µs")
 
     dmon = os.path.join(d, "dmon.log")
     if os.path.exists(dmon):

@@ -2,7 +2,9 @@ package blas
 
 import (
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/cudago/cudago/core"
 	"github.com/cudago/cudago/internal/testing/libtest"
@@ -202,4 +204,61 @@ func BenchmarkGEMM(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkGEMMCandidates asks the heuristic for up to 64 candidates of
+// the float32 (no TF32) Matmul shapes, logs each one's
+// tuning time, then times the heuristic's first and the four fastest,
+// each forced (asking for i+1 candidates, so that forcing the i-th times
+// no more than it must), sustained: whether any algorithm beats the first.
+func BenchmarkGEMMCandidates(b *testing.B) {
+	for _, sh := range gemmShapes {
+		for _, ty := range []string{"float32"} {
+			b.Run(ty+"/"+sh.name, func(b *testing.B) {
+				m, n, k := sh.m, sh.n, sh.k
+				run := func(b *testing.B, force, nCand int) []time.Duration {
+					tuned.forget()
+					forceCandidate = force
+					var times []time.Duration
+					tuneHook = func(ev tuneEvent) {
+						if ev.source == tuneMeasured {
+							times = ev.times
+						}
+					}
+					defer func() { tuneHook, forceCandidate = nil, -1 }()
+					if ty == "float32" {
+						candCase[float32](b, m, n, k, nCand)
+					} else {
+						candCase[BFloat16](b, m, n, k, nCand)
+					}
+					return times
+				}
+				var times []time.Duration
+				b.Run("all", func(b *testing.B) { times = run(b, -1, 64) })
+				b.Logf("%d candidates: %v", len(times), times)
+				idx := make([]int, len(times))
+				for i := range idx {
+					idx[i] = i
+				}
+				slices.SortFunc(idx, func(x, y int) int { return int(times[x] - times[y]) })
+				try := []int{0}
+				for _, i := range idx[:min(4, len(idx))] {
+					if i != 0 {
+						try = append(try, i)
+					}
+				}
+				for _, i := range try {
+					b.Run(fmt.Sprintf("cand%d", i), func(b *testing.B) { run(b, i, i+1) })
+				}
+			})
+		}
+	}
+}
+
+func candCase[T MatmulScalar](b *testing.B, m, n, k, nCand int) {
+	_, s, h := gpu(b, &Options{MatmulCandidates: nCand})
+	a, bb, c := benchInput[T](b, s, m*k, true), benchInput[T](b, s, k*n, true), benchInput[T](b, s, m*n, false)
+	benchFlops(b, s, m, n, k, func() error {
+		return MatmulRowMajor[T](h, ComputeFloat32, NoTrans, NoTrans, m, n, k, 1, a, k, bb, n, 0, c, n, nil)
+	})
 }

@@ -2,11 +2,14 @@ package blas
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/cudago/cudago/bindings/driver"
 	"github.com/cudago/cudago/core"
+	"github.com/cudago/cudago/internal/libhandle"
 	"github.com/cudago/cudago/internal/testing/ctwin"
 	"github.com/cudago/cudago/internal/testing/libtest"
 )
@@ -96,34 +99,42 @@ func BenchmarkGemm8192Unrestricted(b *testing.B) {
 }
 
 // BenchmarkGemmSmall64 is the CPU cost of one small GEMM call (64×64×64
-// float32, cuBLAS's SGEMM): the calls are queued back to back and the
-// stream is drained every 500 calls, untimed, as bench/ times launches
-// (docs/benchmarks.md, "How the launch rows are timed"): timing
-// thousands of calls in a row would measure how fast the GPU empties a
-// full queue instead.
+// float32) against C loops on the same handles, matrices and stream. Each
+// of 120 rounds (the first 4 untimed) runs 500 calls of every variant, in
+// an order rotated each round, each after the stream is drained: thousands
+// of calls in a row would measure how fast the GPU empties a full queue
+// (docs/benchmarks.md, "How the launch rows are timed"), and the rotation
+// gives every variant the same clocks and neighbours. The variants:
 //
-// "cudago" is Gemm; "C" is its C twin, a loop in C calling cublasSgemm_v2
-// on the same cuBLAS handle, matrices and stream through the entry point
-// the bindings resolve (internal/testing/ctwin), timed the same way: ns/op and
-// allocs/op of each. "interleaved" alternates a chunk of each, so that
-// both meet the same clocks and neighbours: its ns/op is cudago's, c-ns/op
-// the C twin's, and x-C the ratio, the target (at most 1.03).
+//	C             a C loop calling cublasSgemm_v2 (internal/testing/ctwin):
+//	              the baseline
+//	gemm          blas.Gemm (cublasSgemm)
+//	C-percall     a Go loop of one-GEMM calls into that C loop: the cgo
+//	              crossing and nothing of cudago
+//	matmul        blas.Matmul (cuBLASLt, the Handle's cached plan)
+//	C-lt          a C loop calling cublasLtMatmul with that plan: the same
+//	              call as matmul's
+//	C-lt-percall  a Go loop of one-matmul calls into it
+//
+// It reports each variant's median ns per call (name-ns), its median ratio
+// to C in the same round (name/C), matmul's to C-lt (matmul/C-lt), the
+// allocations of gemm and matmul, and cgo-ns, an empty cgo call. Run it
+// with -test.benchtime 1x: one b.N is all the rounds.
 func BenchmarkGemmSmall64(b *testing.B) {
-	const n, chunk = 64, 500
+	const n, chunk, rounds, warm = 64, 500, 120, 4
 	_, s, h := gpu(b, nil)
 	a, bb, c := libtest.Upload(b, s, fill[float32](n*n)), libtest.Upload(b, s, fill[float32](n*n)), libtest.Upload(b, s, make([]float32, n*n))
-	goSide := func(m int) error {
-		for range m {
-			if err := Gemm(h, NoTrans, NoTrans, n, n, n, float32(1), a, n, bb, n, float32(0), c, n); err != nil {
-				return err
-			}
+	gemm := func() error { return Gemm(h, NoTrans, NoTrans, n, n, n, float32(1), a, n, bb, n, float32(0), c, n) }
+	matmul := func() error {
+		return Matmul[float32](h, ComputeFloat32, NoTrans, NoTrans, n, n, n, 1, a, n, bb, n, 0, c, n, nil)
+	}
+	for _, f := range []func() error{gemm, matmul} { // the handles, the plan
+		if err := f(); err != nil {
+			b.Fatal(err)
 		}
-		return nil
 	}
-	if err := goSide(1); err != nil { // the handle exists
-		b.Fatal(err)
-	}
-	ctx, _, err := s.Acquire()
+	pl := h.plans.last.Load()
+	ctx, hs, err := s.Acquire()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -135,63 +146,81 @@ func BenchmarkGemmSmall64(b *testing.B) {
 		}
 		defer buf.Release()
 	}
-	cSide := func(m int) error { return ctwin.Sgemm(ctx, h.st.Handle().blas, n, p[0], p[1], p[2], m) }
-	chunked := func(b *testing.B, run func(m int) error) {
-		b.ReportAllocs()
-		if err := run(1); err != nil {
-			b.Fatal(err)
-		}
-		if err := s.Sync(); err != nil {
-			b.Fatal(err)
-		}
-		b.ResetTimer()
-		for done := 0; done < b.N; done += chunk {
-			if err := run(min(chunk, b.N-done)); err != nil {
-				b.Fatal(err)
-			}
-			b.StopTimer()
-			if err := s.Sync(); err != nil {
-				b.Fatal(err)
-			}
-			b.StartTimer()
-		}
+	lib := h.st.Handle()
+	cLoop := func(m int) error { return ctwin.Sgemm(ctx, lib.blas, n, p[0], p[1], p[2], m) }
+	ltLoop := func(m int) error {
+		return ctwin.LtMatmul(ctx, uintptr(lib.lt), uintptr(pl.desc), uintptr(p[0]), uintptr(pl.a), uintptr(p[1]), uintptr(pl.b),
+			uintptr(p[2]), uintptr(pl.c), unsafe.Pointer(&pl.algo), uintptr(libhandle.Addr(h.ws)), h.wsLen, hs, m)
 	}
-	b.Run("cudago", func(b *testing.B) { chunked(b, goSide) })
-	b.Run("C", func(b *testing.B) { chunked(b, cSide) })
-	// "C-percall" is the C twin entered once per GEMM from a Go loop: the
-	// cgo crossing and the thread's context check of every call, without
-	// cudago's checks and holds. cudago - C-percall is cudago's Go side;
-	// C-percall - C is what crossing from Go costs each call.
-	b.Run("C-percall", func(b *testing.B) {
-		chunked(b, func(m int) error {
+	perCall := func(f func() error) func(int) error {
+		return func(m int) error {
 			for range m {
-				if err := cSide(1); err != nil {
+				if err := f(); err != nil {
 					return err
 				}
 			}
 			return nil
-		})
-	})
-	b.Run("interleaved", func(b *testing.B) {
-		var cTime time.Duration
-		var cCalls int
-		chunked(b, func(m int) error {
-			if err := goSide(m); err != nil {
-				return err
+		}
+	}
+	vs := []struct {
+		name string
+		run  func(m int) error
+	}{
+		{"C", cLoop},
+		{"gemm", perCall(gemm)},
+		{"C-percall", perCall(func() error { return cLoop(1) })},
+		{"matmul", perCall(matmul)},
+		{"C-lt", ltLoop},
+		{"C-lt-percall", perCall(func() error { return ltLoop(1) })},
+	}
+	ns := make([][]float64, len(vs))
+	ratio := make([][]float64, len(vs))
+	var mmLt []float64
+	for range b.N {
+		for r := range rounds {
+			t := make([]float64, len(vs))
+			for j := range vs {
+				i := (j + r) % len(vs)
+				if err := s.Sync(); err != nil {
+					b.Fatal(err)
+				}
+				t0 := time.Now()
+				if err := vs[i].run(chunk); err != nil {
+					b.Fatalf("%s: %v", vs[i].name, err)
+				}
+				t[i] = float64(time.Since(t0).Nanoseconds()) / chunk
 			}
-			b.StopTimer()
-			defer b.StartTimer()
-			if err := s.Sync(); err != nil {
-				return err
+			if r < warm {
+				continue
 			}
-			t0 := time.Now()
-			err := cSide(m)
-			cTime += time.Since(t0)
-			cCalls += m
-			return err
-		})
-		cNs := float64(cTime.Nanoseconds()) / float64(cCalls)
-		b.ReportMetric(cNs, "c-ns/op")
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/cNs, "x-C")
-	})
+			for i := range vs {
+				ns[i] = append(ns[i], t[i])
+				ratio[i] = append(ratio[i], t[i]/t[0])
+			}
+			mmLt = append(mmLt, t[3]/t[4])
+		}
+	}
+	if err := s.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	median := func(x []float64) float64 { slices.Sort(x); return x[len(x)/2] }
+	for i, v := range vs {
+		b.ReportMetric(median(ns[i]), v.name+"-ns")
+		if i > 0 {
+			b.ReportMetric(median(ratio[i]), v.name+"/C")
+		}
+	}
+	b.ReportMetric(median(mmLt), "matmul/C-lt")
+	for _, v := range []struct {
+		name string
+		f    func() error
+	}{{"gemm", gemm}, {"matmul", matmul}} {
+		b.ReportMetric(testing.AllocsPerRun(1000, func() { v.f() }), v.name+"-allocs")
+	}
+	t0 := time.Now()
+	for range 1 << 20 {
+		ctwin.Empty()
+	}
+	b.ReportMetric(float64(time.Since(t0).Nanoseconds())/(1<<20), "cgo-ns")
 }

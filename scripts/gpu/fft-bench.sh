@@ -7,7 +7,7 @@
 #   rounds    FFTBENCH_ROUNDS (default 3) times, alternately: fft's
 #             BenchmarkFFT{C2C2e24,C2C2D1024x16,R2C2e24} (cudago, its C twin
 #             on the same plan, and for 2^24 C2C a new output per call),
-#             blas's BenchmarkGemmSmall64 (cudago, C twin, interleaved), and
+#             blas's BenchmarkGemmSmall64 (Gemm and Matmul against C loops), and
 #             bench/bench_cupy_fft.py (one rep of each case): both sides meet
 #             the same clocks, and the medians of the rounds are compared
 #   libraries cudago's FFT benchmarks (cudago only) again with CuPy's own libcufft
@@ -58,11 +58,11 @@ gofft() { # gofft LOG PATTERN [env...]: fft's benchmarks, -test.v for their libr
 for r in $(seq 1 "$ROUNDS"); do
   echo "=== round $r ($SECONDS s)"
   gofft "$OUT/go-fft-$r.log" "$FFT_CASES"
-  (cd blas && timeout 90 ../.gpu/blas.test -test.run '^$' -test.bench 'GemmSmall64' -test.benchmem) >"$OUT/go-gemm-$r.log" 2>&1 ||
+  (cd blas && timeout 90 ../.gpu/blas.test -test.run '^$' -test.bench 'GemmSmall64' -test.benchtime 1x) >"$OUT/go-gemm-$r.log" 2>&1 ||
     echo "fft-bench: blas.test failed, see $OUT/go-gemm-$r.log"
   timeout 150 "$PY" bench/bench_cupy_fft.py --reps 1 --json "$OUT/cupy-$r.json" >"$OUT/cupy-$r.log" 2>&1 ||
     echo "fft-bench: bench_cupy_fft.py failed, see $OUT/cupy-$r.log"
-  grep -hE 'libcufft:|^Benchmark.*(ms/transform|x-C)' "$OUT/go-fft-$r.log" "$OUT/go-gemm-$r.log" | sed 's/^ *//'
+  grep -hE 'libcufft:|^Benchmark.*(ms/transform|gemm/C)' "$OUT/go-fft-$r.log" "$OUT/go-gemm-$r.log" | sed 's/^ *//'
   grep -E '^\| FFT|^\| Gemm' "$OUT/cupy-$r.log"
 done
 

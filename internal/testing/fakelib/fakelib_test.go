@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/cudago/cudago/bindings/cublas"
 	"github.com/cudago/cudago/bindings/cufft"
@@ -280,4 +281,56 @@ func BenchmarkFFTForward(b *testing.B) {
 			return ctwin.FFTExec(ctx, 1, cufft.C2C, in.Ptr(), out.Ptr(), cufft.Forward, m)
 		})
 	})
+}
+
+func (e *gemmEnv) matmul() error {
+	return blas.Matmul[float32](e.h, blas.ComputeFloat32, blas.NoTrans, blas.NoTrans, n64, n64, n64, 1, e.a, n64, e.b, n64, 0, e.c, n64, nil)
+}
+
+// TestMatmul checks that each blas.Matmul reaches cublasLtMatmul once,
+// planned once, and allocates nothing once planned.
+func TestMatmul(t *testing.T) {
+	e := newGemmEnv(t)
+	before := counted(t, pathfinder.CuBLASLt)
+	for range 3 {
+		if err := e.matmul(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := counted(t, pathfinder.CuBLASLt) - before; n != 3 {
+		t.Errorf("3 Matmul calls reached cublasLtMatmul %d times", n)
+	}
+	if raceEnabled {
+		return // the race detector allocates
+	}
+	if a := testing.AllocsPerRun(1000, func() { e.matmul() }); a != 0 {
+		t.Errorf("%v allocations per Matmul", a)
+	}
+}
+
+// BenchmarkMatmulSmall64 is BenchmarkGemmSmall64 for blas.Matmul
+// (float32, 64³, a cached plan) against a C loop of the fake
+// cublasLtMatmul: go-ns/op is what Matmul's Go side adds to each call.
+func BenchmarkMatmulSmall64(b *testing.B) {
+	e := newGemmEnv(b)
+	goSide := func(m int) error {
+		for range m {
+			if err := e.matmul(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ctx, s, err := e.s.Acquire()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.s.Release()
+	var algo [8]uint64
+	cSide := func(m int) error {
+		return ctwin.LtMatmul(ctx, 0x17, 0x1000, uintptr(e.a.Ptr()), 0x1001, uintptr(e.b.Ptr()), 0x1002, uintptr(e.c.Ptr()), 0x1003,
+			unsafe.Pointer(&algo), 0, 0, s, m)
+	}
+	b.Run("cudago", func(b *testing.B) { chunked(b, goSide) })
+	b.Run("C", func(b *testing.B) { chunked(b, cSide) })
 }

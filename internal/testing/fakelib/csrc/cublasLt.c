@@ -5,3 +5,55 @@
 int cublasLtCreate(uintptr_t *h) { *h = 0x17; return 0; }
 int cublasLtDestroy(uintptr_t h) { (void)h; return 0; }
 int cublasLtGetProperty(int t, int *v) { *v = t == 0 ? 13 : t == 1 ? 1 : 0; return 0; }
+
+/* Matmul's planning and its call: descriptors are numbers, the heuristic
+   offers one algorithm that needs no workspace, and cublasLtMatmul counts
+   its calls. */
+#include <stddef.h>
+#include <string.h>
+
+static uintptr_t next_desc = 0x1000;
+static long long lt_calls;
+
+size_t cublasLtGetVersion(void) { return 130100; }
+int cublasLtMatmulDescCreate(uintptr_t *d, int compute, int scale) { (void)compute; (void)scale; *d = next_desc++; return 0; }
+int cublasLtMatmulDescSetAttribute(uintptr_t d, int a, const void *buf, size_t n) { (void)d; (void)a; (void)buf; (void)n; return 0; }
+int cublasLtMatmulDescDestroy(uintptr_t d) { (void)d; return 0; }
+int cublasLtMatrixLayoutCreate(uintptr_t *l, int type, uint64_t rows, uint64_t cols, int64_t ld) {
+	(void)type; (void)rows; (void)cols; (void)ld; *l = next_desc++; return 0;
+}
+int cublasLtMatrixLayoutSetAttribute(uintptr_t l, int a, const void *buf, size_t n) { (void)l; (void)a; (void)buf; (void)n; return 0; }
+int cublasLtMatrixLayoutDestroy(uintptr_t l) { (void)l; return 0; }
+int cublasLtMatmulPreferenceCreate(uintptr_t *p) { *p = next_desc++; return 0; }
+int cublasLtMatmulPreferenceSetAttribute(uintptr_t p, int a, const void *buf, size_t n) { (void)p; (void)a; (void)buf; (void)n; return 0; }
+int cublasLtMatmulPreferenceDestroy(uintptr_t p) { (void)p; return 0; }
+
+/* cublasLtMatmulHeuristicResult_t: the algorithm (8 words), its
+   workspace size, state, waves count and 4 reserved ints. */
+typedef struct { uint64_t algo[8]; size_t ws; int state; float waves; int reserved[4]; } result_t;
+
+int cublasLtMatmulAlgoGetHeuristic(uintptr_t lt, uintptr_t desc, uintptr_t a, uintptr_t b, uintptr_t c, uintptr_t d,
+		uintptr_t pref, int requested, result_t *out, int *returned) {
+	(void)lt; (void)desc; (void)a; (void)b; (void)c; (void)d; (void)pref;
+	if (requested < 1) return 7; /* CUBLAS_STATUS_INVALID_VALUE */
+	memset(out, 0, sizeof *out);
+	out->algo[0] = 1;
+	out->waves = 1;
+	*returned = 1;
+	return 0;
+}
+int cublasLtMatmulAlgoCheck(uintptr_t lt, uintptr_t desc, uintptr_t a, uintptr_t b, uintptr_t c, uintptr_t d,
+		const void *algo, result_t *out) {
+	(void)lt; (void)desc; (void)a; (void)b; (void)c; (void)d; (void)algo;
+	memset(out, 0, sizeof *out);
+	return 0;
+}
+int cublasLtMatmul(uintptr_t lt, uintptr_t desc, const void *alpha, const void *a, uintptr_t la, const void *b, uintptr_t lb,
+		const void *beta, const void *c, uintptr_t lc, void *d, uintptr_t ld, const void *algo, void *ws, size_t wsLen,
+		uintptr_t stream) {
+	(void)lt; (void)desc; (void)alpha; (void)a; (void)la; (void)b; (void)lb; (void)beta; (void)c; (void)lc; (void)d;
+	(void)ld; (void)algo; (void)ws; (void)wsLen; (void)stream;
+	lt_calls++;
+	return 0;
+}
+long long cudago_fake_calls(void) { return lt_calls; }
