@@ -285,7 +285,9 @@ func cupyPlan(tb testing.TB, dev *core.Device, s *core.Stream, l *layout) cufft.
 // input and output at other places in memory: from the device's pool (as
 // the other benchmarks), from cuMemAlloc (CuPy's pool grows by
 // cudaMalloc), and from the pool at offsets of 4 KiB, 64 KiB and 1 MiB
-// past a 2 MiB boundary. A memory-bound transform whose time moves by a
+// past a 2 MiB boundary, and with the output 0, 2, 4 and 8 MiB past the
+// input's last 2 MiB page (gapNMiB); pool-defaultstream runs the pool's
+// Buffers on the legacy default stream. A memory-bound transform whose time moves by a
 // percent with the place says how far a comparison with another
 // program's allocations can be trusted.
 func BenchmarkFFTPlacement(b *testing.B) {
@@ -331,18 +333,51 @@ func BenchmarkFFTPlacement(b *testing.B) {
 				}
 				in, out := place(ib), place(ob)
 				must(b, core.CopyToDevice(in, benchData()[:ib/4]))
-				b.Run(pl.name, func(b *testing.B) {
-					b.Logf("in at %#x, out at %#x", in.Ptr(), out.Ptr())
-					timeGPU(b, dev, s, p, func(m int) error {
-						for range m {
-							if err := p.Forward(in, out); err != nil {
-								return err
-							}
-						}
-						return nil
-					})
-				})
+				placed(b, dev, s, p, pl.name, in, out)
+				if pl.name == "pool" {
+					// The same Buffers through a plan on the legacy default
+					// stream, where CuPy runs unless told otherwise.
+					ds := dev.DefaultStream()
+					dc, err := New(ds, nil)
+					must(b, err)
+					defer dc.Close()
+					dp, err := dc.Plan(c.d)
+					must(b, err)
+					placed(b, dev, ds, dp, "pool-defaultstream", in, out)
+				}
+			}
+			// Output at a set distance past the input, in one Buffer: the
+			// input's size rounded up to 2 MiB pages, plus 0, 2, 4 or 8 MiB.
+			const page = 2 << 20
+			span := (ib + page - 1) / page * page
+			all, err := dev.Allocate(span+8*page+ob+page, s)
+			must(b, err)
+			b.Cleanup(func() { all.Close() })
+			skip := int((page - all.Ptr()%page) % page)
+			for _, gap := range []int{0, 2, 4, 8} {
+				in, err := all.View(skip, ib)
+				must(b, err)
+				out, err := all.View(skip+span+gap*(1<<20), ob)
+				must(b, err)
+				must(b, core.CopyToDevice(in, benchData()[:ib/4]))
+				placed(b, dev, s, p, fmt.Sprintf("gap%dMiB", gap), in, out)
 			}
 		})
 	}
+}
+
+// placed times p from in to out, as BenchmarkFFTPlacement's sub-benchmark
+// name.
+func placed(b *testing.B, dev *core.Device, s *core.Stream, p *Plan, name string, in, out *core.Buffer) {
+	b.Run(name, func(b *testing.B) {
+		b.Logf("in at %#x, out at %#x", in.Ptr(), out.Ptr())
+		timeGPU(b, dev, s, p, func(m int) error {
+			for range m {
+				if err := p.Forward(in, out); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
 }

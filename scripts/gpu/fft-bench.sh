@@ -27,7 +27,7 @@
 # ./fft-bench-out) and prints the summary. Back here, the chart's figures:
 # cudagobench [-gemm-logs DIR] -fft-logs DIR -libs-json FILE
 # (docs/benchmarks.md, "Results").
-# Environment: FFTBENCH_ROUNDS, PYTHON (default /opt/torch/.venv/bin/python3).
+# Environment: FFTBENCH_ROUNDS, FFTBENCH_REST (seconds, default 8), PYTHON (default /opt/torch/.venv/bin/python3).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-$PWD/fft-bench-out}
@@ -35,6 +35,11 @@ mkdir -p "$OUT"
 export CUDAGO_REQUIRE_GPU=1
 PY=${PYTHON:-/opt/torch/.venv/bin/python3}
 ROUNDS=${FFTBENCH_ROUNDS:-3}
+# Seconds of rest before each side's transforms: a memory-bound transform's
+# time moves by up to 1 % with what the GPU ran just before (R2C 2^24: 0.1887
+# ms rested, 0.1900 ms inside the rounds, 2026-11-27), so each side starts
+# from the same rest (dmon.log has the memory temperature).
+REST=${FFTBENCH_REST:-8}
 FFT_CASES='FFT(C2C2e24|C2C2D1024x16|R2C2e24)$'
 
 if [ ! -x .gpu/fft.test ] && [ -f .gpuc/gpu.tgz ]; then tar xzf .gpuc/gpu.tgz; fi
@@ -57,14 +62,23 @@ gofft() { # gofft LOG PATTERN [env...]: fft's benchmarks, -test.v for their libr
 
 for r in $(seq 1 "$ROUNDS"); do
   echo "=== round $r ($SECONDS s)"
-  gofft "$OUT/go-fft-$r.log" "$FFT_CASES"
+  sleep "$REST"
+  gofft "$OUT/go-fft-$r.log" "$FFT_CASES/cudago\$"
   (cd blas && timeout 90 ../.gpu/blas.test -test.run '^$' -test.bench 'GemmSmall64' -test.benchtime 1x) >"$OUT/go-gemm-$r.log" 2>&1 ||
     echo "fft-bench: blas.test failed, see $OUT/go-gemm-$r.log"
+  sleep "$REST"
   timeout 150 "$PY" bench/bench_cupy_fft.py --reps 1 --json "$OUT/cupy-$r.json" >"$OUT/cupy-$r.log" 2>&1 ||
     echo "fft-bench: bench_cupy_fft.py failed, see $OUT/cupy-$r.log"
   grep -hE 'libcufft:|^Benchmark.*(ms/transform|gemm/C)' "$OUT/go-fft-$r.log" "$OUT/go-gemm-$r.log" | sed 's/^ *//'
   grep -E '^\| FFT|^\| Gemm' "$OUT/cupy-$r.log"
 done
+
+# The C twins (same plan; CuPy's planning call; a new output per call),
+# once after the rounds: in the rounds each side runs its three transforms
+# and nothing else between them, so that each meets the same heat.
+echo "=== twins ($SECONDS s)"
+gofft "$OUT/go-fft-twins.log" "$FFT_CASES"
+grep -hE '^Benchmark.*ms/transform' "$OUT/go-fft-twins.log" | sed 's/^ *//'
 
 # The other libcufft files, each once: CuPy's, /usr/local/cuda's and the
 # venv's wheels', unless it is the file pathfinder chose.
