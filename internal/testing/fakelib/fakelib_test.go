@@ -308,6 +308,36 @@ func TestMatmul(t *testing.T) {
 	}
 }
 
+// TestMatmulShapesConcurrent runs Matmuls of two shapes, alternately,
+// from four goroutines on one Handle: the plan used last changes under
+// them (run with -race), and every call still reaches cublasLtMatmul once.
+func TestMatmulShapesConcurrent(t *testing.T) {
+	e := newGemmEnv(t)
+	before := counted(t, pathfinder.CuBLASLt)
+	const workers, calls = 4, 200
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			var err error
+			for i := range calls {
+				n := n64 - 32*((i+w)%2) // 64 or 32
+				if err = blas.Matmul[float32](e.h, blas.ComputeFloat32, blas.NoTrans, blas.NoTrans, n, n, n, 1, e.a, n, e.b, n, 0, e.c, n, nil); err != nil {
+					break
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := counted(t, pathfinder.CuBLASLt) - before; n != workers*calls {
+		t.Errorf("%d Matmul calls reached cublasLtMatmul %d times", workers*calls, n)
+	}
+}
+
 // BenchmarkMatmulSmall64 is BenchmarkGemmSmall64 for blas.Matmul
 // (float32, 64³, a cached plan) against a C loop of the fake
 // cublasLtMatmul: go-ns/op is what Matmul's Go side adds to each call.

@@ -16,15 +16,15 @@ static uintptr_t next_desc = 0x1000;
 static long long lt_calls;
 
 size_t cublasLtGetVersion(void) { return 130100; }
-int cublasLtMatmulDescCreate(uintptr_t *d, int compute, int scale) { (void)compute; (void)scale; *d = next_desc++; return 0; }
+int cublasLtMatmulDescCreate(uintptr_t *d, int compute, int scale) { (void)compute; (void)scale; *d = __atomic_fetch_add(&next_desc, 1, __ATOMIC_RELAXED); return 0; }
 int cublasLtMatmulDescSetAttribute(uintptr_t d, int a, const void *buf, size_t n) { (void)d; (void)a; (void)buf; (void)n; return 0; }
 int cublasLtMatmulDescDestroy(uintptr_t d) { (void)d; return 0; }
 int cublasLtMatrixLayoutCreate(uintptr_t *l, int type, uint64_t rows, uint64_t cols, int64_t ld) {
-	(void)type; (void)rows; (void)cols; (void)ld; *l = next_desc++; return 0;
+	(void)type; (void)rows; (void)cols; (void)ld; *l = __atomic_fetch_add(&next_desc, 1, __ATOMIC_RELAXED); return 0;
 }
 int cublasLtMatrixLayoutSetAttribute(uintptr_t l, int a, const void *buf, size_t n) { (void)l; (void)a; (void)buf; (void)n; return 0; }
 int cublasLtMatrixLayoutDestroy(uintptr_t l) { (void)l; return 0; }
-int cublasLtMatmulPreferenceCreate(uintptr_t *p) { *p = next_desc++; return 0; }
+int cublasLtMatmulPreferenceCreate(uintptr_t *p) { *p = __atomic_fetch_add(&next_desc, 1, __ATOMIC_RELAXED); return 0; }
 int cublasLtMatmulPreferenceSetAttribute(uintptr_t p, int a, const void *buf, size_t n) { (void)p; (void)a; (void)buf; (void)n; return 0; }
 int cublasLtMatmulPreferenceDestroy(uintptr_t p) { (void)p; return 0; }
 
@@ -53,7 +53,7 @@ int cublasLtMatmul(uintptr_t lt, uintptr_t desc, const void *alpha, const void *
 		uintptr_t stream) {
 	(void)lt; (void)desc; (void)alpha; (void)a; (void)la; (void)b; (void)lb; (void)beta; (void)c; (void)lc; (void)d;
 	(void)ld; (void)algo; (void)ws; (void)wsLen; (void)stream;
-	lt_calls++;
+	__atomic_fetch_add(&lt_calls, 1, __ATOMIC_RELAXED); /* Matmuls run from several goroutines */
 	return 0;
 }
-long long cudago_fake_calls(void) { return lt_calls; }
+long long cudago_fake_calls(void) { return __atomic_load_n(&lt_calls, __ATOMIC_RELAXED); }
