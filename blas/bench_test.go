@@ -101,10 +101,10 @@ func BenchmarkGemm8192Unrestricted(b *testing.B) {
 // BenchmarkGemmSmall64 is the CPU cost of one small GEMM call (64×64×64
 // float32) against C loops on the same handles, matrices and stream. Each
 // of 120 rounds (the first 4 untimed) runs 500 calls of every variant, in
-// an order rotated each round, each after the stream is drained: thousands
+// an order shuffled each round, each after the stream is drained: thousands
 // of calls in a row would measure how fast the GPU empties a full queue
-// (docs/benchmarks.md, "How the launch rows are timed"), and the rotation
-// gives every variant the same clocks and neighbours. The variants:
+// (docs/benchmarks.md, "How the launch rows are timed"), and the shuffle
+// gives every variant the same clocks and predecessors. The variants:
 //
 //	C             a C loop calling cublasSgemm_v2 (internal/testing/ctwin):
 //	              the baseline
@@ -134,6 +134,9 @@ func BenchmarkGemmSmall64(b *testing.B) {
 		}
 	}
 	pl := h.plans.last.Load()
+	if pl == nil {
+		b.Fatal("Matmul left no plan")
+	}
 	ctx, hs, err := s.Acquire()
 	if err != nil {
 		b.Fatal(err)
@@ -176,11 +179,11 @@ func BenchmarkGemmSmall64(b *testing.B) {
 	ns := make([][]float64, len(vs))
 	ratio := make([][]float64, len(vs))
 	var mmLt []float64
+	order := rand.New(rand.NewPCG(7, 8))
 	for range b.N {
 		for r := range rounds {
 			t := make([]float64, len(vs))
-			for j := range vs {
-				i := (j + r) % len(vs)
+			for _, i := range order.Perm(len(vs)) {
 				if err := s.Sync(); err != nil {
 					b.Fatal(err)
 				}
@@ -216,6 +219,9 @@ func BenchmarkGemmSmall64(b *testing.B) {
 		name string
 		f    func() error
 	}{{"gemm", gemm}, {"matmul", matmul}} {
+		if err := v.f(); err != nil {
+			b.Fatalf("%s: %v", v.name, err)
+		}
 		b.ReportMetric(testing.AllocsPerRun(1000, func() { v.f() }), v.name+"-allocs")
 	}
 	t0 := time.Now()

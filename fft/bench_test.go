@@ -350,7 +350,7 @@ func BenchmarkFFTPlacement(b *testing.B) {
 			// input's size rounded up to 2 MiB pages, plus 0, 2, 4 or 8 MiB.
 			const page = 2 << 20
 			span := (ib + page - 1) / page * page
-			all, err := dev.Allocate(span+8*page+ob+page, s)
+			all, err := dev.Allocate(span+8<<20+ob+page, s)
 			must(b, err)
 			b.Cleanup(func() { all.Close() })
 			skip := int((page - all.Ptr()%page) % page)

@@ -465,7 +465,11 @@ func (g *coreGen) param(c *coreCall, p *paramDef, forceOut bool) (*coreParam, er
 			cp.arg = fmt.Sprintf("(*%s)(unsafe.Pointer(%s))", cgoType(et), addr)
 		} else if c.flags&unchecked != 0 && !cp.out {
 			// What it points to holds no Go pointer (the call list says
-			// so): typed, cgo skips its check.
+			// so): typed, cgo skips its check. Only void and structs: an
+			// array of pointers is where Go pointers would hide.
+			if k := el.Kind(); k != cc.Void && k != cc.Struct {
+				return nil, fail("an unchecked pointer to something other than void or a struct")
+			}
 			cp.shimC = "unsigned char *"
 			if constEl {
 				cp.shimC = "const " + cp.shimC

@@ -63,7 +63,8 @@ type callList struct {
 	// to structs) are device addresses or host memory holding no Go
 	// pointer: the shim takes them as unsigned char *, so cgo does not
 	// check each for Go pointers (cgoCheckPointer), a fifth of the Go side
-	// of a small cublasLtMatmul. Outputs stay checked.
+	// of a small cublasLtMatmul. Outputs stay checked, and a call with
+	// another untyped pointer input (an array of pointers) is refused.
 	unchecked []string
 }
 

@@ -266,6 +266,20 @@ func TestLayerCallUnchecked(t *testing.T) {
 			t.Errorf("unchecked %v: the Go signature changed", raw)
 		}
 	}
+	// An output stays checked; an untyped input that is not void or a
+	// struct (cublasGemmBatchedEx's arrays of matrices) is refused.
+	out := &callList{libs: []string{"cublaslt"}, calls: []string{"cublasLtMatmulAlgoCheck"}, unchecked: []string{"cublasLtMatmulAlgoCheck"}}
+	files, err := emitCalls("some/where/blas", out, callModels(t, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := string(files[callsCFile]); !strings.Contains(c, "unsigned char *algo, void *result)") {
+		t.Errorf("cublasLtMatmulAlgoCheck unchecked: want its algo unchecked and its result (an output) as it was:\n%s", c)
+	}
+	arrays := &callList{libs: []string{"cublas"}, calls: []string{"cublasGemmBatchedEx"}, unchecked: []string{"cublasGemmBatchedEx"}}
+	if _, err := emitCalls("some/where/blas", arrays, callModels(t, arrays)); err == nil || !strings.Contains(err.Error(), "an unchecked pointer to something other than void or a struct") {
+		t.Errorf("cublasGemmBatchedEx unchecked: %v, want a refusal", err)
+	}
 	list := &callList{libs: []string{"cublaslt"}, calls: []string{"cublasLtMatmul"}, unchecked: []string{"cublasLtCreate"}}
 	if _, err := emitCalls("some/where/blas", list, callModels(t, list)); err == nil || !strings.Contains(err.Error(), "unchecked names cublasLtCreate, which is not in its calls") {
 		t.Errorf("unchecked naming an unlisted call: %v", err)

@@ -2,14 +2,18 @@
 # Issue 24's FFT targets (complex64 2^24 C2C, batched 2-D 1024×1024 ×16 C2C,
 # R2C 2^24: each ≥ 1.00× CuPy) and the small-GEMM CPU cost (64³ float32:
 # ≤ 1.03× a C loop on the same cuBLAS handle, 0 allocations), cudago and
-# CuPy in one call of about two and a half minutes on one GPU:
+# CuPy in one call of about two and a half minutes on one GPU (149 s for
+# four rounds on 2026-11-27):
 #
-#   rounds    FFTBENCH_ROUNDS (default 3) times, alternately: fft's
-#             BenchmarkFFT{C2C2e24,C2C2D1024x16,R2C2e24} (cudago, its C twin
-#             on the same plan, and for 2^24 C2C a new output per call),
-#             blas's BenchmarkGemmSmall64 (Gemm and Matmul against C loops), and
-#             bench/bench_cupy_fft.py (one rep of each case): both sides meet
-#             the same clocks, and the medians of the rounds are compared
+#   rounds    FFTBENCH_ROUNDS (default 3) times, alternately, each FFT step
+#             after FFTBENCH_REST seconds of rest: fft's
+#             BenchmarkFFT{C2C2e24,C2C2D1024x16,R2C2e24}, cudago's
+#             sub-benchmarks only, blas's BenchmarkGemmSmall64 (Gemm and
+#             Matmul against C loops), and bench/bench_cupy_fft.py (one rep
+#             of each case): both sides meet the same clocks, and the medians
+#             of the rounds are compared
+#   twins     the FFT benchmarks' C twins (the same plan; CuPy's planning
+#             call; for 2^24 C2C a new output per call), once
 #   libraries cudago's FFT benchmarks (cudago only) again with CuPy's own libcufft
 #             (CUDAGO_CUFFT_PATH) and with each other libcufft on the machine
 #             (/usr/local/cuda's, the venv's wheels'), when they differ from
@@ -22,12 +26,13 @@
 # Usage, on the GPU machine, from the repository root with the bundle
 # (../shared/gpu/bundle ./fft ./blas here; carry .gpuc, or .gpu):
 #   bash scripts/gpu/fft-bench.sh
-# Writes $OUT/{go-fft-N,go-gemm-N,cupy-N,go-fft-lib-*}.log, cupy-N.json,
+# Writes $OUT/{go-fft-N,go-gemm-N,cupy-N,go-fft-twins,go-fft-lib-*}.log, cupy-N.json,
 # dmon.log, env.txt and summary.md ($OUT: the device tool's folder, else
 # ./fft-bench-out) and prints the summary. Back here, the chart's figures:
 # cudagobench [-gemm-logs DIR] -fft-logs DIR -libs-json FILE
 # (docs/benchmarks.md, "Results").
-# Environment: FFTBENCH_ROUNDS, FFTBENCH_REST (seconds, default 8), PYTHON (default /opt/torch/.venv/bin/python3).
+# Environment: FFTBENCH_ROUNDS, FFTBENCH_REST (seconds, default 8), PYTHON
+# (default /opt/torch/.venv/bin/python3).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-$PWD/fft-bench-out}

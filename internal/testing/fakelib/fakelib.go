@@ -104,7 +104,7 @@ func Setenv(dir string) error {
 }
 
 // Calls returns how many times the fake library l's counted entry point
-// (cublasSgemm_v2; cuFFT's exec calls) has been called.
+// (cublasSgemm_v2; cublasLtMatmul; cuFFT's exec calls) has been called.
 func Calls(l pathfinder.Lib) (int64, error) {
 	f, err := symbol(l, "cudago_fake_calls")
 	if err != nil {
@@ -114,7 +114,7 @@ func Calls(l pathfinder.Lib) (int64, error) {
 }
 
 // Last returns the arguments of the last counted call, as the fake kept
-// them (csrc/cublas.c and csrc/cufft.c say in which order; a float is its
+// them (csrc/cublas.c, cublasLt.c and cufft.c say in which order; a float is its
 // bits, a pointer its address).
 func Last(l pathfinder.Lib) ([]int64, error) {
 	f, err := symbol(l, "cudago_fake_last")

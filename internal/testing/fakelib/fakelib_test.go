@@ -288,17 +288,44 @@ func (e *gemmEnv) matmul() error {
 }
 
 // TestMatmul checks that each blas.Matmul reaches cublasLtMatmul once,
-// planned once, and allocates nothing once planned.
+// with the Buffers' addresses, its scalars, layouts of the shape asked for
+// and the heuristic's algorithm, that the shape is planned once, and that
+// a planned Matmul allocates nothing.
 func TestMatmul(t *testing.T) {
 	e := newGemmEnv(t)
+	const m, n, k = 8, 4, 16 // column-major: A m×k, B k×n, C m×n
+	mm := func() error {
+		return blas.Matmul[float32](e.h, blas.ComputeFloat32, blas.NoTrans, blas.NoTrans, m, n, k, 2, e.a, m, e.b, k, 0.5, e.c, m, nil)
+	}
 	before := counted(t, pathfinder.CuBLASLt)
 	for range 3 {
-		if err := e.matmul(); err != nil {
+		if err := mm(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if n := counted(t, pathfinder.CuBLASLt) - before; n != 3 {
 		t.Errorf("3 Matmul calls reached cublasLtMatmul %d times", n)
+	}
+	last, err := fakelib.Last(pathfinder.CuBLASLt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shape := func(l int64) [2]int64 { return [2]int64{l >> 40, l >> 20 & 0xfffff} }
+	got := []any{math.Float32frombits(uint32(last[1])), last[2], shape(last[3]), last[4], shape(last[5]),
+		math.Float32frombits(uint32(last[6])), last[7], shape(last[8]), last[9], last[10] == last[8], last[11]}
+	want := []any{float32(2), int64(e.a.Ptr()), [2]int64{m, k}, int64(e.b.Ptr()), [2]int64{k, n},
+		float32(0.5), int64(e.c.Ptr()), [2]int64{m, n}, int64(e.c.Ptr()), true, int64(0xa160)}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("cublasLtMatmul's (alpha, a, A's rows×cols, b, B's, beta, c, C's, d, D's layout is C's, algo):\n%v, want\n%v", got, want)
+	}
+	descs := last[14]
+	for range 3 {
+		if err := mm(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if last, err = fakelib.Last(pathfinder.CuBLASLt); err != nil || last[14] != descs {
+		t.Errorf("a known shape made %d more matmul descriptors (%v)", last[14]-descs, err)
 	}
 	if raceEnabled {
 		return // the race detector allocates
@@ -340,7 +367,8 @@ func TestMatmulShapesConcurrent(t *testing.T) {
 
 // BenchmarkMatmulSmall64 is BenchmarkGemmSmall64 for blas.Matmul
 // (float32, 64³, a cached plan) against a C loop of the fake
-// cublasLtMatmul: go-ns/op is what Matmul's Go side adds to each call.
+// cublasLtMatmul: cudago's ns/op less C's is what Matmul's Go side adds
+// to each call.
 func BenchmarkMatmulSmall64(b *testing.B) {
 	e := newGemmEnv(b)
 	goSide := func(m int) error {
