@@ -237,7 +237,7 @@ func (r *IPCMemoryResource) Allocate(size int, stream *Stream) (*Buffer, error) 
 		return nil, err
 	}
 	defer s.release()
-	p, err := cuMemAllocFromPoolAsync(h, uint64(size), r.pool, s.handle)
+	p, err := cuMemAllocFromPoolAsync(h, largePages(size), r.pool, s.handle) // whole pages, as DeviceMemoryResource's
 	if err != nil {
 		return nil, err
 	}

@@ -174,7 +174,7 @@ func (r *DeviceMemoryResource) reusable(s *Stream, size int) bool {
 // bytes past a large page, where memory-bound kernels run slower (cuFFT's
 // R2C of 2^24 by 0.5% 4 KiB past a page: fft's BenchmarkFFTPlacement);
 // whole pages keep them where CuPy's cudaMalloc'd arrays are. The Buffer
-// keeps the size asked for.
+// keeps the size asked for. IPCMemoryResource's pool is asked the same way.
 func largePages(size int) uint64 {
 	if size < 2<<20 {
 		return uint64(size)

@@ -274,11 +274,22 @@ func TestLargePages(t *testing.T) {
 
 // TestGPUPoolLargePages: a block after an odd-sized large one starts as
 // far past a 2 MiB page as that one did (the pool gives whole pages), and
-// the Buffers keep the sizes asked for.
+// the Buffers keep the sizes asked for; in the device's pool and in an
+// IPC pool.
 func TestGPUPoolLargePages(t *testing.T) {
 	dev := requireGPU(t)
 	s := testStream(t, dev)
-	mr := NewDeviceMemoryResource(dev)
+	ipc, err := NewIPCMemoryResource(dev, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ipc.Close()
+	for name, mr := range map[string]MemoryResource{"device": NewDeviceMemoryResource(dev), "ipc": ipc} {
+		t.Run(name, func(t *testing.T) { largePagesOf(t, mr, s) })
+	}
+}
+
+func largePagesOf(t *testing.T, mr MemoryResource, s *Stream) {
 	const odd = 64<<20 + 8 // an R2C output of 2^23+1 complex64
 	a := try(mr.Allocate(odd, s)).must(t)
 	defer a.Close()
