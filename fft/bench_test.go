@@ -381,3 +381,39 @@ func placed(b *testing.B, dev *core.Device, s *core.Stream, p *Plan, name string
 		})
 	})
 }
+
+// BenchmarkFFTPlacementRandom times R2C 2^24 with its work area, input and
+// output in three of seven 2 MiB-aligned slots of one slab, chosen at
+// random for each of eight trials: how far the places alone move the time
+// of the same plan, to set beside a gap to another program, whose arrays
+// sit elsewhere.
+func BenchmarkFFTPlacementRandom(b *testing.B) {
+	dev, s := gpuStream(b)
+	p, err := NewPlan(s, Desc{Shape: []int{1 << 24}, Type: R2C})
+	must(b, err)
+	ib, ob := p.Bytes()
+	const page = 2 << 20
+	slot := (max(ib, ob, p.WorkSize()) + page - 1) / page * page
+	slab, err := dev.Allocate(7*slot+page, s)
+	must(b, err)
+	b.Cleanup(func() { slab.Close() }) // after p.Close, below
+	defer p.Close()
+	base := int((page - slab.Ptr()%page) % page)
+	at := func(i, n int) *core.Buffer {
+		v, err := slab.View(base+i*slot, n)
+		must(b, err)
+		return v
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 8 {
+		pick := r.Perm(7)
+		work, in, out := at(pick[0], p.WorkSize()), at(pick[1], ib), at(pick[2], ob)
+		ctx, _, err := p.st.Begin()
+		must(b, err)
+		err = cufftSetWorkArea(ctx, p.st.Handle(), libhandle.Ptr(work.Ptr()))
+		p.st.End()
+		must(b, err)
+		must(b, core.CopyToDevice(in, benchData()[:ib/4]))
+		placed(b, dev, s, p, fmt.Sprintf("work%d-in%d-out%d", pick[0], pick[1], pick[2]), in, out)
+	}
+}
