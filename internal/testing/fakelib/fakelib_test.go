@@ -206,7 +206,7 @@ func chunked(b *testing.B, run func(m int) error) {
 // "C" the C twin (a C loop calling the same fake entry point), and
 // "interleaved" alternates chunks of both and reports go-ns (cudago's time
 // per call less C's): what the Go side adds to each call, which on a GPU
-// machine is the difference between cudago and C in
+// machine is part of the difference between gemm and C-percall in
 // blas.BenchmarkGemmSmall64.
 func BenchmarkGemmSmall64(b *testing.B) {
 	e := newGemmEnv(b)
